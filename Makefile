@@ -1,0 +1,38 @@
+# Set-up and entry points. Every target works on a fresh Debian machine with Python 3.11.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYBATSIM := pybatsim==3.2.1
+
+.PHONY: setup system-deps quickstart test lint bench
+
+$(BIN)/hetsched: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# pybatsim 3.2.1 pins pyzmq<23 (no build on Python 3.11): install it alone, its
+	# real run-time needs come from our pyproject (pyzmq>=25, docopt, procset, ...).
+	$(BIN)/pip install -q --no-deps $(PYBATSIM)
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/hetsched
+
+# SimGrid's Python bindings (Debian) load every generated platform in the tests.
+system-deps:
+	@if ! /usr/bin/python3 -c 'import simgrid' 2>/dev/null; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-simgrid) \
+	  || echo "warning: could not install python3-simgrid (are you root?); SimGrid checks will be skipped"; fi
+
+# The main job: baselines and value heuristics on a real trace day, embedded engine.
+quickstart: setup
+	$(BIN)/hetsched compare --trace KTH-SP2-1996-2.1-cln --day 100 --preset khemka-20 --seed 1
+
+test: setup system-deps
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check .
+
+bench: setup
+	$(BIN)/python -m benchmarks

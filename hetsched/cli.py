@@ -1,0 +1,45 @@
+"""The ``hetsched`` console script: one sub-command group per package."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hetsched import __version__
+from hetsched.experiments import cli as experiments_cli
+from hetsched.platforms import cli as platforms_cli
+from hetsched.schedulers import cli as schedulers_cli
+from hetsched.workloads import cli as workloads_cli
+
+COMMAND_GROUPS = (platforms_cli, workloads_cli, schedulers_cli, experiments_cli)
+
+
+class UserError(Exception):
+    """An error caused by the user's input: printed without a traceback, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hetsched",
+        description="Scheduling heuristics for heterogeneous HPC systems on Batsim.",
+    )
+    parser.add_argument("--version", action="version", version=f"hetsched {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for group in COMMAND_GROUPS:
+        group.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen command; each command sets ``func`` on its parser."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ValueError, FileNotFoundError, FileExistsError) as error:
+        print(f"hetsched {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
