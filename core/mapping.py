@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class MappingEvent:
-    """The state a heuristic maps from: ``time``, ``mappable`` tasks (in arrival order), ``schedule``."""
+    """What a heuristic maps from: ``time``, ``mappable`` tasks (arrival order), ``schedule``."""
 
     time: float
     mappable: Sequence[Task]

@@ -42,7 +42,8 @@ class ValueFunction:
             raise ValueError(f"value function: start value {self.start} must be >= 0")
         if not 0 <= self.final <= self.start:
             raise ValueError(
-                f"value function: final value {self.final} must lie in [0, start value {self.start}]"
+                f"value function: final value {self.final}"
+                f" must lie in [0, start value {self.start}]"
             )
         if not 0 <= self.soft_deadline <= self.hard_deadline:
             raise ValueError(
