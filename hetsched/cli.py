@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"hetsched {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``hetsched workload show W.json | head``): not an error.
+        # Point stdout at devnull so that the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

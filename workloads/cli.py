@@ -1,9 +1,243 @@
-"""`hetsched` sub-commands of this package (being written)."""
+"""``hetsched workload ...``: convert traces, generate synthetic workloads, inspect workloads.
+
+* ``hetsched workload from-swf TRACE (--platform P.xml | --clusters NAME:CPN:NODES,...)
+  [--day D] [--annotate value|utility ...] [--seed N] [--max-cores N] ... -o W.json [--force]``
+* ``hetsched workload generate --preset NAME --seed N [--platform P.xml]
+  [--option KEY=VALUE ...] -o W.json [--force]``
+* ``hetsched workload presets``: the synthetic workload presets
+* ``hetsched workload show W.json [--json]``: counts, span, cores, ETC, value and utility
+  statistics (the file is validated first)
+* ``hetsched workload validate W.json ...``: Batsim's checks and the annotation schema
+* ``hetsched workload traces [--trace-dir DIR]``: the trace registry and where each trace is
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+from collections.abc import Sequence
+from types import ModuleType
+
+from hetsched.workloads.batsim_workload import load_workload, write_workload
+from hetsched.workloads.clusters import ClusterLike, parse_clusters
+from hetsched.workloads.convert import ANNOTATIONS, DEFAULT_ETC_COV, swf_to_workload
+from hetsched.workloads.selection import WALLTIME_POLICIES, SelectionOptions
+from hetsched.workloads.show import render, summarize
+from hetsched.workloads.traces import ENVIRONMENT_VARIABLE, TRACES, cache_dir
+from hetsched.workloads.value_annotation import CORRELATIONS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this package's sub-commands to the ``hetsched`` parser."""
+    """Add ``workload from-swf|generate|presets|show|validate|traces`` to ``hetsched``."""
+    workload = subparsers.add_parser("workload", help="Batsim workloads from traces or presets")
+    commands = workload.add_subparsers(dest="workload_command", required=True)
+    _register_from_swf(commands)
+    _register_generate(commands)
+
+    presets = commands.add_parser("presets", help="list the synthetic workload presets")
+    presets.set_defaults(func=run_presets)
+
+    show = commands.add_parser("show", help="validate a workload and print its statistics")
+    show.add_argument("file", help="a Batsim workload JSON")
+    show.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    show.set_defaults(func=run_show)
+
+    validate = commands.add_parser(
+        "validate", help="check workloads against Batsim 4.2.1's rules and the annotation schema"
+    )
+    validate.add_argument("files", nargs="+", help="Batsim workload JSON files")
+    validate.set_defaults(func=run_validate)
+
+    traces = commands.add_parser("traces", help="list the registered Parallel Workloads traces")
+    traces.add_argument("--trace-dir", help=f"local trace folder (default ${ENVIRONMENT_VARIABLE})")
+    traces.set_defaults(func=run_traces)
+
+
+def _register_from_swf(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "from-swf", help="convert an SWF trace into an annotated Batsim workload"
+    )
+    parser.add_argument("trace", help="a registered trace name (see 'workload traces') or a path")
+    clusters = parser.add_mutually_exclusive_group(required=True)
+    clusters.add_argument("--platform", help="platform XML whose clusters the ETC covers")
+    clusters.add_argument(
+        "--clusters", help="clusters as NAME:CORES_PER_NODE:NODES,... (first = reference)"
+    )
+    parser.add_argument("-o", "--output", required=True, help="workload JSON to write")
+    parser.add_argument("--force", action="store_true", help="overwrite the output file")
+    parser.add_argument(
+        "--day", type=int, help="simulate day D (0 = the first submission's date), with warm-up"
+    )
+    parser.add_argument(
+        "--annotate", action="append", choices=ANNOTATIONS, default=[],
+        help="add value (Khemka) or utility (Machovec) functions; may be repeated",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--etc-cov", type=float, default=DEFAULT_ETC_COV,
+        help=f"machine heterogeneity COV of the ETC (default {DEFAULT_ETC_COV})",
+    )
+    parser.add_argument(
+        "--value-correlation", choices=CORRELATIONS, default="weak",
+        help="correlation of starting value and run time (default weak)",
+    )
+    parser.add_argument("--max-cores", type=int, help="drop jobs asking more cores (Khemka: 4096)")
+    parser.add_argument("--drop-failed", action="store_true", help="drop failed jobs (status 0, 4)")
+    parser.add_argument(
+        "--drop-cancelled", action="store_true", help="drop cancelled jobs (status 5)"
+    )
+    parser.add_argument(
+        "--keep-zero-runtime", action="store_true", help="run jobs of run time 0 for 1 s"
+    )
+    parser.add_argument(
+        "--walltime", choices=WALLTIME_POLICIES, default="clamp",
+        help="run time >= requested time: raise the walltime (clamp) or let Batsim kill (keep)",
+    )
+    parser.add_argument("--warmup-hours", type=float, default=4.0, help="warm-up (default 4)")
+    parser.add_argument("--measure-hours", type=float, default=24.0, help="measured (default 24)")
+    parser.add_argument("--trace-dir", help=f"local trace folder (default ${ENVIRONMENT_VARIABLE})")
+    parser.set_defaults(func=run_from_swf)
+
+
+def _register_generate(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("generate", help="draw a synthetic workload of a paper's preset")
+    parser.add_argument("--preset", required=True, help="see 'hetsched workload presets'")
+    parser.add_argument("--seed", type=int, required=True, help="random seed")
+    parser.add_argument(
+        "--platform", help="platform XML (default: the preset's own platform preset)"
+    )
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE",
+        help="a generator option (see docs/generators.md)",
+    )
+    parser.add_argument("-o", "--output", required=True, help="workload JSON to write")
+    parser.add_argument("--force", action="store_true", help="overwrite the output file")
+    parser.set_defaults(func=run_generate)
+
+
+def _platform_clusters(path: str) -> Sequence[ClusterLike]:
+    from hetsched.platforms.simgrid_xml import read_platform
+
+    return read_platform(path).clusters
+
+
+def _hours(value: float, option: str) -> int:
+    if not value >= 0:
+        raise ValueError(f"{option} must be >= 0, got {value}")
+    return round(value * 3600)
+
+
+def run_from_swf(args: argparse.Namespace) -> int:
+    clusters = (
+        _platform_clusters(args.platform) if args.platform else parse_clusters(args.clusters)
+    )
+    options = SelectionOptions(
+        max_cores=args.max_cores,
+        drop_failed=args.drop_failed,
+        drop_cancelled=args.drop_cancelled,
+        keep_zero_runtime=args.keep_zero_runtime,
+        walltime_policy=args.walltime,
+    )
+    if os.path.exists(args.output) and not args.force:
+        raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
+    document, report = swf_to_workload(
+        args.trace,
+        clusters,
+        day=args.day,
+        seed=args.seed,
+        annotate=args.annotate,
+        etc_cov=args.etc_cov,
+        value_correlation=args.value_correlation,
+        options=options,
+        warmup=_hours(args.warmup_hours, "--warmup-hours"),
+        measure=_hours(args.measure_hours, "--measure-hours"),
+        trace_dir=args.trace_dir,
+    )
+    write_workload(document, args.output, force=args.force)
+    for line in report.lines():
+        print(line)
+    print(
+        f"wrote {args.output}: {len(document['jobs']):,} jobs, {len(document['profiles']):,}"
+        f" profiles, nb_res {document['nb_res']:,}"
+    )
+    return 0
+
+
+def _generator_options(items: Sequence[str]) -> dict[str, object]:
+    options: dict[str, object] = {}
+    for item in items:
+        key, equals, text = item.partition("=")
+        if not equals or not key:
+            raise ValueError(f"--option {item!r}: expected KEY=VALUE")
+        if key in options:
+            raise ValueError(f"--option {item!r}: option {key!r} given twice")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return options
+
+
+def _generators() -> ModuleType:
+    """The generators module, imported lazily."""
+    from hetsched.workloads import generators
+
+    return generators
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    generators = _generators()
+    if os.path.exists(args.output) and not args.force:
+        raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
+    clusters = _platform_clusters(args.platform) if args.platform else None
+    document = generators.generate(
+        args.preset, args.seed, clusters, **_generator_options(args.option)
+    )
+    write_workload(document, args.output, force=args.force)
+    print(
+        f"wrote {args.output} (preset {args.preset}, seed {args.seed}):"
+        f" {len(document['jobs']):,} jobs, nb_res {document['nb_res']:,}"
+    )
+    return 0
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    presets = _generators().PRESETS
+    width = max(len(name) for name in presets)
+    for name, description in presets.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    _generators()
+    summary = summarize(load_workload(args.file))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print("\n".join(render(summary, args.file)))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    _generators()
+    for path in args.files:
+        document = load_workload(path)
+        kind = "annotated (schema 1)" if "hetsched" in document else "plain Batsim"
+        print(f"{path}: valid, {kind}, {len(document['jobs']):,} jobs")
+    return 0
+
+
+def run_traces(args: argparse.Namespace) -> int:
+    folder = args.trace_dir or os.environ.get(ENVIRONMENT_VARIABLE)
+    cache = cache_dir()
+    for info in TRACES.values():
+        if folder and os.path.isfile(os.path.join(folder, info.file_name)):
+            where = os.path.join(folder, info.file_name)
+        elif (cache / info.file_name).is_file():
+            where = str(cache / info.file_name)
+        else:
+            where = f"not local (downloaded on first use from {info.url})"
+        print(f"{info.name}: {info.jobs:,} jobs; {where}")
+    return 0

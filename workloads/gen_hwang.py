@@ -1,0 +1,313 @@
+"""Many-task applications of Hwang et al., IEEE TSC 2018 (two-level fairness scheduling).
+
+E. Hwang, J.-S. Kim, Y. Choi, "Achieving Fairness-Aware Two-Level Scheduling for Heterogeneous
+Distributed Systems". What the paper fixes:
+
+* four platforms (Table 1): gene, cheetah, darth, lcloud; the default configuration (Table 5)
+  is 300 x 2, 75 x 8, 75 x 8 and 50 x 12 cores;
+* five many-task applications (Table 2): AutoDock, Blast, CacheBench, Montage,
+  ThreeKaonOmega; one user per application ("user and application interchangeably");
+* the OneCore throughput of each application on each platform (Table 3, tasks/hour), so a task
+  runs ``3600 / throughput`` seconds there without co-runners;
+* co-runner affinity (Table 4): raw difference (s) and normalized difference (%) between the
+  run time with co-runners and the solo run time, averaged over the co-runner combinations;
+* the default workload (Table 6): 500,000 tasks; all applications submitted at time 0;
+* 23 scenarios in five types (Table 8): Default (1), W/o Plat. (4), S/L Plat. (8),
+  W/o App. (5), S/L App. (5).
+
+Mapping onto Batsim: a platform is a cluster, named as in the paper; a task is a one-core job
+(``cores`` = 1, ``res`` = 1 node on its static cluster, ``etc`` the OneCore run time per
+platform); ``application`` and ``user`` are the application's name.
+
+What the paper leaves open, and our choice (tested in tests/test_generators_hwang.py):
+
+* Scenario numbering (``hwang-s1`` ... ``hwang-s23``): s1 Default; s2-s5 without gene, cheetah,
+  darth, lcloud; s6-s13 for gene, cheetah, darth, lcloud in turn the small (half the cores)
+  then the large (double) platform; s14-s18 without AutoDock, Blast, CacheBench,
+  Montage, ThreeKaonOmega; s19-s23 that application small (half its tasks), the four others
+  large (twice their tasks). ``hwang`` is s1.
+* ``clusters`` are the scenario's platform, as the platform presets build it: ``hwang`` for
+  the default and the application scenarios, ``hwang-wo-<p>`` (W/o Plat.),
+  ``hwang-small-<p>`` / ``hwang-large-<p>`` (S/L Plat.); the workload follows the clusters
+  it is given (``nb_res``, ``etc``), so it always matches its platform file. A W/o Plat.
+  scenario refuses clusters that include the platform it leaves out.
+* Run times of tasks of an application are its Table 3 mean (the paper gives no spread).
+* Option ``scale`` multiplies every task count (rounded half up, at least 1); option
+  ``mean_interarrival`` (s) submits the applications, in a random order, one after the other
+  with exponential gaps of that mean (the paper's "dynamic submission", whose rates it does
+  not give), the first at time 0; by default every job is submitted at time 0.
+
+Extra job annotation: ``corunner_affinity`` ``{"raw_difference": {cluster: s},
+"normalized_difference": {cluster: %}}`` (Table 4), with ``cores``, ``etc``, ``application``,
+``user``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from hetsched.workloads.gen_common import (
+    ClusterLike,
+    Option,
+    TaskRecord,
+    build_workload,
+    check_clusters,
+    check_keys,
+    check_number,
+    check_object,
+    positive_float,
+    resolve_options,
+    seconds,
+)
+
+PAPER = "Hwang et al., IEEE TSC 2018"
+
+PLATFORMS = ("gene", "cheetah", "darth", "lcloud")
+"""Table 1: the platforms, in the paper's order."""
+APPLICATIONS = ("AutoDock", "Blast", "CacheBench", "Montage", "ThreeKaonOmega")
+"""Table 2: the many-task applications, in the paper's order."""
+TABLE_3_THROUGHPUT = {
+    "AutoDock": (7.49, 14.75, 10.37, 12.24),
+    "Blast": (56.28, 94.97, 77.66, 93.58),
+    "CacheBench": (9.57, 10.71, 10.06, 10.15),
+    "Montage": (11.64, 23.88, 25.28, 33.76),
+    "ThreeKaonOmega": (17.98, 50.69, 35.62, 41.44),
+}
+"""Table 3: OneCore throughput (tasks/hour) on gene, cheetah, darth, lcloud."""
+TABLE_4_RAW_DIFFERENCE = {
+    "AutoDock": (26.75, 24.05, 34.85, 25.47),
+    "Blast": (0.44, 12.80, 3.46, 4.62),
+    "CacheBench": (47.59, 0.90, 13.30, 1.30),
+    "Montage": (24.70, 106.72, 14.01, 13.57),
+    "ThreeKaonOmega": (9.41, 4.42, 6.45, 3.77),
+}
+"""Table 4: raw-difference co-runner affinity (s) on gene, cheetah, darth, lcloud."""
+TABLE_4_NORMALIZED_DIFFERENCE = {
+    "AutoDock": (5.57, 9.86, 10.04, 8.66),
+    "Blast": (0.69, 33.76, 7.47, 12.01),
+    "CacheBench": (12.65, 0.27, 3.72, 0.37),
+    "Montage": (7.99, 70.78, 9.84, 12.73),
+    "ThreeKaonOmega": (4.70, 6.22, 6.38, 4.34),
+}
+"""Table 4: normalized-difference co-runner affinity (%) on gene, cheetah, darth, lcloud."""
+TABLE_6_TASKS = {
+    "AutoDock": 34_600,
+    "Blast": 248_800,
+    "CacheBench": 31_230,
+    "Montage": 72_950,
+    "ThreeKaonOmega": 112_420,
+}
+"""Table 6: number of tasks of each application in the default workload (500,000 in all)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One of the 23 scenarios of Table 8.
+
+    ``kind`` is ``default``, ``without-platform``, ``small-platform``, ``large-platform``,
+    ``without-application`` or ``small-application``; ``target`` the platform or application.
+
+    >>> Scenario("small-platform", "gene").platform_preset
+    'hwang-small-gene'
+    """
+
+    kind: str
+    target: str = ""
+
+    def __post_init__(self) -> None:
+        targets = {
+            "default": ("",),
+            "without-platform": PLATFORMS,
+            "small-platform": PLATFORMS,
+            "large-platform": PLATFORMS,
+            "without-application": APPLICATIONS,
+            "small-application": APPLICATIONS,
+        }
+        if self.kind not in targets or self.target not in targets[self.kind]:
+            raise ValueError(f"scenario: unknown kind/target {self.kind!r}/{self.target!r}")
+
+    @property
+    def platform_preset(self) -> str:
+        """The platform preset of this scenario (``hetsched.platforms.presets``)."""
+        prefix = {"without-platform": "wo", "small-platform": "small", "large-platform": "large"}
+        if self.kind in prefix:
+            return f"hwang-{prefix[self.kind]}-{self.target}"
+        return "hwang"
+
+    def task_factor(self, application: str) -> float:
+        """Factor on the Table 6 task count of ``application`` (0 when it is left out)."""
+        if self.kind == "without-application":
+            return 0.0 if application == self.target else 1.0
+        if self.kind == "small-application":
+            return 0.5 if application == self.target else 2.0
+        return 1.0
+
+    def describe(self) -> str:
+        """One line: Table 8 type and what changes."""
+        if self.kind == "default":
+            return "Default: Table 5 platforms, Table 6 workload"
+        return f"{self.kind} {self.target}"
+
+
+SCENARIOS = (
+    Scenario("default"),
+    *(Scenario("without-platform", p) for p in PLATFORMS),
+    *(Scenario(kind, p) for p in PLATFORMS for kind in ("small-platform", "large-platform")),
+    *(Scenario("without-application", a) for a in APPLICATIONS),
+    *(Scenario("small-application", a) for a in APPLICATIONS),
+)
+"""Table 8's 23 scenarios; ``hwang-s<n>`` is ``SCENARIOS[n - 1]``."""
+
+PRESETS = {
+    "hwang": f"{PAPER}: 5 many-task applications, 500,000 tasks, 4 platforms (scenario s1)",
+    **{
+        f"hwang-s{n}": f"{PAPER}: Table 8 scenario {n}, {scenario.describe()}"
+        for n, scenario in enumerate(SCENARIOS, start=1)
+    },
+}
+
+
+def _interarrival(value: object) -> float | None:
+    return None if value is None else positive_float(value)
+
+
+OPTIONS = (
+    Option("scale", 1.0, positive_float),
+    Option("mean_interarrival", None, _interarrival),
+)
+"""Options: factor on every task count; mean gap (s) between application submissions."""
+
+
+def scenario_of(preset: str) -> Scenario:
+    """The Table 8 scenario of ``hwang`` or ``hwang-s<n>``.
+
+    >>> scenario_of("hwang-s2")
+    Scenario(kind='without-platform', target='gene')
+    """
+    return SCENARIOS[0] if preset == "hwang" else SCENARIOS[int(preset[len("hwang-s") :]) - 1]
+
+
+def task_counts(scenario: Scenario, scale: float) -> dict[str, int]:
+    """Tasks of each application present in ``scenario``: Table 6 x factor x scale, rounded
+    half up, at least 1.
+
+    >>> task_counts(Scenario("small-application", "Blast"), 0.01)["Blast"]
+    1244
+    """
+    counts = {}
+    for application in APPLICATIONS:
+        factor = scenario.task_factor(application)
+        if factor > 0:
+            scaled = TABLE_6_TASKS[application] * factor * scale
+            counts[application] = max(1, math.floor(scaled + 0.5))
+    return counts
+
+
+def generate(
+    preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
+) -> dict[str, object]:
+    """The Hwang workload of ``preset`` for ``clusters`` (see the module docstring)."""
+    opts = resolve_options(preset, options, OPTIONS, {})
+    scenario = scenario_of(preset)
+    clusters = check_clusters(clusters)
+    for cluster in clusters:
+        if cluster.name not in PLATFORMS:
+            raise ValueError(
+                f"preset {preset!r}: cluster {cluster.name!r} is not a platform of the paper"
+                f" ({', '.join(PLATFORMS)})"
+            )
+    names = [cluster.name for cluster in clusters]
+    if scenario.kind == "without-platform" and scenario.target in names:
+        raise ValueError(
+            f"preset {preset!r} leaves out platform {scenario.target!r}: give the clusters of"
+            f" platform preset {scenario.platform_preset!r}"
+        )
+    if scenario.kind in ("small-platform", "large-platform") and scenario.target not in names:
+        raise ValueError(f"preset {preset!r}: the clusters have no platform {scenario.target!r}")
+    counts = task_counts(scenario, float(opts["scale"]))
+
+    rng = np.random.default_rng(seed)
+    submission = dict.fromkeys(counts, 0.0)
+    if opts["mean_interarrival"] is not None:
+        order = [list(counts)[k] for k in rng.permutation(len(counts))]
+        gaps = rng.exponential(float(opts["mean_interarrival"]), size=len(order) - 1)
+        times = np.concatenate(([0.0], np.cumsum(gaps)))
+        submission = {app: round(float(t), 3) for app, t in zip(order, times, strict=True)}
+
+    index = {name: PLATFORMS.index(name) for name in names}
+    records = []
+    for application, count in counts.items():
+        etc = {p: seconds(3600.0 / TABLE_3_THROUGHPUT[application][k]) for p, k in index.items()}
+        annotations = {
+            "application": application,
+            "user": application,
+            "corunner_affinity": {
+                "raw_difference": {
+                    p: TABLE_4_RAW_DIFFERENCE[application][k] for p, k in index.items()
+                },
+                "normalized_difference": {
+                    p: TABLE_4_NORMALIZED_DIFFERENCE[application][k] for p, k in index.items()
+                },
+            },
+        }
+        record = TaskRecord(submission[application], 1, etc, annotations)
+        records.extend([record] * count)
+    source = {
+        "generator": preset,
+        "paper": PAPER,
+        "seed": seed,
+        "options": opts,
+        "scenario": scenario.describe(),
+    }
+    return build_workload(records, clusters, source)
+
+
+def validate_corunner_affinity(value: object, location: str) -> None:
+    """``corunner_affinity``: ``{"raw_difference": {cluster: seconds}, "normalized_difference":
+    {cluster: percent > -100}}`` (Hwang et al. Table 4), both over the same clusters.
+
+    >>> validate_corunner_affinity(
+    ...     {"raw_difference": {"gene": 1.0}, "normalized_difference": {"gene": -100}}, "job 7"
+    ... )
+    Traceback (most recent call last):
+    ...
+    ValueError: job 7: corunner_affinity.normalized_difference['gene'] must be a finite number \
+> -100, got -100
+    """
+    what = "corunner_affinity"
+    obj = check_object(value, location, what)
+    check_keys(obj, {"raw_difference", "normalized_difference"}, location, what)
+    raw = check_object(obj["raw_difference"], location, f"{what}.raw_difference")
+    normalized = check_object(
+        obj["normalized_difference"], location, f"{what}.normalized_difference"
+    )
+    if set(raw) != set(normalized):
+        raise ValueError(
+            f"{location}: {what}.raw_difference and .normalized_difference must cover the"
+            " same clusters"
+        )
+    for cluster in raw:
+        check_number(raw[cluster], location, f"{what}.raw_difference[{cluster!r}]")
+        check_number(
+            normalized[cluster],
+            location,
+            f"{what}.normalized_difference[{cluster!r}]",
+            -100.0,
+            low_open=True,
+        )
+
+
+FIELD_VALIDATORS = {"corunner_affinity": validate_corunner_affinity}
+"""Validators of the job annotations this generator adds to schema v1."""
+
+
+def platform_preset(preset: str, options: Mapping[str, object]) -> tuple[str, dict[str, object]]:
+    """The platform preset of the scenario, without options.
+
+    >>> platform_preset("hwang-s2", {}), platform_preset("hwang-s20", {})
+    (('hwang-wo-gene', {}), ('hwang', {}))
+    """
+    return scenario_of(preset).platform_preset, {}

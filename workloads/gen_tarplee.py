@@ -1,0 +1,126 @@
+"""Bag-of-tasks workload of Tarplee et al., JPDC 84 (2015), sections 2-3.
+
+K. M. Tarplee et al., "Scalable linear programming based resource allocation for makespan
+minimization in heterogeneous computing systems". The scheduling model (sec. 2.2): T task
+types, ``T_i`` tasks of type i, M machine types, ``M_j`` machines of type j, an ETC matrix
+``ETC_ij`` (estimated time to compute a task of type i on a machine of type j); the whole bag
+is known at time 0 (static scheduling); a task runs on one machine, a machine runs one task at
+a time.
+
+Mapping onto Batsim: a machine type is a cluster, a machine is one node (``M_j`` =
+``nb_nodes``), a task is a one-node job (``cores`` = 1, ``res`` = 1) submitted at time 0.
+
+The text we have stops before the paper's sec. 3 (the nominal system), so the matrix is drawn
+by the COV method of Ali et al. (2000), the method of this group of authors, with our choice of
+parameters: ``task_types`` = 30, mean ETC ``mean_etc`` = 600 s, task heterogeneity
+``task_cov`` = 0.6 and machine heterogeneity ``machine_cov`` = 0.3 (all options). Counts: every
+type gets one task, the other ``tasks - task_types`` are dealt to the types uniformly at random
+(multinomial), so ``T_i >= 1`` and ``sum T_i = tasks`` (default 1,000).
+
+Job annotations: ``cores``, ``etc`` (the row of the ETC matrix), ``task_type``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from hetsched.workloads.gen_common import (
+    ClusterLike,
+    Option,
+    TaskRecord,
+    build_workload,
+    check_clusters,
+    cov_method,
+    gamma_mean_cov,
+    positive_float,
+    positive_int,
+    resolve_options,
+    seconds,
+)
+
+PAPER = "Tarplee et al., JPDC 84 (2015)"
+
+PRESETS = {
+    "tarplee": f"{PAPER}: bag of tasks, ETC matrix task types x machine types (COV method),"
+    " counts per type, all submitted at time 0",
+}
+
+OPTIONS = (
+    Option("task_types", 30, positive_int),
+    Option("tasks", 1000, positive_int),
+    Option("mean_etc", 600.0, positive_float),
+    Option("task_cov", 0.6, positive_float),
+    Option("machine_cov", 0.3, positive_float),
+)
+"""Options: number of task types T, number of tasks, mean ETC (s), COV of task heterogeneity
+(V_task) and of machine heterogeneity (V_mach) of the COV method."""
+
+
+def draw_etc(
+    rng: np.random.Generator,
+    task_types: int,
+    machine_types: int,
+    mean_etc: float,
+    task_cov: float,
+    machine_cov: float,
+) -> np.ndarray:
+    """The ETC matrix (task types x machine types, s) by the COV method (Ali et al. 2000).
+
+    >>> etc = draw_etc(np.random.default_rng(0), 3, 2, 600.0, 0.6, 0.3)
+    >>> etc.shape, bool((etc > 0).all())
+    ((3, 2), True)
+    """
+    means = gamma_mean_cov(rng, mean_etc, task_cov, task_types)
+    return cov_method(rng, means, machine_cov, machine_types)
+
+
+def draw_counts(rng: np.random.Generator, task_types: int, tasks: int) -> np.ndarray:
+    """``T_i``: one task per type, the rest dealt uniformly at random (multinomial).
+
+    >>> counts = draw_counts(np.random.default_rng(0), 4, 10)
+    >>> int(counts.sum()), bool((counts >= 1).all())
+    (10, True)
+    """
+    if tasks < task_types:
+        raise ValueError(f"tasks ({tasks}) must be at least task_types ({task_types})")
+    return 1 + rng.multinomial(tasks - task_types, np.full(task_types, 1.0 / task_types))
+
+
+def generate(
+    preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
+) -> dict[str, object]:
+    """The Tarplee bag of tasks of ``preset`` for ``clusters`` (see the module docstring)."""
+    opts = resolve_options(preset, options, OPTIONS, {})
+    clusters = check_clusters(clusters)
+    task_types, tasks = int(opts["task_types"]), int(opts["tasks"])
+    if tasks < task_types:
+        raise ValueError(
+            f"preset {preset!r}: option 'tasks' ({tasks}) must be at least"
+            f" 'task_types' ({task_types})"
+        )
+    rng = np.random.default_rng(seed)
+    etc = draw_etc(
+        rng,
+        task_types,
+        len(clusters),
+        float(opts["mean_etc"]),
+        float(opts["task_cov"]),
+        float(opts["machine_cov"]),
+    )
+    counts = draw_counts(rng, task_types, tasks)
+    records = []
+    for i in range(task_types):
+        row = {cluster.name: seconds(etc[i, j]) for j, cluster in enumerate(clusters)}
+        annotations = {"task_type": f"t{i:02d}"}
+        records.extend(
+            TaskRecord(subtime=0.0, cores=1, etc=row, annotations=annotations)
+            for _ in range(int(counts[i]))
+        )
+    source = {"generator": preset, "paper": PAPER, "seed": seed, "options": opts}
+    return build_workload(records, clusters, source)
+
+
+def platform_preset(preset: str, options: Mapping[str, object]) -> tuple[str, dict[str, object]]:
+    """The platform preset used when no clusters are given: ``tarplee``, without options."""
+    return "tarplee", {}
