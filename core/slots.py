@@ -1,0 +1,255 @@
+"""Idle slots and the earliest-slot search of Khemka et al. (MIC 2015, section 3.2).
+
+The functions here work on the arrays a :class:`~hetsched.core.timeline.ClusterTimeline`
+keeps for one cluster of ``n`` nodes (local node indices ``0 .. n-1``):
+
+- ``free_from[i]``: the end of node ``i``'s last busy interval (``-inf`` when the
+  node has none). From there on the node is idle "up to the end of the day":
+  its last idle slot extends to ``+inf``.
+- ``sorted_free_from``: the same values, sorted.
+- the *finite gaps* ``gap_start[j]``, ``gap_end[j]``, ``gap_node[j]``: the idle
+  slots of a node that end at the start of one of its busy intervals. Unused
+  rows hold ``gap_start = +inf`` and ``gap_end = -inf`` and are never usable.
+
+Busy intervals are half-open, ``[start, end)``: a task may start at the very
+instant another one ends on the same node. A node is *idle over*
+``[t, t + d)`` when no busy interval meets it: either ``free_from <= t``, or
+one of its gaps ``[gs, ge)`` has ``gs <= t`` and ``t + d <= ge``.
+
+Idle slots are seen from ``not_before`` (normally the time of the mapping
+event): the idle slot of a node that is idle at ``not_before`` starts at
+``not_before``.
+
+Earliest slot (section 3.2): the earliest ``t >= not_before`` at which ``k``
+nodes are idle over ``[t, t + d)``; among the nodes idle then, the ``k`` nodes
+chosen are, in order of preference (the paper's two rules, then ours):
+
+1. the smallest change in the node's number of idle slots (-1 when the task
+   fills an idle slot exactly, 0 when it starts at the start or ends at the end
+   of the slot, +1 when it splits the slot in two);
+2. the smallest idle slot (the slots that extend to the end of the day are
+   infinitely long, so the finite ones come first);
+3. (ours) the smallest new idle slot left before the task, ``t - slot start``:
+   among nodes idle up to the end of the day, the one that became free last;
+4. (ours) the lowest node index (the cluster's resource order).
+
+>>> import numpy as np
+>>> ff = np.array([5.0, -np.inf, 2.0])
+>>> sff = np.sort(ff)
+>>> no_gap = np.array([]), np.array([]), np.array([], dtype=np.intp)
+>>> earliest_start(sff, *no_gap[:2], nb_nodes=2, duration=3.0, not_before=0.0)
+2.0
+>>> select_nodes(ff, *no_gap, nb_nodes=2, duration=3.0, start=2.0, not_before=0.0).tolist()
+[2, 1]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where and when a task fits: ``nodes`` (Batsim resource ids) of ``cluster``, ``[start, end)``.
+
+    ``nodes`` are in order of preference of the tie-breaking rules.
+
+    >>> Slot("c1", start=10.0, end=25.0, nodes=(3, 4)).end
+    25.0
+    >>> Slot("c1", start=10.0, end=10.0, nodes=(3,))
+    Traceback (most recent call last):
+    ...
+    ValueError: slot on c1: end 10.0 must be after start 10.0
+    """
+
+    cluster: str
+    start: float
+    end: float
+    nodes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.end > self.start:
+            raise ValueError(
+                f"slot on {self.cluster}: end {self.end} must be after start {self.start}"
+            )
+        if not self.nodes:
+            raise ValueError(f"slot on {self.cluster}: no node")
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ValueError(f"slot on {self.cluster}: a node appears twice")
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+def check_request(nb_nodes: int, duration: float, size: int, cluster: str) -> None:
+    """Raise ValueError unless ``nb_nodes`` nodes for ``duration`` seconds can ever fit."""
+    if not 1 <= nb_nodes <= size:
+        raise ValueError(
+            f"cluster {cluster} has {size} node(s): cannot place a task on {nb_nodes} node(s)"
+        )
+    if not 0 < duration < INF:
+        raise ValueError(f"cluster {cluster}: duration must be > 0 and finite, got {duration}")
+
+
+def idle_count(
+    sorted_free_from: np.ndarray,
+    gap_start: np.ndarray,
+    gap_end: np.ndarray,
+    start: float,
+    duration: float,
+) -> int:
+    """Number of nodes idle over ``[start, start + duration)`` (at the instant when 0).
+
+    >>> import numpy as np
+    >>> idle_count(np.array([0.0, 4.0, 9.0]), np.array([1.0]), np.array([6.0]), 2.0, 4.0)
+    2
+    """
+    count = int(np.searchsorted(sorted_free_from, start, side="right"))
+    if gap_start.size:
+        inside = (gap_start <= start) & (start < gap_end) & (start + duration <= gap_end)
+        count += int(np.count_nonzero(inside))
+    return count
+
+
+def earliest_start(
+    sorted_free_from: np.ndarray,
+    gap_start: np.ndarray,
+    gap_end: np.ndarray,
+    nb_nodes: int,
+    duration: float,
+    not_before: float,
+) -> float:
+    """Earliest ``t >= not_before`` with ``nb_nodes`` nodes idle over ``[t, t + duration)``.
+
+    ``t_tail`` (the time from which ``nb_nodes`` nodes are idle up to the end
+    of the day) always works. An earlier ``t`` needs finite gaps at least
+    ``duration`` long; at the earliest such ``t`` some node becomes idle, so
+    ``t`` is ``not_before``, a gap start, or a ``free_from`` value; with ``u``
+    usable gaps only the ``free_from`` values of rank ``>= nb_nodes - u`` can
+    reach the count. Cost: a few vectorised passes over the gaps, plus
+    ``O(u^2)`` for the ``u`` usable ones.
+
+    >>> import numpy as np
+    >>> sff = np.array([10.0, 20.0, 20.0])   # node 2 busy until 10, nodes 0, 1 until 20
+    >>> gs = np.array([-np.inf, -np.inf])     # but node 0 is idle until 4, node 1 until 8
+    >>> ge = np.array([4.0, 8.0])
+    >>> earliest_start(sff, gs, ge, nb_nodes=2, duration=3.0, not_before=0.0)
+    0.0
+    >>> earliest_start(sff, gs, ge, nb_nodes=2, duration=5.0, not_before=0.0)
+    20.0
+    """
+    tail = sorted_free_from[nb_nodes - 1]
+    if tail <= not_before:
+        return not_before
+    if not gap_start.size:
+        return float(tail)
+    usable_from = np.maximum(gap_start, not_before)
+    usable = (gap_end - usable_from >= duration) & (usable_from < tail)
+    if not usable.any():
+        return float(tail)
+    begins = usable_from[usable]
+    ends = gap_end[usable]
+    low = max(0, nb_nodes - begins.size - 1)
+    ranked = sorted_free_from[low : nb_nodes - 1]
+    candidates = np.unique(np.concatenate(([not_before], begins, ranked[ranked > not_before])))
+    counts = np.searchsorted(sorted_free_from, candidates, side="right")
+    inside = (begins[None, :] <= candidates[:, None]) & (
+        candidates[:, None] + duration <= ends[None, :]
+    )
+    counts += np.count_nonzero(inside, axis=1)
+    feasible = np.flatnonzero(counts >= nb_nodes)
+    if feasible.size and candidates[feasible[0]] < tail:
+        return float(candidates[feasible[0]])
+    return float(tail)
+
+
+def earliest_starts(
+    sorted_free_from: np.ndarray,
+    gap_start: np.ndarray,
+    gap_end: np.ndarray,
+    nb_nodes: np.ndarray,
+    durations: np.ndarray,
+    not_before: float,
+) -> np.ndarray:
+    """:func:`earliest_start` for many requests at once (vectorised when no gap is usable).
+
+    >>> import numpy as np
+    >>> sff = np.array([-np.inf, 3.0, 7.0])
+    >>> empty = np.array([])
+    >>> earliest_starts(sff, empty, empty, np.array([1, 2, 3]), np.ones(3), 1.0).tolist()
+    [1.0, 3.0, 7.0]
+    """
+    starts = np.maximum(sorted_free_from[nb_nodes - 1], not_before)
+    if gap_start.size:
+        shortest = float(durations.min()) if durations.size else INF
+        usable_from = np.maximum(gap_start, not_before)
+        if np.any(gap_end - usable_from >= shortest):
+            for i in np.flatnonzero(starts > not_before):
+                starts[i] = earliest_start(
+                    sorted_free_from, gap_start, gap_end,
+                    int(nb_nodes[i]), float(durations[i]), not_before,
+                )
+    return starts
+
+
+def select_nodes(
+    free_from: np.ndarray,
+    gap_start: np.ndarray,
+    gap_end: np.ndarray,
+    gap_node: np.ndarray,
+    nb_nodes: int,
+    duration: float,
+    start: float,
+    not_before: float,
+) -> np.ndarray:
+    """The ``nb_nodes`` local node indices chosen at ``start`` (tie-breaking rules above).
+
+    ``start`` must be feasible (e.g. found by :func:`earliest_start`).
+
+    >>> import numpy as np
+    >>> ff = np.array([-np.inf, -np.inf])          # two idle nodes ...
+    >>> gs, ge, gn = np.array([-np.inf]), np.array([4.0]), np.array([1])  # node 1 until 4
+    >>> select_nodes(ff, gs, ge, gn, nb_nodes=1, duration=4.0, start=0.0,
+    ...              not_before=0.0).tolist()    # node 1's slot [0, 4) is filled exactly
+    [1]
+    """
+    end = start + duration
+    # Nodes idle from free_from up to the end of the day (infinite idle slot).
+    tail_nodes = np.flatnonzero(free_from <= start)
+    slot_begin = np.maximum(free_from[tail_nodes], not_before)
+    if tail_nodes.size > nb_nodes:
+        # Keep the nb_nodes best: latest slot begin first, then lowest index.
+        threshold = np.partition(slot_begin, tail_nodes.size - nb_nodes)[
+            tail_nodes.size - nb_nodes
+        ]
+        above = slot_begin > threshold
+        at = np.flatnonzero(slot_begin == threshold)[: nb_nodes - int(np.count_nonzero(above))]
+        keep = np.sort(np.concatenate((np.flatnonzero(above), at)))
+        tail_nodes, slot_begin = tail_nodes[keep], slot_begin[keep]
+    order = np.lexsort((tail_nodes, -slot_begin))
+    tail_nodes, slot_begin = tail_nodes[order], slot_begin[order]
+    tail_touch = slot_begin == start
+    if gap_start.size:
+        fits = (gap_start <= start) & (end <= gap_end)
+        gaps = np.flatnonzero(fits)
+    else:
+        gaps = np.array([], dtype=np.intp)
+    if not gaps.size:
+        chosen = np.concatenate((tail_nodes[tail_touch], tail_nodes[~tail_touch]))
+        return chosen[:nb_nodes]
+    g_begin = np.maximum(gap_start[gaps], not_before)
+    g_end = gap_end[gaps]
+    g_node = gap_node[gaps]
+    delta = 1 - (g_begin == start).astype(np.int64) - (g_end == end).astype(np.int64)
+    order = np.lexsort((g_node, start - g_begin, g_end - g_begin, delta))
+    g_node, delta = g_node[order], delta[order]
+    chosen = np.concatenate(
+        (g_node[delta <= 0], tail_nodes[tail_touch], g_node[delta > 0], tail_nodes[~tail_touch])
+    )
+    return chosen[:nb_nodes]

@@ -1,0 +1,537 @@
+"""The timeline of one cluster: per-node busy intervals and fast idle-slot queries.
+
+Each booking (a task's running work, reservation or place-holder) occupies the
+same half-open interval ``[start, end)`` on every node it holds. Per cluster
+the timeline keeps the arrays that :mod:`hetsched.core.slots` searches
+(``free_from``, its sorted copy, and the table of finite gaps), updated
+incrementally and vectorised on every booking and release, so neither a query
+nor a booking loops over the nodes in Python (with resource ids that span at
+most four times the number of nodes, as Batsim's consecutive ids do).
+
+The order of the bookings on a node is kept as *adjacencies*: one row per pair
+of consecutive bookings of a node, in the gap table when idle time separates
+them (a finite gap, bounded by the two bookings) or in a table of touching
+pairs otherwise; a node's first booking has a gap row from ``-inf`` when it is
+not running work. Each node also knows its last booking and when it ends.
+
+The idle time before a node's first booking is a gap only when that booking is
+not running work (:attr:`Action.START`): running work is booked at its real
+start, never later than the mapping events that query the timeline, so that
+idle time lies in the past and no query offers it (a booking may still be put
+there explicitly).
+
+Timelines are shared copy-on-write by :class:`~hetsched.core.schedule.SystemSchedule`:
+:meth:`ClusterTimeline.clone` is cheap (a few array and dict copies).
+
+>>> from hetsched.core.system import Cluster
+>>> tl = ClusterTimeline(Cluster("c", cores_per_node=4, resource_ids=(10, 11, 12)))
+>>> tl.book(Booking("a", "c", (10, 11), 0.0, 5.0, Action.START))
+>>> tl.earliest_slot(nb_nodes=2, duration=1.0, not_before=0.0)
+Slot(cluster='c', start=5.0, end=6.0, nodes=(10, 11))
+>>> tl.idle_nodes(at=1.0)
+(12,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from hetsched.core.decisions import Action
+from hetsched.core.slots import (
+    INF,
+    Slot,
+    check_request,
+    earliest_start,
+    earliest_starts,
+    idle_count,
+    select_nodes,
+)
+from hetsched.core.system import Cluster
+
+BOOKABLE = (Action.START, Action.RESERVE, Action.PLACEHOLDER)
+"""The kinds of busy interval: running work, reservations, place-holders."""
+
+
+@dataclass(frozen=True)
+class Booking:
+    """A task's busy interval ``[start, end)`` on ``nodes`` (Batsim resource ids) of ``cluster``.
+
+    ``kind`` is :attr:`Action.START` for running work, :attr:`Action.RESERVE`
+    for a reservation, :attr:`Action.PLACEHOLDER` for a place-holder.
+
+    >>> Booking("t1", "c", (0, 1), 0.0, 10.0, Action.RESERVE).kind.value
+    'reserve'
+    >>> Booking("t1", "c", (0,), 5.0, 5.0, Action.START)
+    Traceback (most recent call last):
+    ...
+    ValueError: booking of t1: end 5.0 must be after start 5.0
+    """
+
+    task_id: str
+    cluster: str
+    nodes: tuple[int, ...]
+    start: float
+    end: float
+    kind: Action
+
+    def __post_init__(self) -> None:
+        if self.kind not in BOOKABLE:
+            raise ValueError(f"booking of {self.task_id}: {self.kind} is not a kind of booking")
+        if not -INF < self.start < INF or not self.end < INF:
+            raise ValueError(
+                f"booking of {self.task_id}: start {self.start} and end {self.end} must be finite"
+            )
+        if not self.end > self.start:
+            raise ValueError(
+                f"booking of {self.task_id}: end {self.end} must be after start {self.start}"
+            )
+        if not self.nodes:
+            raise ValueError(f"booking of {self.task_id}: no node")
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ValueError(f"booking of {self.task_id}: a node appears twice")
+
+
+_DEAD = {"start": INF, "end": -INF, "node": -1, "prev": -2, "next": -2}
+"""Values of the columns of a dead row of :class:`_Rows`."""
+
+
+class _Rows:
+    """A growable table of adjacencies: ``start``, ``end``, ``node``, ``prev``, ``next``.
+
+    ``prev`` and ``next`` are booking ids (``prev`` -1 for a node's first
+    booking). Dead rows have ``start = +inf``, ``end = -inf`` and ids -2, so no
+    query or lookup ever matches them.
+    """
+
+    __slots__ = ("dead", "end", "next", "node", "prev", "start", "used")
+
+    def __init__(self, size: int = 16) -> None:
+        self.start = np.full(size, INF)
+        self.end = np.full(size, -INF)
+        self.node = np.full(size, -1, dtype=np.intp)
+        self.prev = np.full(size, -2, dtype=np.intp)
+        self.next = np.full(size, -2, dtype=np.intp)
+        self.used = 0
+        self.dead = 0
+
+    def copy(self) -> _Rows:
+        other = _Rows.__new__(_Rows)
+        other.start, other.end = self.start.copy(), self.end.copy()
+        other.node, other.prev, other.next = self.node.copy(), self.prev.copy(), self.next.copy()
+        other.used, other.dead = self.used, self.dead
+        return other
+
+    def add(self, start: np.ndarray, end: np.ndarray, node: np.ndarray, prev: np.ndarray,
+            following: np.ndarray) -> None:
+        used, extra = self.used, node.size
+        if not extra:
+            return
+        if used + extra > self.start.size:
+            live = np.flatnonzero(self.prev[:used] != -2)
+            self._rebuild(live, max(16, 2 * (live.size + extra)))
+            used = self.used
+        rows = slice(used, used + extra)
+        self.start[rows], self.end[rows], self.node[rows] = start, end, node
+        self.prev[rows], self.next[rows] = prev, following
+        self.used = used + extra
+
+    def kill(self, rows: np.ndarray) -> None:
+        if not rows.size:
+            return
+        self.start[rows], self.end[rows] = INF, -INF
+        self.node[rows], self.prev[rows], self.next[rows] = -1, -2, -2
+        self.dead += rows.size
+        if self.dead > max(64, self.used // 2):
+            live = np.flatnonzero(self.prev[: self.used] != -2)
+            self._rebuild(live, max(16, 2 * live.size))
+
+    def _rebuild(self, rows: np.ndarray, size: int) -> None:
+        """Keep only the live ``rows`` (in order), in columns of ``size`` rows."""
+        for name, dead in _DEAD.items():
+            column = getattr(self, name)
+            fresh = np.full(size, dead, dtype=column.dtype)
+            fresh[: rows.size] = column[rows]
+            setattr(self, name, fresh)
+        self.used, self.dead = rows.size, 0
+
+    def matching(self, column: np.ndarray, bid: int) -> np.ndarray:
+        """The live rows whose ``column`` (``self.prev`` or ``self.next``) is ``bid``."""
+        return np.flatnonzero(column[: self.used] == bid)
+
+
+class ClusterTimeline:
+    """Busy intervals of the nodes of one cluster, with idle-slot queries.
+
+    Node arguments and results are Batsim resource ids. ``generation`` grows
+    at every change (heuristics use it to know whether a cached query still
+    holds); ``owner`` is set by :class:`~hetsched.core.schedule.SystemSchedule`
+    for copy-on-write.
+
+    Costs: a query is a few numpy passes over the finite gaps plus
+    ``O(log nodes)``; a booking or a release is a few numpy passes over the
+    nodes and the adjacency tables, plus Python work per *distinct* booking
+    next to it (never per node); :meth:`clone` copies a few arrays and
+    ``O(bookings)`` dict entries. Listing one node's bookings
+    (:meth:`node_bookings`, :meth:`idle_slots`) walks the tables: meant for
+    inspection, not for heuristics' inner loops.
+    """
+
+    __slots__ = (
+        "_base",
+        "_bids",
+        "_ff",
+        "_gaps",
+        "_index",
+        "_last",
+        "_lookup",
+        "_next_bid",
+        "_records",
+        "_rids",
+        "_sff",
+        "_touching",
+        "cluster",
+        "generation",
+        "owner",
+    )
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._rids = np.asarray(cluster.resource_ids, dtype=np.int64)
+        self._index = {rid: i for i, rid in enumerate(cluster.resource_ids)}
+        if len(self._index) != cluster.nb_nodes:
+            raise ValueError(f"cluster {cluster.name}: a resource id appears twice")
+        n = cluster.nb_nodes
+        self._base = int(self._rids.min())
+        span = int(self._rids.max()) - self._base + 1
+        self._lookup: np.ndarray | None = None
+        if span <= 4 * n:
+            self._lookup = np.full(span, -1, dtype=np.intp)
+            self._lookup[self._rids - self._base] = np.arange(n)
+        self._bids: dict[str, int] = {}  # task id -> booking id (ids increase)
+        self._records: dict[int, tuple[Booking, np.ndarray]] = {}  # id -> booking, local nodes
+        self._next_bid = 0
+        self._last = np.full(n, -1, dtype=np.intp)  # per node: id of its last booking
+        self._ff = np.full(n, -INF)  # per node: end of its last booking
+        self._sff = np.full(n, -INF)
+        self._gaps = _Rows()
+        self._touching = _Rows()
+        self.generation = 0
+        self.owner: object = None
+
+    def clone(self, owner: object) -> ClusterTimeline:
+        """An independent copy owned by ``owner`` (bookings are immutable and shared)."""
+        other = ClusterTimeline.__new__(ClusterTimeline)
+        other.cluster = self.cluster
+        other._rids = self._rids
+        other._index = self._index
+        other._base = self._base
+        other._lookup = self._lookup
+        other._bids = dict(self._bids)
+        other._records = dict(self._records)
+        other._next_bid = self._next_bid
+        other._last = self._last.copy()
+        other._ff = self._ff.copy()
+        other._sff = self._sff.copy()
+        other._gaps = self._gaps.copy()
+        other._touching = self._touching.copy()
+        other.generation = self.generation
+        other.owner = owner
+        return other
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def nb_nodes(self) -> int:
+        return self.cluster.nb_nodes
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._bids
+
+    def booking(self, task_id: str) -> Booking | None:
+        """The booking of ``task_id`` in this cluster, if any."""
+        bid = self._bids.get(task_id)
+        return None if bid is None else self._records[bid][0]
+
+    def bookings(self) -> Iterator[Booking]:
+        """All bookings, in booking order."""
+        return (record[0] for record in self._records.values())
+
+    def node_bookings(self, node: int) -> tuple[Booking, ...]:
+        """The bookings of one node (resource id), sorted by start."""
+        i = self._local(node)
+        chain = []
+        bid = int(self._last[i])
+        while bid >= 0:
+            chain.append(self._records[bid][0])
+            bid = self._predecessor(bid, i)
+        return tuple(reversed(chain))
+
+    def free_from(self) -> dict[int, float]:
+        """For every node, the end of its last busy interval (``-inf`` if none)."""
+        return dict(zip(self.cluster.resource_ids, self._ff.tolist(), strict=True))
+
+    def _gap_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        gaps = self._gaps
+        used = gaps.used
+        return gaps.start[:used], gaps.end[:used], gaps.node[:used]
+
+    def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
+        """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
+        check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
+        gap_start, gap_end, _ = self._gap_arrays()
+        return earliest_start(self._sff, gap_start, gap_end, nb_nodes, duration, not_before)
+
+    def earliest_starts(
+        self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
+    ) -> np.ndarray:
+        """:meth:`earliest_start` for arrays of requests."""
+        nb_nodes = np.asarray(nb_nodes, dtype=np.intp)
+        durations = np.asarray(durations, dtype=float)
+        if nb_nodes.shape != durations.shape:
+            raise ValueError("earliest_starts: nb_nodes and durations differ in length")
+        if nb_nodes.size:
+            check_request(
+                int(nb_nodes.min()), float(durations.min()), self.nb_nodes, self.cluster.name
+            )
+            check_request(
+                int(nb_nodes.max()), float(durations.max()), self.nb_nodes, self.cluster.name
+            )
+        gap_start, gap_end, _ = self._gap_arrays()
+        return earliest_starts(self._sff, gap_start, gap_end, nb_nodes, durations, not_before)
+
+    def earliest_slot(self, nb_nodes: int, duration: float, not_before: float) -> Slot:
+        """The earliest slot of Khemka section 3.2, nodes chosen by its tie-breaking rules."""
+        start = self.earliest_start(nb_nodes, duration, not_before)
+        return self.slot_at(nb_nodes, duration, start, not_before)
+
+    def slot_at(self, nb_nodes: int, duration: float, start: float, not_before: float) -> Slot:
+        """The slot at ``start`` (which must be feasible), nodes chosen by the tie-breaking rules.
+
+        ``not_before`` is where the idle slots are seen from (see :mod:`hetsched.core.slots`).
+        """
+        check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
+        gap_start, gap_end, gap_node = self._gap_arrays()
+        local = select_nodes(
+            self._ff, gap_start, gap_end, gap_node, nb_nodes, duration, start, not_before
+        )
+        if local.size < nb_nodes:
+            raise ValueError(
+                f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
+                f" [{start}, {start + duration}), {nb_nodes} needed"
+            )
+        return Slot(self.cluster.name, start, start + duration, tuple(self._rids[local].tolist()))
+
+    def idle_count(self, start: float, duration: float) -> int:
+        """How many nodes are idle over ``[start, start + duration)`` (``duration >= 0``).
+
+        With ``duration`` 0: how many nodes are idle at the instant ``start``.
+        """
+        if not duration >= 0:
+            raise ValueError(f"cluster {self.cluster.name}: duration must be >= 0, got {duration}")
+        gap_start, gap_end, _ = self._gap_arrays()
+        return idle_count(self._sff, gap_start, gap_end, start, duration)
+
+    def idle_nodes(self, at: float) -> tuple[int, ...]:
+        """The nodes idle at the instant ``at`` (no busy interval contains it)."""
+        idle = self._ff <= at
+        gap_start, gap_end, gap_node = self._gap_arrays()
+        idle[gap_node[(gap_start <= at) & (at < gap_end)]] = True
+        return tuple(self._rids[idle].tolist())
+
+    def idle_slots(self, node: int, not_before: float) -> list[tuple[float, float]]:
+        """The idle slots ``[start, end)`` of ``node`` from ``not_before``; the last ends at inf."""
+        slots = []
+        cursor = not_before
+        for booking in self.node_bookings(node):
+            if booking.start > cursor:
+                slots.append((cursor, booking.start))
+            cursor = max(cursor, booking.end)
+        slots.append((cursor, INF))
+        return slots
+
+    # ------------------------------------------------------------------ writing
+    def _local(self, node: int) -> int:
+        if isinstance(node, bool):
+            raise ValueError(f"node {node!r} is not in cluster {self.cluster.name}")
+        try:
+            return self._index[node]
+        except (KeyError, TypeError):
+            raise ValueError(f"node {node!r} is not in cluster {self.cluster.name}") from None
+
+    def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
+        """Local indices of resource ids ``nodes`` (ValueError naming a node not in the cluster)."""
+        ids = np.asarray(nodes)
+        if self._lookup is None or ids.dtype.kind not in "iu":
+            return np.asarray([self._local(node) for node in nodes], dtype=np.intp)
+        offset = ids.astype(np.int64) - self._base
+        inside = (offset >= 0) & (offset < self._lookup.size)
+        local = np.full(offset.size, -1, dtype=np.intp)
+        local[inside] = self._lookup[offset[inside]]
+        if (local < 0).any():
+            self._local(nodes[int(np.flatnonzero(local < 0)[0])])
+        return local
+
+    def _predecessor(self, bid: int, node: int) -> int:
+        """The booking before booking ``bid`` on local node ``node`` (-1 if none)."""
+        for rows in (self._gaps, self._touching):
+            hit = np.flatnonzero((rows.next[: rows.used] == bid) & (rows.node[: rows.used] == node))
+            if hit.size:
+                return int(rows.prev[hit[0]])
+        return -1
+
+    def _attribute(self, bids: np.ndarray, name: str) -> np.ndarray:
+        """Attribute ``name`` of bookings ``bids`` (ids >= 0); Python work per distinct id."""
+        if not bids.size:
+            return np.empty(0, dtype=object)
+        unique, inverse = np.unique(bids, return_inverse=True)
+        values = [getattr(self._records[b][0], name) for b in unique.tolist()]
+        return np.asarray(values)[inverse]
+
+    def _link(
+        self, before: np.ndarray, before_end: np.ndarray, nodes: np.ndarray,
+        after: np.ndarray, after_start: np.ndarray, after_runs: np.ndarray,
+    ) -> None:
+        """Record that on ``nodes`` booking ``after`` follows ``before`` (-1: it is first).
+
+        ``before_end`` is the end of ``before``, ``after_start`` the start of
+        ``after``, ``after_runs`` whether ``after`` is running work (which has
+        no gap before it when it is first).
+        """
+        first = before < 0
+        gap = np.where(first, ~after_runs, before_end < after_start)
+        self._gaps.add(np.where(first, -INF, before_end)[gap], after_start[gap], nodes[gap],
+                       before[gap], after[gap])
+        touch = ~first & ~gap
+        self._touching.add(before_end[touch], after_start[touch], nodes[touch], before[touch],
+                           after[touch])
+
+    def book(self, booking: Booking) -> None:
+        """Add ``booking``; ValueError (naming task and node) if it overlaps another one."""
+        if booking.cluster != self.cluster.name:
+            raise ValueError(
+                f"booking of {booking.task_id} is for cluster {booking.cluster},"
+                f" not {self.cluster.name}"
+            )
+        if booking.task_id in self._bids:
+            raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
+        nodes = np.sort(self._locals(booking.nodes))
+        start, end = booking.start, booking.end
+        ff = self._ff[nodes]
+        at_tail = ff <= start  # the booking goes after every booking of these nodes
+        inner = nodes[~at_tail]
+        # Inside a node's schedule the booking lies in one finite gap, or before
+        # the node's first booking when that is running work (no gap is kept there).
+        gaps = self._gaps
+        used = gaps.used
+        rows = np.array([], dtype=np.intp)
+        ahead = np.array([], dtype=np.intp)
+        if inner.size:
+            rows = np.flatnonzero(
+                (gaps.start[:used] <= start) & (end <= gaps.end[:used])
+                & np.isin(gaps.node[:used], inner)
+            )
+            if rows.size < inner.size:
+                ahead = np.setdiff1d(inner, gaps.node[rows])
+                firsts = [self._first(i) for i in ahead.tolist()]
+                if any(self._records[b][0].start < end for b in firsts):
+                    self._overlap(booking, ahead)
+                ahead_first = np.asarray(firsts, dtype=np.intp)
+        # Read (and retire) the gaps the booking goes into before adding rows:
+        # adding may compact the table and renumber its rows.
+        before, after = gaps.prev[rows], gaps.next[rows]
+        gap_start, gap_end, gap_node = gaps.start[rows], gaps.end[rows], gaps.node[rows]
+        after_runs = self._attribute(after, "kind") == Action.START
+        gaps.kill(rows)
+        bid = self._next_bid
+        self._next_bid += 1
+        self.generation += 1
+        self._records[bid] = (booking, nodes)
+        self._bids[booking.task_id] = bid
+        runs = booking.kind is Action.START
+        tail = nodes[at_tail]
+        tail_ff = ff[at_tail]
+        self._link(self._last[tail], tail_ff, tail, np.full(tail.size, bid),
+                   np.full(tail.size, start), np.full(tail.size, runs))
+        self._last[tail] = bid
+        self._ff[tail] = end
+        self._resort(tail_ff, np.full(tail.size, end))
+        count = rows.size
+        self._link(before, gap_start, gap_node, np.full(count, bid), np.full(count, start),
+                   np.full(count, runs))
+        self._link(np.full(count, bid), np.full(count, end), gap_node, after, gap_end, after_runs)
+        if ahead.size:
+            count = ahead.size
+            self._link(np.full(count, -1), np.full(count, -INF), ahead, np.full(count, bid),
+                       np.full(count, start), np.full(count, runs))
+            self._link(np.full(count, bid), np.full(count, end), ahead, ahead_first,
+                       self._attribute(ahead_first, "start"), np.full(count, True))
+
+    def _first(self, node: int) -> int:
+        """The id of the first booking of local node ``node`` (which has one)."""
+        bid = int(self._last[node])
+        while (before := self._predecessor(bid, node)) >= 0:
+            bid = before
+        return bid
+
+    def _overlap(self, booking: Booking, nodes: np.ndarray) -> None:
+        """Raise the ValueError for the first booking of ``nodes`` that ``booking`` overlaps."""
+        for i in nodes.tolist():
+            for other in self.node_bookings(int(self._rids[i])):
+                if other.start < booking.end and booking.start < other.end:
+                    raise ValueError(
+                        f"task {booking.task_id}: node {self._rids[i]} of {self.cluster.name}"
+                        f" is busy during [{other.start}, {other.end}) with task"
+                        f" {other.task_id} ({other.kind.value}), overlapping"
+                        f" [{booking.start}, {booking.end})"
+                    )
+        raise AssertionError(f"no overlap found for {booking.task_id} on {nodes.tolist()}")
+
+    def release(self, task_id: str) -> Booking:
+        """Remove the booking of ``task_id`` from every node it holds; return it."""
+        bid = self._bids.pop(task_id, None)
+        if bid is None:
+            raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        booking, nodes = self._records.pop(bid)
+        self.generation += 1
+        before = np.full(nodes.size, -1, dtype=np.intp)
+        before_end = np.full(nodes.size, -INF)
+        after = np.full(nodes.size, -1, dtype=np.intp)
+        after_start = np.full(nodes.size, INF)
+        for rows in (self._gaps, self._touching):
+            incoming = rows.matching(rows.next, bid)
+            where = np.searchsorted(nodes, rows.node[incoming])
+            before[where], before_end[where] = rows.prev[incoming], rows.start[incoming]
+            outgoing = rows.matching(rows.prev, bid)
+            where = np.searchsorted(nodes, rows.node[outgoing])
+            after[where], after_start[where] = rows.next[outgoing], rows.end[outgoing]
+            rows.kill(np.concatenate((incoming, outgoing)))
+        followed = after >= 0
+        if followed.any():
+            runs = self._attribute(after[followed], "kind") == Action.START
+            self._link(before[followed], before_end[followed], nodes[followed], after[followed],
+                       after_start[followed], runs)
+        last = nodes[~followed]
+        old_ff = self._ff[last]
+        self._last[last] = before[~followed]
+        self._ff[last] = before_end[~followed]
+        self._resort(old_ff, self._ff[last])
+        return booking
+
+    def prune(self, now: float) -> list[str]:
+        """Release every booking that ended at or before ``now``; return their task ids."""
+        done = [record[0].task_id for record in self._records.values() if record[0].end <= now]
+        for task_id in done:
+            self.release(task_id)
+        return done
+
+    def _resort(self, old: np.ndarray, new: np.ndarray) -> None:
+        """Replace the values ``old`` by ``new`` in the sorted free_from array."""
+        changed = old != new
+        if not changed.any():
+            return
+        old = np.sort(old[changed])
+        new = np.sort(new[changed])
+        rank = np.arange(old.size) - np.searchsorted(old, old, side="left")
+        sff = np.delete(self._sff, np.searchsorted(self._sff, old, side="left") + rank)
+        self._sff = np.insert(sff, np.searchsorted(sff, new), new)

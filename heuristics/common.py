@@ -1,0 +1,131 @@
+"""What every heuristic does the same way (Khemka et al., MIC 2015, sections 2, 3.1, 3.2).
+
+- A task runs on whole nodes of one cluster: ``Cluster.nodes_for(cores)`` nodes,
+  ``NC(t, c) = Cluster.allocated_cores(cores)`` cores (section 2), for ETC(t, c)
+  seconds at P-state 0 (every heuristic here uses P-state 0).
+- The clusters a task can run on are those its ETC names that have enough
+  nodes, in the system's cluster order. A task whose ETC names a cluster the
+  system does not have is an error (ValueError). A task that fits on no
+  cluster can never run: it is dropped at once (our choice; Khemka et al.
+  removed such tasks from their traces beforehand).
+- Zero-value drop (section 3.1): at each mapping event, a task that would earn
+  zero value even if it started now on its best execution-time cluster (the
+  smallest ETC among its clusters) is dropped. Tasks without a value function
+  are never dropped this way. Each heuristic has a ``drop_zero_value`` option.
+
+>>> from hetsched.core.system import Cluster
+>>> from hetsched.core.tasks import Task
+>>> from hetsched.core.schedule import SystemSchedule
+>>> s = SystemSchedule([Cluster("a", 4, (0, 1)), Cluster("b", 8, (2,))])
+>>> [c.name for c in feasible_clusters(Task("t", 0.0, cores=8, etc={"a": 5.0, "b": 9.0}), s)]
+['a', 'b']
+>>> [c.name for c in feasible_clusters(Task("t", 0.0, cores=9, etc={"a": 5.0, "b": 9.0}), s)]
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.mapping import MappingEvent
+from hetsched.core.schedule import Slot, SystemSchedule
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+
+Candidate = tuple[Task, tuple[Cluster, ...]]
+"""A mappable task kept at a mapping event, with the clusters it can run on."""
+
+
+def feasible_clusters(task: Task, schedule: SystemSchedule) -> tuple[Cluster, ...]:
+    """The clusters ``task`` can run on, in the system's order (see the module docstring)."""
+    clusters = schedule.clusters
+    unknown = [name for name in task.etc if name not in clusters]
+    if unknown:
+        raise ValueError(
+            f"task {task.id}: etc names cluster(s) {', '.join(unknown)} that the system"
+            f" does not have (clusters: {', '.join(clusters)})"
+        )
+    return tuple(
+        cluster
+        for cluster in clusters.values()
+        if cluster.name in task.etc and cluster.nodes_for(task.cores) <= cluster.nb_nodes
+    )
+
+
+def earns_zero(task: Task, clusters: Sequence[Cluster], now: float) -> bool:
+    """Whether ``task`` earns zero value even when started now on its fastest cluster."""
+    if task.value is None or not clusters:
+        return False
+    fastest = min(task.etc[cluster.name] for cluster in clusters)
+    return task.value.value(task.arrival, now + fastest) <= 0.0
+
+
+def prepare(event: MappingEvent, drop_zero_value: bool) -> tuple[list[Candidate], list[Decision]]:
+    """The first step of every mapping event: drop what cannot or need not run.
+
+    Returns the kept tasks (arrival order) with their clusters, and the DROP
+    decisions (tasks that fit on no cluster; with ``drop_zero_value``, tasks
+    that earn zero value even if started now, section 3.1).
+    """
+    kept: list[Candidate] = []
+    drops: list[Decision] = []
+    for task in event.mappable:
+        clusters = feasible_clusters(task, event.schedule)
+        if not clusters or (drop_zero_value and earns_zero(task, clusters, event.time)):
+            drops.append(Decision(Action.DROP, task.id))
+        else:
+            kept.append((task, clusters))
+    return kept, drops
+
+
+def earliest_slot_over(
+    schedule: SystemSchedule, task: Task, clusters: Sequence[Cluster], now: float
+) -> Slot:
+    """The baselines' choice: the earliest start over ``clusters``, ties by cluster order.
+
+    The slot lasts ETC(task, cluster) on the cluster chosen; nodes are chosen
+    by the tie-breaking of section 3.2.
+    """
+    best: tuple[float, Cluster] | None = None
+    for cluster in clusters:
+        start = schedule.earliest_start(
+            cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], now
+        )
+        if best is None or start < best[0]:
+            best = (start, cluster)
+    if best is None:
+        raise ValueError(f"task {task.id}: no cluster to run on")
+    start, cluster = best
+    return schedule.slot_at(
+        cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], start, now
+    )
+
+
+def startable_cluster(
+    schedule: SystemSchedule, task: Task, clusters: Sequence[Cluster], now: float
+) -> Cluster | None:
+    """The first of ``clusters`` on which ``task`` can start now, if any."""
+    for cluster in clusters:
+        if schedule.fits(cluster.name, cluster.nodes_for(task.cores), now, task.etc[cluster.name]):
+            return cluster
+    return None
+
+
+def slot_now(schedule: SystemSchedule, task: Task, cluster: Cluster, now: float) -> Slot:
+    """The slot starting now on ``cluster`` (which must fit), nodes by section 3.2."""
+    return schedule.slot_at(
+        cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], now, now
+    )
+
+
+def commit(schedule: SystemSchedule, task: Task, slot: Slot, kind: Action) -> Decision:
+    """Book ``slot`` for ``task`` in the (scratch) schedule; return the decision (P-state 0)."""
+    schedule.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind)
+    return Decision(kind, task.id, slot.cluster, slot.nodes, slot.start, slot.end, pstate=0)
+
+
+def start_or(kind: Action, slot: Slot, now: float) -> Action:
+    """START when ``slot`` begins now, otherwise ``kind`` (RESERVE or PLACEHOLDER)."""
+    return Action.START if slot.start == now else kind
+

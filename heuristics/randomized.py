@@ -1,0 +1,61 @@
+"""The Random baseline (Machovec et al., 2017, section III.D.1).
+
+"This heuristic takes the tasks in order of arrival, and assigns a task to a
+random cluster with a random P-state. This process is repeated until all
+mappable tasks have been assigned to some cluster, or until no more
+assignments are possible."
+
+Choices where the paper leaves details open:
+
+- The cluster is drawn uniformly among the clusters the task can run on; the
+  task goes to its earliest slot there (section 3.2 of Khemka et al.): it
+  starts now if that slot begins now, otherwise it gets a permanent
+  reservation (Machovec III.B: a task that cannot start now is reserved so
+  the resource manager knows of it). Every mappable task is assigned.
+- P-state 0 only, like the other baselines of this package: the run time at
+  another P-state needs per-P-state ETC, which the P-state-aware heuristics
+  bring.
+- The draws come from ``random.Random(seed)``, created with the heuristic
+  and kept across mapping events, so a run is reproducible from ``seed``;
+  ``seed=None`` seeds from the operating system.
+- No zero-value drop by default (Machovec III.C: Random does not drop tasks).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.heuristics.common import commit, prepare, start_or
+
+
+class RandomMapping(Heuristic):
+    """Random cluster per task, in arrival order, at its earliest slot there.
+
+    >>> RandomMapping(seed=7)
+    RandomMapping(seed=7, drop_zero_value=False)
+    """
+
+    name: ClassVar[str] = "random"
+    paper: ClassVar[str] = "Machovec et al., 2017, sec. III.D.1"
+    summary: ClassVar[str] = (
+        "Random: arrival order, a random cluster per task, started or reserved at its earliest slot"
+    )
+
+    def __init__(self, seed: int | None = 0, drop_zero_value: bool = False) -> None:
+        self.seed = seed
+        self.drop_zero_value = drop_zero_value
+        self._rng = random.Random(seed)
+
+    def map(self, event: MappingEvent) -> list[Decision]:
+        kept, decisions = prepare(event, self.drop_zero_value)
+        schedule, now = event.schedule, event.time
+        for task, clusters in kept:
+            cluster = clusters[self._rng.randrange(len(clusters))]
+            slot = schedule.earliest_slot(
+                cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], now
+            )
+            decisions.append(commit(schedule, task, slot, start_or(Action.RESERVE, slot, now)))
+        return decisions

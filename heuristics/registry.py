@@ -1,0 +1,108 @@
+"""The heuristics by the names users type (``hetsched list``, pybatsim ``-o '{"heuristic": ...}'``).
+
+:func:`create` builds one from options that usually come from JSON: it
+refuses an unknown name (listing the valid ones) and an unknown or ill-typed
+parameter (naming it); each constructor checks the values themselves.
+
+>>> create("max-vpr-ph")
+MaxVprPh(placeholders=True, drop_zero_value=True)
+>>> create("cmq", small_quota=6).small_quota
+6
+>>> create("max-vpr-ph", placeholder=True)
+Traceback (most recent call last):
+...
+ValueError: heuristic max-vpr-ph: unknown parameter 'placeholder' (parameters: placeholders, ...)
+>>> create("cmq", small_quota=6.5)
+Traceback (most recent call last):
+...
+ValueError: heuristic cmq: parameter small_quota must be an integer, got 6.5
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+
+from hetsched.core.mapping import Heuristic
+from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
+from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
+from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
+from hetsched.heuristics.randomized import RandomMapping
+
+HEURISTICS: dict[str, type[Heuristic]] = {
+    cls.name: cls
+    for cls in (
+        Fcfs,
+        EasyBackfilling,
+        ConservativeBackfilling,
+        RandomMapping,
+        ConservativeMultipleQueues,
+        MaxValue,
+        MaxValuePh,
+        MaxVpr,
+        MaxVprPh,
+    )
+}
+"""Every heuristic by its name, in the order ``hetsched list`` shows them."""
+
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", type(None): "null"}
+
+
+def _accepts(hint: object, value: object) -> tuple[bool, object]:
+    """Whether ``value`` fits the type ``hint``, and the value to pass (ints become floats)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        for option in typing.get_args(hint):
+            ok, converted = _accepts(option, value)
+            if ok:
+                return True, converted
+        return False, value
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    if hint is type(None):
+        return value is None, value
+    raise TypeError(f"unsupported parameter type {hint!r}")
+
+
+def _describe(hint: object) -> str:
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " or ".join(_describe(option) for option in typing.get_args(hint))
+    return _KINDS[hint]
+
+
+def parameters(name: str) -> dict[str, object]:
+    """The parameters of heuristic ``name`` and their default values."""
+    signature = inspect.signature(_class(name).__init__)
+    return {p.name: p.default for p in signature.parameters.values() if p.name != "self"}
+
+
+def _class(name: str) -> type[Heuristic]:
+    try:
+        return HEURISTICS[name]
+    except (KeyError, TypeError):
+        valid = ", ".join(HEURISTICS)
+        raise ValueError(f"unknown heuristic {name!r} (valid: {valid})") from None
+
+
+def create(name: str, **params: object) -> Heuristic:
+    """A new heuristic ``name`` with ``params`` (ValueError naming a bad name or parameter)."""
+    cls = _class(name)
+    defaults = parameters(name)
+    hints = typing.get_type_hints(cls.__init__)
+    converted: dict[str, object] = {}
+    for key, value in params.items():
+        if key not in defaults:
+            valid = ", ".join(defaults) or "none"
+            raise ValueError(f"heuristic {name}: unknown parameter {key!r} (parameters: {valid})")
+        ok, converted[key] = _accepts(hints[key], value)
+        if not ok:
+            raise ValueError(
+                f"heuristic {name}: parameter {key} must be {_describe(hints[key])},"
+                f" got {value!r}"
+            )
+    return cls(**converted)

@@ -1,0 +1,75 @@
+"""The registry of heuristics: names, class attributes, create() errors."""
+
+from __future__ import annotations
+
+import pytest
+from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.schedule import SystemSchedule
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.core.value import ValueFunction
+from hetsched.heuristics.registry import HEURISTICS, create, parameters
+
+NAMES = ["fcfs", "easy", "conservative", "random", "cmq",
+         "max-value", "max-value-ph", "max-vpr", "max-vpr-ph"]
+
+
+def test_exactly_the_contract_names() -> None:
+    assert list(HEURISTICS) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_heuristic_is_described_and_rebuildable(name: str) -> None:
+    cls = HEURISTICS[name]
+    assert issubclass(cls, Heuristic) and cls.name == name
+    assert cls.paper.startswith(("Khemka et al.", "Machovec et al."))
+    assert cls.summary and "\n" not in cls.summary
+    heuristic = create(name)
+    assert create(name, **heuristic.get_params()).get_params() == heuristic.get_params()
+    assert parameters(name) == heuristic.get_params()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_heuristic_maps_a_simple_event(name: str) -> None:
+    # Two tasks on an idle two-node cluster: both start now, at P-state 0.
+    value = ValueFunction(start=2.0, final=1.0, soft_deadline=10.0, hard_deadline=20.0)
+    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value) for i in range(2))
+    schedule = SystemSchedule([Cluster("c", 1, (0, 1))])
+    decisions = create(name).map(MappingEvent(0.0, tasks, schedule))
+    assert sorted((d.task_id, d.action.value, d.start, d.pstate) for d in decisions) == [
+        ("t0", "start", 0.0, 0), ("t1", "start", 0.0, 0)
+    ]
+
+
+def test_unknown_name_lists_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="unknown heuristic 'maxvpr' \\(valid: fcfs, easy, "):
+        create("maxvpr")
+
+
+def test_unknown_parameter_is_named() -> None:
+    with pytest.raises(ValueError, match="heuristic easy: unknown parameter 'queue'"
+                                         " \\(parameters: drop_zero_value\\)"):
+        create("easy", queue=3)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("cmq", {"small_quota": True}, "parameter small_quota must be an integer, got True"),
+        ("cmq", {"small_quota": 2.0}, "parameter small_quota must be an integer, got 2.0"),
+        ("cmq", {"small_threshold": "0.3"}, "parameter small_threshold must be a number"),
+        ("max-vpr-ph", {"placeholders": 1}, "parameter placeholders must be true or false"),
+        ("random", {"seed": 1.5}, "parameter seed must be an integer or null, got 1.5"),
+    ],
+)
+def test_ill_typed_parameter_is_named(name: str, params: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        create(name, **params)
+
+
+def test_json_values_are_accepted() -> None:
+    cmq = create("cmq", small_threshold=0, large_threshold=1, small_quota=3)
+    assert cmq.get_params()["small_threshold"] == 0.0
+    assert isinstance(cmq.get_params()["small_threshold"], float)
+    assert create("random", seed=None).get_params()["seed"] is None
+    assert create("max-value", placeholders=True).get_params()["placeholders"] is True
