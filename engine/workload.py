@@ -1,0 +1,345 @@
+"""Batsim 4.2.1 workloads: jobs and profiles, with Batsim's own validation rules.
+
+Rules follow ``src/workload.cpp``, ``src/jobs.cpp`` and ``src/profiles.cpp`` at v4.2.1:
+
+* a workload is a JSON object with ``nb_res`` (integer > 0), ``profiles`` (object) and ``jobs``
+  (array); the workloads given with ``-w`` are named ``w0``, ``w1``... in that order;
+* a job has ``id`` (string or 32-bit integer), ``subtime`` (number), ``res`` (integer >= 0),
+  ``profile`` (an existing profile) and optionally ``walltime`` (-1 or > 0); its Batsim id is
+  ``workload!id``, unless the id already contains the workload name (then it must be written
+  ``workload!job``). Any other field is kept and forwarded to the scheduler;
+* the job JSON forwarded in JOB_SUBMITTED is the original object, written compactly, in which
+  Batsim's regular expression ``"id"\\s*:\\s*(?:"*[^(,|})]*"*)\\s*`` replaces *every* ``"id"``
+  member (nested ones included) by ``"id":"workload!job"``;
+* a profile has a ``type`` and an optional integer ``ret`` (return code of a normal end).
+
+The engine executes ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and
+``parallel`` profiles without communication. Other profile types that Batsim knows are refused
+when a job uses them (unused profiles are dropped, as Batsim drops unreferenced profiles).
+
+>>> profile = parse_profile("p", {"type": "parallel_homogeneous_total", "cpu": 4e9, "com": 0})
+>>> profile.flops(2)
+[2000000000.0, 2000000000.0]
+>>> job = parse_job({"id": 7, "subtime": 10, "res": 2, "profile": "p", "extra": {"id": 3}},
+...                 "w0", {"p": profile}, "demo")
+>>> job.id, job.walltime, job.description
+('w0!7', -1.0, {'id': 'w0!7', 'subtime': 10, 'res': 2, 'profile': 'p', 'extra': {'id': 'w0!7'}})
+>>> parse_profile("q", {"type": "smpi", "trace": "t.txt"})
+Traceback (most recent call last):
+...
+hetsched.engine.errors.UnsupportedFeature: profile 'q': profile type 'smpi' is not supported by \
+the embedded engine; use real Batsim
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from hetsched.engine.errors import UnsupportedFeature, WorkloadError
+
+SUPPORTED_PROFILE_TYPES = (
+    "delay",
+    "parallel",
+    "parallel_homogeneous",
+    "parallel_homogeneous_total",
+)
+OTHER_BATSIM_PROFILE_TYPES = (
+    "composed",
+    "parallel_homogeneous_pfs",
+    "data_staging",
+    "send",
+    "recv",
+    "smpi",
+    "usage_trace",
+)
+_ID_REGEX = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _is_int(value: object) -> bool:
+    """rapidjson's ``IsInt``: a JSON integer that fits in 32 bits (not a boolean)."""
+    return type(value) is int and _INT32[0] <= value <= _INT32[1]
+
+
+def _is_number(value: object) -> bool:
+    """rapidjson's ``IsNumber``."""
+    return type(value) in (int, float)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise WorkloadError(f"duplicated key {key!r} in a JSON object")
+        result[key] = value
+    return result
+
+
+def compact_json(value: object) -> str:
+    """JSON written without spaces, like rapidjson's ``Writer``."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A Batsim profile the engine can execute (``description`` is its JSON object)."""
+
+    name: str
+    type: str
+    description: Mapping[str, Any]
+    return_code: int = 0
+    delay: float = 0.0
+    cpu: tuple[float, ...] = ()
+
+    @property
+    def is_parallel_task(self) -> bool:
+        return self.type != "delay"
+
+    def flops(self, nb_hosts: int) -> list[float]:
+        """Flops of each executor of the parallel task on ``nb_hosts`` hosts (Batsim's matrices)."""
+        if self.type == "parallel_homogeneous":
+            return [self.cpu[0]] * nb_hosts
+        if self.type == "parallel_homogeneous_total":
+            return [self.cpu[0] / nb_hosts] * nb_hosts
+        if self.type == "parallel":
+            if nb_hosts != len(self.cpu):
+                raise WorkloadError(
+                    f"profile {self.name!r}: the number of resources given by the allocation "
+                    f"({nb_hosts}) is different from the number of resources of the profile "
+                    f"({len(self.cpu)})"
+                )
+            return list(self.cpu)
+        raise WorkloadError(f"profile {self.name!r} ({self.type}) is not a parallel task")
+
+
+def parse_profile(name: str, description: object, where: str = "") -> Profile:
+    """A profile as ``Profile::from_json`` validates it; refuses what the engine cannot run."""
+    prefix = f"{where}: " if where else ""
+    what = f"{prefix}profile {name!r}"
+    if not isinstance(description, dict):
+        raise WorkloadError(f"{what}: value must be an object")
+    kind = description.get("type")
+    if not isinstance(kind, str):
+        raise WorkloadError(f"{what}: has no string 'type' field")
+    return_code = 0
+    if "ret" in description:
+        if not _is_int(description["ret"]):
+            raise WorkloadError(f"{what}: 'ret' must be an integer")
+        return_code = description["ret"]
+    frozen = MappingProxyType(dict(description))
+    if kind == "delay":
+        delay = description.get("delay")
+        if not _is_number(delay):
+            raise WorkloadError(f"{what}: has no number 'delay' field")
+        if not delay > 0:
+            raise WorkloadError(f"{what}: has a non-strictly-positive 'delay' field ({delay})")
+        return Profile(name, kind, frozen, return_code, delay=float(delay))
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        for key in ("cpu", "com"):
+            if not _is_number(description.get(key)):
+                raise WorkloadError(f"{what}: has no number {key!r} field")
+            if description[key] < 0:
+                raise WorkloadError(f"{what}: has a negative {key!r} field")
+        if description["com"] > 0:
+            raise UnsupportedFeature(f"{what}: communication (com > 0)")
+        return Profile(name, kind, frozen, return_code, cpu=(float(description["cpu"]),))
+    if kind == "parallel":
+        cpu, com = description.get("cpu"), description.get("com")
+        if not isinstance(cpu, list) or not cpu:
+            raise WorkloadError(f"{what}: 'cpu' must be a non-empty array")
+        if not isinstance(com, list) or len(com) != len(cpu) ** 2:
+            raise WorkloadError(f"{what}: 'com' must be an array of {len(cpu) ** 2} numbers")
+        for value in (*cpu, *com):
+            if not _is_number(value) or value < 0:
+                raise WorkloadError(f"{what}: cpu and com must hold non-negative numbers")
+        if any(value > 0 for value in com):
+            raise UnsupportedFeature(f"{what}: communication (com > 0)")
+        return Profile(name, kind, frozen, return_code, cpu=tuple(float(v) for v in cpu))
+    if kind in OTHER_BATSIM_PROFILE_TYPES:
+        raise UnsupportedFeature(f"{what}: profile type {kind!r}")
+    raise WorkloadError(f"{what}: unknown profile type {kind!r}")
+
+
+@dataclass(frozen=True)
+class JobDescription:
+    """A job as Batsim reads it; ``description`` is the JSON forwarded to the scheduler."""
+
+    id: str
+    workload: str
+    name: str
+    subtime: float
+    walltime: float
+    res: int
+    profile: str
+    description: Mapping[str, Any]
+
+
+def job_identifier(raw_id: str, workload: str, where: str) -> tuple[str, str]:
+    """``(workload, job name)`` of a job id read in ``workload`` (``Job::from_json``)."""
+    if workload not in raw_id:
+        if "!" in raw_id:
+            raise WorkloadError(f"{where}: invalid job_name {raw_id!r}: contains a '!'")
+        return workload, raw_id
+    parts = [part for part in raw_id.split("!") if part]
+    if len(parts) != 2:
+        raise WorkloadError(
+            f"{where}: job id {raw_id!r} contains the workload name {workload!r}, so Batsim "
+            "4.2.1 reads it as 'workload!job' and aborts: rename the job"
+        )
+    return parts[0], parts[1]
+
+
+def parse_job(
+    description: object,
+    workload: str,
+    profiles: Mapping[str, Profile | None],
+    where: str,
+) -> JobDescription:
+    """A job as ``Job::from_json`` reads it, with the forwarded JSON Batsim builds."""
+    if not isinstance(description, dict):
+        raise WorkloadError(f"{where}: one job is not an object")
+    raw_id = description.get("id")
+    if isinstance(raw_id, str):
+        id_text = raw_id
+    elif _is_int(raw_id):
+        id_text = str(raw_id)
+    else:
+        raise WorkloadError(f"{where}: a job 'id' must be a string or an integer, got {raw_id!r}")
+    workload_name, job_name = job_identifier(id_text, workload, where)
+    full_id = f"{workload_name}!{job_name}"
+    what = f"{where}: job {full_id!r}"
+    if not _is_number(description.get("subtime")):
+        raise WorkloadError(f"{what}: has no number 'subtime' field")
+    walltime = -1.0
+    if "walltime" in description:
+        if not _is_number(description["walltime"]):
+            raise WorkloadError(f"{what}: has a non-number 'walltime' field")
+        walltime = float(description["walltime"])
+        if not (walltime == -1 or walltime > 0):
+            raise WorkloadError(
+                f"{what}: has an invalid walltime ({walltime}): -1 (none) or > 0 expected"
+            )
+    res = description.get("res")
+    if not _is_int(res):
+        raise WorkloadError(f"{what}: has no integer 'res' field")
+    if res < 0:
+        raise WorkloadError(f"{what}: has a negative 'res' field ({res})")
+    profile_name = description.get("profile")
+    if not isinstance(profile_name, str):
+        raise WorkloadError(f"{what}: has no string 'profile' field")
+    if profile_name not in profiles:
+        raise WorkloadError(f"{what}: the profile {profile_name!r} does not exist")
+    profile = profiles[profile_name]
+    if profile is None:
+        raise WorkloadError(
+            f"{what}: cannot get profile {profile_name!r}: it existed some time ago but is no "
+            "longer accessible (Batsim drops the profile of a finished job unless profile "
+            "reuse is enabled)"
+        )
+    if profile.type == "parallel" and len(profile.cpu) != res:
+        raise WorkloadError(
+            f"{what}: the requested number of resources ({res}) does not match the number of "
+            f"resources of profile {profile_name!r} ({len(profile.cpu)})"
+        )
+    replaced = _ID_REGEX.sub(lambda _: f'"id":"{full_id}"', compact_json(description))
+    try:
+        forwarded = json.loads(replaced, object_pairs_hook=_no_duplicates)
+        valid = (
+            isinstance(forwarded, dict)
+            and isinstance(forwarded.get("id"), str)
+            and _is_number(forwarded.get("subtime"))
+            and ("walltime" not in forwarded or _is_number(forwarded["walltime"]))
+            and _is_int(forwarded.get("res"))
+            and isinstance(forwarded.get("profile"), str)
+        )
+    except ValueError:
+        valid = False
+    if not valid:
+        raise WorkloadError(
+            f"{what}: Batsim's replacement of the job id by {full_id!r} in the job's JSON "
+            f"gives an invalid job ({replaced!r}); Batsim 4.2.1 aborts on it"
+        )
+    return JobDescription(
+        id=full_id,
+        workload=workload_name,
+        name=job_name,
+        subtime=float(description["subtime"]),
+        walltime=walltime,
+        res=res,
+        profile=profile_name,
+        description=forwarded,
+    )
+
+
+@dataclass(frozen=True)
+class WorkloadFile:
+    """A static workload: ``profiles`` holds the profiles its jobs use, in file order.
+
+    ``dropped_profiles`` are the unused ones: Batsim forgets them at load time, but their names
+    stay taken (registering a profile with such a name fails).
+    """
+
+    name: str
+    path: Path
+    nb_res: int
+    profiles: Mapping[str, Profile]
+    jobs: tuple[JobDescription, ...]
+    dropped_profiles: tuple[str, ...] = ()
+
+
+def load_workload(path: str | Path, name: str) -> WorkloadFile:
+    """Read workload file ``path`` as Batsim's workload ``name`` (``w0``, ``w1``...)."""
+    path = Path(path).absolute()
+    if not path.is_file():
+        raise FileNotFoundError(f"workload file {path} does not exist")
+    where = str(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+    except WorkloadError as error:
+        raise WorkloadError(f"{where}: {error}") from None
+    except ValueError as error:
+        raise WorkloadError(f"{where}: not valid JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise WorkloadError(f"{where}: not a JSON object")
+    nb_res = document.get("nb_res")
+    if not _is_int(nb_res) or nb_res <= 0:
+        raise WorkloadError(f"{where}: 'nb_res' must be an integer > 0, got {nb_res!r}")
+    raw_profiles = document.get("profiles")
+    if not isinstance(raw_profiles, dict):
+        raise WorkloadError(f"{where}: the 'profiles' object is missing")
+    raw_jobs = document.get("jobs")
+    if not isinstance(raw_jobs, list):
+        raise WorkloadError(f"{where}: the 'jobs' array is missing")
+    used = set()
+    for job in raw_jobs:
+        if isinstance(job, dict) and isinstance(job.get("profile"), str):
+            used.add(job["profile"])
+    profiles: dict[str, Profile] = {}
+    for profile_name, description in raw_profiles.items():
+        if profile_name in used:
+            profiles[profile_name] = parse_profile(profile_name, description, where)
+        elif not isinstance(description, dict) or description.get("type") not in (
+            *SUPPORTED_PROFILE_TYPES,
+            *OTHER_BATSIM_PROFILE_TYPES,
+        ):
+            raise WorkloadError(f"{where}: profile {profile_name!r} has no known 'type'")
+    jobs: list[JobDescription] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_jobs):
+        job = parse_job(raw, name, profiles, f"{where}: jobs[{index}]")
+        if job.workload != name:
+            raise WorkloadError(
+                f"{where}: jobs[{index}]: job id {job.id!r} names another workload than {name!r}"
+            )
+        if job.id in seen:
+            raise WorkloadError(f"{where}: jobs[{index}]: duplication of job id {job.id!r}")
+        seen.add(job.id)
+        jobs.append(job)
+    dropped = tuple(name for name in raw_profiles if name not in profiles)
+    return WorkloadFile(name, path, nb_res, MappingProxyType(profiles), tuple(jobs), dropped)
