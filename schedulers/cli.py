@@ -1,9 +1,106 @@
-"""`hetsched` sub-commands of this package (being written)."""
+"""``hetsched serve`` and ``hetsched list``: the heuristics as pybatsim schedulers, by name.
+
+``hetsched serve max-vpr -s tcp://*:28000 -o '{"period": 60}'`` does what
+``pybatsim schedulers/maxVpr.py -s tcp://*:28000 -o '{"period": 60}'`` does:
+it builds the same scheduler class and serves Batsim through pybatsim's own
+``launch_scheduler``. ``hetsched list`` prints every heuristic with its paper.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import logging
+from typing import Any
+
+from hetsched.heuristics import registry
+
+SCHEDULER_MODULES = {
+    "fcfs": "fcfs",
+    "easy": "easyBackfilling",
+    "conservative": "conservativeBackfilling",
+    "random": "randomMapping",
+    "cmq": "conservativeMultipleQueues",
+    "max-value": "maxValue",
+    "max-value-ph": "maxValuePh",
+    "max-vpr": "maxVpr",
+    "max-vpr-ph": "maxVprPh",
+}
+"""Heuristic name -> module of ``schedulers/`` holding its pybatsim class (pybatsim's
+convention: module ``maxVpr`` holds class ``MaxVpr``)."""
+
+DEFAULT_ENDPOINT = "tcp://*:28000"
+DEFAULT_TIMEOUT_MS = 2000
+
+
+def scheduler_class(name: str) -> type:
+    """The pybatsim scheduler class of heuristic ``name`` (e.g. ``max-vpr`` -> ``MaxVpr``)."""
+    try:
+        module_name = SCHEDULER_MODULES[name]
+    except KeyError:
+        known = ", ".join(SCHEDULER_MODULES)
+        raise ValueError(f"unknown heuristic {name!r} (known: {known})") from None
+    module = importlib.import_module(f"hetsched.schedulers.{module_name}")
+    return getattr(module, module_name[0].upper() + module_name[1:])
+
+
+def parse_options(text: str) -> dict[str, Any]:
+    """The ``-o`` JSON object."""
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"option -o: invalid JSON ({error})") from None
+    if not isinstance(options, dict):
+        raise ValueError(f"option -o: expected a JSON object, got {text!r}")
+    return options
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from batsim.tools.launcher import launch_scheduler
+
+    logging.basicConfig(
+        format="[hetsched - %(asctime)s - %(name)s - %(levelname)s] %(message)s",
+        level=logging.WARNING,
+    )
+    options = parse_options(args.options)
+    scheduler = scheduler_class(args.name)(options)
+    return launch_scheduler(
+        scheduler, args.socket_endpoint, None, options, args.timeout, False
+    )
+
+
+def _list(args: argparse.Namespace) -> int:
+    width = max(len(name) for name in registry.HEURISTICS)
+    for name, cls in registry.HEURISTICS.items():
+        print(f"{name:<{width}}  {cls.paper}")
+    return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this package's sub-commands to the ``hetsched`` parser."""
+    """Add ``serve`` and ``list`` to the ``hetsched`` parser."""
+    serve = subparsers.add_parser(
+        "serve",
+        help="serve a heuristic to Batsim as a pybatsim scheduler",
+        description="Serve a heuristic to Batsim (started with --enable-dynamic-jobs) over"
+        " ZeroMQ, like `pybatsim schedulers/<module>.py`.",
+    )
+    serve.add_argument(
+        "name", choices=list(SCHEDULER_MODULES), metavar="NAME",
+        help="heuristic name (see `hetsched list`)",
+    )
+    serve.add_argument(
+        "-s", "--socket-endpoint", default=DEFAULT_ENDPOINT,
+        help=f"ZeroMQ endpoint to bind, Batsim connects to it (default {DEFAULT_ENDPOINT})",
+    )
+    serve.add_argument(
+        "-o", "--options", default="{}",
+        help='JSON options: {"period": s|null, "export_prefix": path|null, ...parameters}',
+    )
+    serve.add_argument(
+        "-t", "--timeout", type=int, default=DEFAULT_TIMEOUT_MS,
+        help=f"milliseconds to wait for Batsim, 0 = forever (default {DEFAULT_TIMEOUT_MS})",
+    )
+    serve.set_defaults(func=_serve)
+    listing = subparsers.add_parser("list", help="list the heuristics and their papers")
+    listing.set_defaults(func=_list)

@@ -1,0 +1,343 @@
+"""The mapping driver: keeps the system state between mapping events and calls a heuristic.
+
+Khemka et al. (MIC 2015, section 3.1) trigger a *mapping event* when a task
+arrives or a node becomes available; Machovec et al. (2017, section III.A)
+trigger one every 60 s. At a mapping event the *mappable* tasks are those
+that have neither started nor been reserved; the heuristic maps them onto a
+scratch copy of the system schedule and returns decisions:
+
+- START: the task starts now on the given nodes;
+- RESERVE: a permanent reservation, kept across mapping events; "permanent
+  reservations cannot be removed or moved" (Machovec III.B), the task starts at
+  the reserved time on the reserved nodes;
+- PLACEHOLDER: a reservation that lives only during the mapping event
+  (Khemka 3.3); the driver discards it, the task stays mappable;
+- DROP: the task is rejected and never runs.
+
+The driver knows nothing of ZeroMQ or Batsim (the pybatsim adapter,
+:mod:`hetsched.schedulers.adapter`, turns its START and DROP decisions into
+Batsim events). It keeps waiting tasks (arrival order), reservations and
+running tasks, books START and RESERVE decisions into the master
+:class:`~hetsched.core.schedule.SystemSchedule`, validates every decision and
+says when it must be woken up next.
+
+Choices where the papers leave details open:
+
+- A mapping event with no mappable task does not call the heuristic and is
+  not recorded.
+- A START or a due reservation whose nodes still run a task that has passed
+  its planned end (SimGrid may finish a job a few microseconds after the time
+  the model predicts) is held until that task completes, then started: the
+  driver never hands out a node that the simulator still considers busy.
+- A START must be at the event's time and a reservation is due from its
+  start, both with a tolerance of ``EPSILON`` seconds; busy intervals are
+  half-open and must not intersect at all (as in the schedule).
+- Periodic mode: mapping events happen at the multiples of ``period``
+  (0, period, 2 period, ...), at most one per multiple, and only when some
+  task is mappable; in between, reservations still start on time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.schedule import SystemSchedule
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+
+EPSILON = 1e-6
+"""Tolerance, in seconds, on times compared by the driver."""
+
+
+class MappingError(ValueError):
+    """A heuristic returned a decision that cannot be enacted."""
+
+
+@dataclass(frozen=True)
+class MappingEventRecord:
+    """One heuristic call: event time, mappable tasks, decisions returned, wall-clock seconds.
+
+    >>> MappingEventRecord(time=60.0, nb_mappable=3, nb_decisions=2, seconds=0.004).nb_mappable
+    3
+    >>> MappingEventRecord(time=60.0, nb_mappable=3, nb_decisions=2, seconds=-1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: mapping event at 60.0: seconds must be >= 0, got -1.0
+    """
+
+    time: float
+    nb_mappable: int
+    nb_decisions: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        for name in ("nb_mappable", "nb_decisions", "seconds"):
+            if getattr(self, name) < 0:
+                raise ValueError(
+                    f"mapping event at {self.time}: {name} must be >= 0,"
+                    f" got {getattr(self, name)}"
+                )
+
+
+def _overlap(a_start: float, a_end: float, b_start: float, b_end: float) -> bool:
+    """Whether two half-open intervals intersect (as the schedule sees them)."""
+    return a_start < b_end and b_start < a_end
+
+
+class MappingDriver:
+    """Waiting, reserved and running tasks of one system, and the heuristic that maps them.
+
+    ``clusters`` are the clusters of the system (node ids are Batsim resource
+    ids); ``heuristic`` is called at every mapping event; ``period`` is
+    ``None`` for mapping events on task arrival and completion (Khemka 3.1) or
+    the interval in seconds between periodic mapping events (Machovec III.A).
+
+    ``waiting`` holds the mappable tasks in arrival order, ``reserved`` the
+    decisions booked for later (or held until their nodes are released),
+    ``running`` the decisions being executed, and ``records`` one
+    :class:`MappingEventRecord` per heuristic call.
+    """
+
+    def __init__(
+        self,
+        clusters: Sequence[Cluster],
+        heuristic: Heuristic,
+        *,
+        period: float | None = None,
+    ) -> None:
+        if period is not None and not period > 0:
+            raise ValueError(f"period must be > 0 seconds or None, got {period}")
+        self._schedule = SystemSchedule(clusters)  # checks names and resource ids
+        self._clusters: dict[str, Cluster] = dict(self._schedule.clusters)
+        self.heuristic = heuristic
+        self.period = period
+        self._tasks: dict[str, Task] = {}
+        self._waiting: dict[str, Task] = {}
+        self._reserved: dict[str, Decision] = {}
+        self._running: dict[str, Decision] = {}
+        self._node_task: dict[int, str] = {}
+        self._last_tick: int | None = None
+        self._now = 0.0
+        self.records: list[MappingEventRecord] = []
+
+    # ------------------------------------------------------------------ state
+    @property
+    def clusters(self) -> tuple[Cluster, ...]:
+        return tuple(self._clusters.values())
+
+    @property
+    def waiting(self) -> tuple[Task, ...]:
+        """Mappable tasks (not started, not reserved), in arrival order."""
+        return tuple(self._waiting.values())
+
+    @property
+    def reserved(self) -> tuple[Decision, ...]:
+        """Decisions booked but not started yet, earliest start first."""
+        return tuple(sorted(self._reserved.values(), key=lambda d: d.start))
+
+    @property
+    def running(self) -> tuple[Decision, ...]:
+        """Decisions whose tasks are executing."""
+        return tuple(self._running.values())
+
+    # ---------------------------------------------------------------- updates
+    def submit(self, task: Task, now: float) -> None:
+        """A task arrives at ``now``: it becomes mappable."""
+        self._clock(now)
+        if task.id in self._tasks:
+            raise ValueError(f"task {task.id} submitted twice (at {now})")
+        unknown = sorted(set(task.etc) - set(self._clusters))
+        if unknown:
+            raise ValueError(
+                f"task {task.id}: etc names cluster(s) {', '.join(unknown)} that the system"
+                f" does not have (clusters: {', '.join(self._clusters)})"
+            )
+        self._tasks[task.id] = task
+        self._waiting[task.id] = task
+
+    def complete(self, task_id: str, now: float) -> Decision:
+        """The running task ``task_id`` completed at ``now``: its nodes are released."""
+        self._clock(now)
+        decision = self._running.pop(task_id, None)
+        if decision is None:
+            raise ValueError(f"task {task_id} completed at {now} but it is not running")
+        for node in decision.nodes:
+            del self._node_task[node]
+        self._schedule.release(task_id)
+        return decision
+
+    # ---------------------------------------------------------- mapping events
+    def advance(self, now: float, *, task_event: bool) -> list[Decision]:
+        """What to enact at ``now``, the time of a message from the simulator.
+
+        A mapping event runs when one is due: with no period when
+        ``task_event`` (a task arrived or completed in the message), with a
+        period when ``now`` is a multiple of it not used yet and some task is
+        mappable. Otherwise only the reservations that are due start.
+        """
+        self._clock(now)
+        if self.period is None:
+            due = task_event
+        else:
+            tick = round(now / self.period)
+            due = (
+                bool(self._waiting)
+                and abs(now - tick * self.period) <= EPSILON
+                and tick != self._last_tick
+            )
+            if due:
+                self._last_tick = tick
+        return self.mapping_event(now) if due else self.start_due(now)
+
+    def mapping_event(self, now: float) -> list[Decision]:
+        """Run a mapping event at ``now``; return the START and DROP decisions to enact now.
+
+        Reservations that are due start first (they come first in the result);
+        then the heuristic maps the waiting tasks on a copy of the schedule;
+        its decisions are validated as a whole before any is applied.
+        """
+        self._clock(now)
+        enacted = self.start_due(now)
+        if not self._waiting:
+            return enacted
+        mappable = tuple(self._waiting.values())
+        event = MappingEvent(time=now, mappable=mappable, schedule=self._schedule.copy())
+        began = time.perf_counter()
+        decisions = list(self.heuristic.map(event))
+        seconds = time.perf_counter() - began
+        self.records.append(MappingEventRecord(now, len(mappable), len(decisions), seconds))
+        self._validate(decisions, now)
+        for decision in decisions:
+            if decision.action is Action.PLACEHOLDER:
+                continue
+            del self._waiting[decision.task_id]
+            if decision.action is Action.DROP:
+                enacted.append(decision)
+                continue
+            self._schedule.book(
+                decision.task_id,
+                decision.cluster,
+                decision.nodes,
+                decision.start,
+                decision.end,
+                decision.action,
+            )
+            self._reserved[decision.task_id] = decision
+        enacted.extend(self.start_due(now))
+        return enacted
+
+    def start_due(self, now: float) -> list[Decision]:
+        """Start the reservations due at ``now`` whose nodes are free; return them."""
+        self._clock(now)
+        started = []
+        for decision in self.reserved:
+            if decision.start <= now + EPSILON and self._startable(decision):
+                started.append(self._start(decision.task_id))
+        return started
+
+    @property
+    def now(self) -> float:
+        """The time of the latest call (submit, complete, mapping event, ...)."""
+        return self._now
+
+    def next_wakeup(self) -> float | None:
+        """The next time after :attr:`now` at which the driver must be called, if any.
+
+        That is the earliest start of a reservation in the future and, in
+        periodic mode while tasks wait, the next multiple of the period.
+        """
+        now = self._now
+        times = [d.start for d in self._reserved.values() if d.start > now + EPSILON]
+        if self.period is not None and self._waiting:
+            times.append((int((now + EPSILON) // self.period) + 1) * self.period)
+        return min(times, default=None)
+
+    # --------------------------------------------------------------- internals
+    def _clock(self, now: float) -> None:
+        if now < self._now:
+            raise ValueError(f"time went backwards: {now} after {self._now}")
+        self._now = now
+
+    def _startable(self, decision: Decision) -> bool:
+        return all(node not in self._node_task for node in decision.nodes)
+
+    def _start(self, task_id: str) -> Decision:
+        decision = self._reserved.pop(task_id)
+        if decision.action is Action.RESERVE:
+            self._schedule.release(task_id)
+            self._schedule.book(
+                task_id, decision.cluster, decision.nodes, decision.start, decision.end,
+                Action.START,
+            )
+        for node in decision.nodes:
+            self._node_task[node] = task_id
+        self._running[task_id] = decision
+        return decision
+
+    def _fail(self, task_id: str, message: str) -> MappingError:
+        return MappingError(f"heuristic {self.heuristic.name}: task {task_id}: {message}")
+
+    def _validate(self, decisions: Iterable[Decision], now: float) -> None:
+        seen: set[str] = set()
+        booked: list[Decision] = [*self._running.values(), *self._reserved.values()]
+        for decision in decisions:
+            if not isinstance(decision, Decision):
+                raise MappingError(
+                    f"heuristic {self.heuristic.name} returned {decision!r}, not a Decision"
+                )
+            task_id = decision.task_id
+            if task_id in seen:
+                raise self._fail(task_id, "decided twice in one mapping event")
+            seen.add(task_id)
+            if task_id not in self._waiting:
+                state = (
+                    "running" if task_id in self._running
+                    else "reserved" if task_id in self._reserved
+                    else "finished or dropped" if task_id in self._tasks
+                    else "unknown"
+                )
+                raise self._fail(task_id, f"{decision.action.value} of a task that is {state}")
+            if decision.action is Action.DROP:
+                continue
+            self._validate_placement(decision)
+            if decision.action is Action.PLACEHOLDER:
+                continue
+            if decision.action is Action.START and abs(decision.start - now) > EPSILON:
+                raise self._fail(
+                    task_id, f"start decided at {now} must start at {now}, not {decision.start}"
+                )
+            if decision.action is Action.RESERVE and decision.start < now - EPSILON:
+                raise self._fail(
+                    task_id, f"reservation at {decision.start} is in the past (now {now})"
+                )
+            for other in booked:
+                shared = set(other.nodes) & set(decision.nodes)
+                if shared and _overlap(decision.start, decision.end, other.start, other.end):
+                    raise self._fail(
+                        task_id,
+                        f"{decision.action.value} on node(s) {sorted(shared)} during"
+                        f" [{decision.start}, {decision.end}) overlaps task {other.task_id}"
+                        f" booked there during [{other.start}, {other.end})",
+                    )
+            booked.append(decision)
+
+    def _validate_placement(self, decision: Decision) -> None:
+        cluster = self._clusters.get(decision.cluster or "")
+        if cluster is None:
+            raise self._fail(decision.task_id, f"unknown cluster {decision.cluster!r}")
+        outside = sorted(set(decision.nodes) - set(cluster.resource_ids))
+        if outside:
+            raise self._fail(
+                decision.task_id, f"node(s) {outside} are not in cluster {cluster.name}"
+            )
+        nb_pstates = max(len(cluster.pstates), 1)
+        if not 0 <= decision.pstate < nb_pstates:
+            raise self._fail(
+                decision.task_id,
+                f"P-state {decision.pstate} does not exist on cluster {cluster.name}"
+                f" ({nb_pstates} P-state(s))",
+            )

@@ -1,0 +1,19 @@
+"""Max Value-Per-Resource with place-holders (Khemka et al., MIC 2015, 3.3), for pybatsim.
+
+Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+
+    pybatsim schedulers/maxVprPh.py -o '{"period": null}'
+
+or by name with ``hetsched serve max-vpr-ph``. Options: see
+:mod:`hetsched.schedulers.adapter`.
+"""
+
+from __future__ import annotations
+
+from hetsched.schedulers.adapter import HetschedScheduler
+
+
+class MaxVprPh(HetschedScheduler):
+    """The ``max-vpr-ph`` heuristic behind pybatsim's scheduler interface."""
+
+    heuristic_name = "max-vpr-ph"
