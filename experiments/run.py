@@ -1,0 +1,417 @@
+"""Run one scheduler on one platform and workload, check the schedule, summarize the metrics.
+
+:func:`run_heuristic` is what ``hetsched run`` and the experiment harness call:
+
+1. the scheduler: a hetsched heuristic by name (``easy``, ``max-vpr-ph``, ...: the
+   names of :data:`hetsched.heuristics.registry.HEURISTICS`), served by
+   :class:`hetsched.schedulers.adapter.HetschedScheduler`, or a stock pybatsim
+   scheduler ``pybatsim:<module>`` (``pybatsim:easyBackfill``,
+   ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher;
+2. the engine: the embedded Batsim-compatible engine
+   (:func:`hetsched.engine.simulation.simulate`), or a real ``batsim`` found on
+   ``PATH``, started as a subprocess with the command of
+   :func:`hetsched.engine.batsim_cli.batsim_command`, the scheduler being served to
+   it by pybatsim's ``launch_scheduler`` on the same ZeroMQ endpoint;
+3. the independent schedule checker (:func:`hetsched.metrics.checker.check_run`),
+   which raises :class:`~hetsched.metrics.checker.ScheduleViolation`: every rule for
+   hetsched's schedulers, Batsim's rules only for stock schedulers, which know neither
+   the papers' clusters nor energy budgets (``checked_rules`` in the summary says which);
+4. the metrics (:func:`hetsched.metrics.summary.summarize`), written to
+   ``<outdir>/summary.json`` and returned.
+
+Batsim's outputs go to ``<outdir>/out_*`` (Batsim's default export prefix ``out``).
+Dynamic jobs are enabled for hetsched schedulers (execution twins) and disabled for
+stock ones: with dynamic jobs Batsim waits for a ``registration_finished`` that stock
+schedulers never send. The pybatsim launcher's messages and every log record
+emitted during the run go to ``<outdir>/scheduler.log``, Batsim's output to
+``<outdir>/batsim.log``, so that standard output only carries the summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import importlib.metadata
+import json
+import logging
+import pkgutil
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import zmq
+from batsim.batsim import Batsim, BatsimScheduler
+from batsim.tools.launcher import instanciate_scheduler, launch_scheduler
+
+from hetsched.engine.batsim_cli import batsim_command
+from hetsched.engine.simulation import simulate
+from hetsched.experiments.progress import ProgressBar
+from hetsched.heuristics.registry import HEURISTICS
+from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
+from hetsched.metrics.summary import RunSummary, summarize
+from hetsched.schedulers.adapter import HetschedScheduler
+
+__all__ = ["ENGINES", "BatsimError", "RunSummary", "parse_option", "run_heuristic"]
+
+ENGINES = ("embedded", "batsim")
+STOCK_PREFIX = "pybatsim:"
+OUTPUT_PREFIX = "out"
+"""Batsim's default export prefix: outputs are ``<outdir>/out_jobs.csv`` etc."""
+
+RUN_FILES = (
+    "out_jobs.csv",
+    "out_schedule.csv",
+    "out_consumed_energy.csv",
+    "out_pstate_changes.csv",
+    "out_machine_states.csv",
+    "out_mapping_events.csv",
+    "scheduler.log",
+    "batsim.log",
+    "summary.json",
+)
+"""Files a run writes into its output directory (refused if present, unless ``force``)."""
+
+RESERVED_OPTIONS = ("heuristic", "export_prefix")
+"""Adapter options that ``run_heuristic`` sets itself."""
+
+BATSIM_EXIT_GRACE = 2.0
+"""Seconds the scheduler may take to finish after Batsim exited normally."""
+
+
+class BatsimError(RuntimeError):
+    """The ``batsim`` subprocess failed; the message ends with the tail of its log."""
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``k=v`` -> ``(k, v)``, with ``v`` read as JSON when it is JSON, else as a string.
+
+    >>> parse_option("period=60"), parse_option("place_holders=true")
+    (('period', 60), ('place_holders', True))
+    >>> parse_option("queue=large"), parse_option('weights=[1, 4, 8]')
+    (('queue', 'large'), ('weights', [1, 4, 8]))
+    >>> parse_option("period")
+    Traceback (most recent call last):
+    ...
+    ValueError: option 'period' is not key=value
+    """
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"option {text!r} is not key=value")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
+
+
+def _stock_package() -> ModuleType:
+    """pybatsim's top-level ``schedulers`` package, which its launcher imports by name.
+
+    A folder named ``schedulers`` earlier on ``sys.path`` (hetsched's own source folder
+    when Python runs from the repository root) would shadow it: that is refused.
+    """
+    package = importlib.import_module("schedulers")
+    expected = Path(str(importlib.metadata.distribution("pybatsim").locate_file("schedulers")))
+    found = Path(package.__file__ or "").parent
+    if found.resolve() != expected.resolve():
+        raise ValueError(
+            f"the 'schedulers' package Python finds first is {found}, not pybatsim's"
+            f" ({expected}): run from another directory than {found.parent}"
+        )
+    return package
+
+
+def _stock_schedulers() -> list[str]:
+    """Modules of pybatsim's ``schedulers`` package that define their scheduler class."""
+    package = _stock_package()
+    names = []
+    for info in pkgutil.iter_modules(package.__path__):
+        try:
+            module = importlib.import_module(f"schedulers.{info.name}")
+        except ImportError:
+            continue
+        if hasattr(module, info.name[:1].upper() + info.name[1:]):
+            names.append(info.name)
+    return sorted(names)
+
+
+def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -> BatsimScheduler:
+    """The pybatsim scheduler object for ``name``; unknown names and options are errors."""
+    if name.startswith(STOCK_PREFIX):
+        module = name[len(STOCK_PREFIX) :]
+        stock = _stock_schedulers()
+        if module not in stock:
+            raise ValueError(
+                f"unknown stock scheduler {name!r}: pybatsim provides"
+                f" {', '.join(STOCK_PREFIX + s for s in stock)}"
+            )
+        return instanciate_scheduler(module, dict(options))
+    heuristics = sorted(HEURISTICS)
+    if name not in heuristics:
+        raise ValueError(
+            f"unknown scheduler {name!r}: choose a hetsched heuristic ({', '.join(heuristics)})"
+            f" or a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...)"
+        )
+    reserved = sorted(set(options) & set(RESERVED_OPTIONS))
+    if reserved:
+        raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
+    return HetschedScheduler(
+        options={"heuristic": name, "export_prefix": str(export_prefix), **options}
+    )
+
+
+def prepare_outdir(outdir: Path, force: bool) -> Path:
+    """Create ``outdir``; refuse to overwrite a previous run's files unless ``force``.
+
+    With ``force`` the previous run's files (:data:`RUN_FILES`) are deleted first,
+    so that no stale file (an old energy trace...) is mistaken for this run's.
+    Returns the Batsim export prefix ``<outdir>/out``.
+    """
+    outdir.mkdir(parents=True, exist_ok=True)
+    previous = [outdir / name for name in RUN_FILES if (outdir / name).exists()]
+    if previous and not force:
+        raise FileExistsError(
+            f"{outdir} holds a previous run ({', '.join(p.name for p in previous)}):"
+            " choose another output directory or pass --force"
+        )
+    for path in previous:
+        path.unlink()
+    return outdir / OUTPUT_PREFIX
+
+
+@contextlib.contextmanager
+def _scheduler_log(path: Path) -> Iterator[None]:
+    """Send standard output and every log record to ``path`` for the duration of the run."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with path.open("a") as stream, contextlib.redirect_stdout(stream):
+            yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+
+
+def _task_count(workload: Path) -> int:
+    data = json.loads(workload.read_text())
+    return len(data.get("jobs", [])) if isinstance(data, dict) else 0
+
+
+def _run_embedded(
+    scheduler: BatsimScheduler,
+    platform: Path,
+    workload: Path,
+    prefix: Path,
+    *,
+    energy: bool,
+    dynamic_jobs: bool,
+    bar: ProgressBar | None,
+) -> None:
+    def progress(now: float, done: int, total: int) -> None:
+        assert bar is not None
+        bar.update(done, total, f"jobs  t={now:.0f} s")
+
+    simulate(
+        platform,
+        [workload],
+        scheduler,
+        str(prefix),
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        progress=progress if bar is not None else None,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _tasks_resolved(bs: Batsim) -> int:
+    """Static jobs finished so far, from pybatsim's counters.
+
+    Completed jobs (originals or twins) plus rejected originals that have no twin:
+    each registered twin (``nb_jobs_submitted_from_scheduler``) rejects one original.
+    """
+    return bs.nb_jobs_completed + bs.nb_jobs_rejected - bs.nb_jobs_submitted_from_scheduler
+
+
+def _stop_scheduler_loop(endpoint: str) -> None:
+    """Unblock pybatsim's receive after Batsim died: send it a SIMULATION_ENDS.
+
+    pybatsim then ends its loop (or, before SIMULATION_BEGINS, raises), and the
+    caller reports Batsim's failure instead of waiting forever. The message is given
+    up to a second to be delivered, and the scheduler's answer, if any, another second.
+    """
+    context = zmq.Context()
+    request = context.socket(zmq.REQ)
+    request.setsockopt(zmq.LINGER, 1000)
+    request.setsockopt(zmq.SNDTIMEO, 1000)
+    request.setsockopt(zmq.RCVTIMEO, 1000)
+    message = {"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_ENDS"}]}
+    try:
+        request.connect(endpoint)
+        request.send_string(json.dumps(message))
+        request.recv()
+    except zmq.ZMQError:
+        pass  # no answer: the scheduler left its loop on the message (or before it)
+    finally:
+        request.close()
+        context.term()
+
+
+def _close_scheduler_socket(scheduler: BatsimScheduler) -> None:
+    """Close the socket pybatsim leaves open when its loop ends on an exception.
+
+    Left open, it would make its ZeroMQ context block forever when garbage-collected.
+    """
+    bs: Batsim | None = getattr(scheduler, "bs", None)
+    if bs is not None and bs.network.connection is not None:
+        bs.network.connection.setsockopt(zmq.LINGER, 0)
+        bs.network.close()
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    text = path.read_text(errors="replace").splitlines() if path.exists() else []
+    return "\n".join(text[-lines:]) or "(empty)"
+
+
+def _run_batsim(
+    scheduler: BatsimScheduler,
+    platform: Path,
+    workload: Path,
+    prefix: Path,
+    *,
+    energy: bool,
+    dynamic_jobs: bool,
+    bar: ProgressBar | None,
+) -> None:
+    tasks = _task_count(workload)
+    port = _free_port()
+    connect = f"tcp://localhost:{port}"
+    command = batsim_command(
+        platform,
+        [workload],
+        str(prefix),
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        socket_endpoint=connect,
+    )
+    if shutil.which(command[0]) is None:
+        raise FileNotFoundError(
+            f"{command[0]} not found on PATH: install Batsim 4.2.1 (or put its Docker"
+            " wrapper on PATH), or use --engine embedded"
+        )
+    log_path = prefix.parent / "batsim.log"
+    finished = threading.Event()
+    batsim_died = threading.Event()
+    with log_path.open("w") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+    def watch() -> None:
+        exited_at: float | None = None
+        while not finished.wait(0.1):
+            bs = getattr(scheduler, "bs", None)
+            if bar is not None and bs is not None and hasattr(bs, "_current_time"):
+                bar.update(_tasks_resolved(bs), tasks, f"tasks  t={bs.time():.0f} s")
+            code = process.poll()
+            if code is None:
+                continue
+            exited_at = exited_at if exited_at is not None else time.monotonic()
+            if code != 0 or time.monotonic() - exited_at > BATSIM_EXIT_GRACE:
+                batsim_died.set()
+                _stop_scheduler_loop(connect)
+                return
+
+    watcher = threading.Thread(target=watch, name="batsim-watcher", daemon=True)
+    watcher.start()
+    failure: Exception | None = None
+    served = False
+    try:
+        launch_scheduler(scheduler, f"tcp://*:{port}", None, scheduler.options, None, False)
+        served = True
+    except Exception as error:
+        failure = error
+    finally:
+        finished.set()
+        watcher.join()
+        if not served:
+            _close_scheduler_socket(scheduler)
+            if process.poll() is None:
+                process.kill()  # Batsim would wait forever for the scheduler's reply
+        code = process.wait()
+    if batsim_died.is_set() or (served and code != 0):
+        when = "before the end of" if batsim_died.is_set() else "at the end of"
+        raise BatsimError(
+            f"batsim exited with code {code} {when} the simulation"
+            f" (command: {' '.join(command)}); last lines of {log_path}:\n{_log_tail(log_path)}"
+        ) from failure
+    if failure is not None:
+        raise failure
+
+
+def run_heuristic(
+    name: str,
+    platform: str | Path,
+    workload: str | Path,
+    outdir: str | Path,
+    *,
+    engine: str = "embedded",
+    options: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    force: bool = False,
+    energy: bool = True,
+) -> RunSummary:
+    """Run scheduler ``name``, check its schedule, and return the run's summary.
+
+    ``options`` go to the scheduler (a hetsched heuristic rejects unknown ones);
+    ``progress`` draws a progress bar on standard error when it is a terminal and the
+    run is long; ``force`` lets the run replace a previous run's files in ``outdir``;
+    ``energy`` runs with SimGrid's energy model (Batsim ``-E``; the platform must
+    then describe host power). Raises ``ValueError`` (bad name, option or file),
+    ``FileNotFoundError``, ``FileExistsError``, :class:`BatsimError` or
+    :class:`~hetsched.metrics.checker.ScheduleViolation`.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    platform, workload, outdir = Path(platform), Path(workload), Path(outdir)
+    for path in (platform, workload):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+    stock = name.startswith(STOCK_PREFIX)
+    scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX)
+    prefix = prepare_outdir(outdir, force)
+    runner = _run_embedded if engine == "embedded" else _run_batsim
+    started = time.monotonic()
+    with _scheduler_log(outdir / "scheduler.log"):
+        bar = ProgressBar() if progress else None
+        try:
+            runner(
+                scheduler,
+                platform,
+                workload,
+                prefix,
+                energy=energy,
+                dynamic_jobs=not stock,
+                bar=bar,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    wall_seconds = time.monotonic() - started
+    report = check_run(prefix, workload, platform, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
+    summary = summarize(prefix, workload, platform, heuristic=name, engine=engine)
+    summary = dataclasses.replace(summary, wall_seconds=wall_seconds, checked_rules=report.rules)
+    (outdir / "summary.json").write_text(summary.dumps() + "\n")
+    return summary

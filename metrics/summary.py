@@ -1,0 +1,183 @@
+"""One run's metrics, from its output files and the workload annotations only.
+
+:func:`summarize` reads ``<prefix>_jobs.csv``, ``<prefix>_consumed_energy.csv``
+(energy runs) and ``<prefix>_mapping_events.csv`` (hetsched schedulers given
+``export_prefix``), the workload file and the platform file, and computes the
+papers' metrics identically for stock and hetsched schedulers (DESIGN.md,
+"Metrics"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
+:meth:`RunSummary.to_json`.
+
+Per-task metrics (task counts, value, utility, mean waiting time) count the tasks
+submitted in the workload's ``measure_window`` ``[t0, t1)`` when it has one
+(Khemka sec. 5, Machovec sec. IV); the makespan and the energy are the whole run's,
+plus the energy consumed in the window.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from hetsched.metrics.annotations import read_workload_info
+from hetsched.metrics.energy import energy_between, total_energy
+from hetsched.metrics.latency import latency_stats, read_mapping_events
+from hetsched.metrics.outcomes import Outcome, account
+from hetsched.metrics.outputs import read_consumed_energy, read_jobs
+from hetsched.metrics.utility import utility_metrics
+from hetsched.metrics.value import value_metrics
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The summary of one run; ``None`` marks a metric the run cannot give.
+
+    ``wall_seconds`` and ``checked_rules`` (the schedule checker's rules the run
+    passed) are filled by :func:`hetsched.experiments.run.run_heuristic`, not by
+    :func:`summarize`, which reads files only.
+
+    >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="out", workload="w.json",
+    ...                platform="p.xml", measure_window=None, tasks_total=2,
+    ...                tasks_completed=1, tasks_failed=0, tasks_dropped=1,
+    ...                value_earned=4.0, value_bound=10.0, value_percent=40.0,
+    ...                utility_earned=None, utility_bound=None, utility_percent=None,
+    ...                energy_joules=1200.0, energy_window_joules=None,
+    ...                energy_budget_joules=None, makespan=30.0, mean_waiting_time=5.0,
+    ...                mapping_events=3, mapping_latency_p50=0.001,
+    ...                mapping_latency_p95=0.002, mapping_latency_max=0.002)
+    >>> s.to_json()["value_percent"]
+    40.0
+    >>> RunSummary(**{**s.to_json(), "tasks_dropped": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: run summary: tasks completed 1 + failed 0 + dropped 2 != total 2
+    """
+
+    heuristic: str | None
+    engine: str | None
+    outdir: str
+    workload: str
+    platform: str
+    measure_window: tuple[float, float] | None
+    tasks_total: int
+    tasks_completed: int
+    tasks_failed: int
+    tasks_dropped: int
+    value_earned: float | None
+    value_bound: float | None
+    value_percent: float | None
+    utility_earned: float | None
+    utility_bound: float | None
+    utility_percent: float | None
+    energy_joules: float | None
+    energy_window_joules: float | None
+    energy_budget_joules: float | None
+    makespan: float
+    mean_waiting_time: float | None
+    mapping_events: int | None
+    mapping_latency_p50: float | None
+    mapping_latency_p95: float | None
+    mapping_latency_max: float | None
+    wall_seconds: float | None = None
+    checked_rules: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        done = self.tasks_completed + self.tasks_failed + self.tasks_dropped
+        if done != self.tasks_total:
+            raise ValueError(
+                f"run summary: tasks completed {self.tasks_completed} + failed"
+                f" {self.tasks_failed} + dropped {self.tasks_dropped} != total {self.tasks_total}"
+            )
+        if self.measure_window is not None:
+            object.__setattr__(self, "measure_window", tuple(self.measure_window))
+        if self.checked_rules is not None:
+            object.__setattr__(self, "checked_rules", tuple(self.checked_rules))
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"run summary: {item.name} is {value}")
+
+    def to_json(self) -> dict[str, object]:
+        """The summary as one JSON-ready object (keys documented in ``docs/run.md``)."""
+        data = asdict(self)
+        for key in ("measure_window", "checked_rules"):
+            if data[key] is not None:
+                data[key] = list(data[key])
+        return data
+
+    def dumps(self) -> str:
+        """:meth:`to_json` as a JSON string."""
+        return json.dumps(self.to_json(), indent=2)
+
+
+def _output(prefix: Path, suffix: str) -> Path:
+    return prefix.parent / f"{prefix.name}_{suffix}"
+
+
+def summarize(
+    prefix: str | Path,
+    workload_path: str | Path,
+    platform_path: str | Path,
+    *,
+    heuristic: str | None = None,
+    engine: str | None = None,
+) -> RunSummary:
+    """Metrics of the run whose Batsim outputs start with ``prefix`` (``outdir/out``).
+
+    Raises ``ValueError`` if the output files do not account for every task
+    (run :func:`hetsched.metrics.checker.check_run` for the full diagnosis).
+    """
+    prefix = Path(prefix)
+    workload = read_workload_info(workload_path)
+    accounting = account(read_jobs(_output(prefix, "jobs.csv")), workload)
+    if accounting.problems:
+        raise ValueError(
+            f"{_output(prefix, 'jobs.csv')} does not account for the workload's tasks: "
+            + "; ".join(accounting.problems)
+        )
+    outcomes = accounting.outcomes
+    counted = [o for task_id, o in outcomes.items() if workload.in_window(workload.jobs[task_id])]
+    by_outcome = {kind: sum(o.outcome is kind for o in counted) for kind in Outcome}
+    waits = [o.waiting_time for o in counted if o.waiting_time is not None]
+    finishes = [o.finish_time for o in outcomes.values() if o.finish_time is not None]
+
+    energy_path = _output(prefix, "consumed_energy.csv")
+    energy = read_consumed_energy(energy_path) if energy_path.exists() else None
+    window_energy = None
+    if energy is not None and workload.measure_window is not None:
+        window_energy = energy_between(energy, *workload.measure_window)
+
+    events_path = _output(prefix, "mapping_events.csv")
+    events = read_mapping_events(events_path) if events_path.exists() else None
+    latency = latency_stats(events) if events else None
+
+    value = value_metrics(outcomes, workload)
+    utility = utility_metrics(outcomes, workload)
+    return RunSummary(
+        heuristic=heuristic,
+        engine=engine,
+        outdir=str(prefix.parent),
+        workload=str(workload_path),
+        platform=str(platform_path),
+        measure_window=workload.measure_window,
+        tasks_total=len(counted),
+        tasks_completed=by_outcome[Outcome.COMPLETED],
+        tasks_failed=by_outcome[Outcome.FAILED],
+        tasks_dropped=by_outcome[Outcome.DROPPED],
+        value_earned=None if value is None else value.earned,
+        value_bound=None if value is None else value.bound,
+        value_percent=None if value is None else value.percent,
+        utility_earned=None if utility is None else utility.earned,
+        utility_bound=None if utility is None else utility.bound,
+        utility_percent=None if utility is None else utility.percent,
+        energy_joules=None if energy is None else total_energy(energy),
+        energy_window_joules=window_energy,
+        energy_budget_joules=workload.energy_budget,
+        makespan=max(finishes, default=0.0),
+        mean_waiting_time=sum(waits) / len(waits) if waits else None,
+        mapping_events=None if events is None else len(events),
+        mapping_latency_p50=None if latency is None else latency.p50,
+        mapping_latency_p95=None if latency is None else latency.p95,
+        mapping_latency_max=None if latency is None else latency.max,
+    )

@@ -1,0 +1,76 @@
+"""Value earned and the maximum value bound (Khemka et al., MIC 2015, sections 2 and 5).
+
+A task earns the value of its value function at its completion time, measured from
+its arrival (the *original* job's submission time, not an execution twin's
+registration time), only if it completed successfully; dropped, killed or failed
+tasks earn nothing. The maximum value bound of a scenario is "the sum of the
+starting values of all tasks" (sec. 5); results are reported as the percentage of
+that bound earned.
+
+Which tasks count: with a workload ``measure_window`` ``[t0, t1]``, only tasks
+submitted in ``[t0, t1)`` count, in the earned value and in the bound alike, and a
+counted task earns its value whenever it completes (the simulation runs until every
+task has completed or been dropped). This is Khemka sec. 5's setup: 28 h of
+arrivals, results "collected from the remaining 24-hour period" of arrivals. Tasks
+without a value function are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hetsched.metrics.annotations import WorkloadInfo
+from hetsched.metrics.outcomes import Outcome, TaskOutcome
+
+
+@dataclass(frozen=True)
+class ValueMetrics:
+    """Value earned, maximum value bound and the percentage of the bound earned.
+
+    >>> ValueMetrics(earned=12.0, bound=16.0, tasks=3).percent
+    75.0
+    >>> ValueMetrics(earned=0.0, bound=0.0, tasks=0).percent is None
+    True
+    >>> ValueMetrics(earned=17.0, bound=16.0, tasks=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: value earned 17.0 exceeds the maximum value bound 16.0
+    """
+
+    earned: float
+    bound: float
+    tasks: int
+
+    def __post_init__(self) -> None:
+        if not self.earned >= 0:
+            raise ValueError(f"value earned {self.earned} must be >= 0")
+        if self.earned > self.bound * (1 + 1e-12):
+            raise ValueError(
+                f"value earned {self.earned} exceeds the maximum value bound {self.bound}"
+            )
+
+    @property
+    def percent(self) -> float | None:
+        """100 x earned / bound; ``None`` when the bound is 0 (no task counted)."""
+        return None if self.bound == 0 else 100.0 * self.earned / self.bound
+
+
+def value_metrics(
+    outcomes: Mapping[str, TaskOutcome], workload: WorkloadInfo
+) -> ValueMetrics | None:
+    """Value earned and bound over the counted tasks; ``None`` if no task has a value function."""
+    if all(job.value is None for job in workload.jobs.values()):
+        return None
+    earned = bound = 0.0
+    tasks = 0
+    for task_id, outcome in outcomes.items():
+        job = workload.jobs[task_id]
+        if job.value is None or not workload.in_window(job):
+            continue
+        tasks += 1
+        bound += job.value.start
+        if outcome.outcome is Outcome.COMPLETED:
+            assert outcome.finish_time is not None
+            earned += job.value.value(arrival=job.subtime, completion=outcome.finish_time)
+    return ValueMetrics(earned=earned, bound=bound, tasks=tasks)
