@@ -39,10 +39,14 @@ START and DROP decisions are those of the full loop.
 Choices where the paper leaves details open:
 
 - A task without a value function cannot be scored: ValueError naming it.
-- Tasks whose best score is 0 (they would finish after their hard deadline)
-  are still booked, last, by earliest completion: the paper's loop maps every
-  mappable task; the zero-value drop of the next mapping event removes them if
-  they can no longer earn anything.
+- Tasks whose best score is 0 (every slot left would finish after their hard
+  deadline) are not booked: the loop stops when the best remaining score is 0,
+  and those tasks get no decision at this event. They stay mappable, so a later
+  event may still find them a slot that earns value, and the zero-value drop of
+  section 3.1 removes them once even an immediate start on their fastest
+  cluster earns nothing. Reserving (or starting) them would earn nothing and
+  hold nodes that tasks with value could use; with reservations it would also
+  take them out of the mappable set for good, where the drop never sees them.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
+
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
@@ -268,7 +273,7 @@ class _MinMin:
         left = len(self.tasks)
         heap = self.heap
         while left:
-            _, _, i, j, start, generation = heapq.heappop(heap)
+            negative_score, _, i, j, start, generation = heapq.heappop(heap)
             if booked[i]:
                 continue
             name = self.clusters[j].name
@@ -285,6 +290,8 @@ class _MinMin:
                         if not self.startable:
                             break
                     continue
+            if negative_score >= 0.0:
+                break  # the best choice left earns nothing (module docstring)
             decisions.append(self._book(i, j, start))
             booked[i] = True
             left -= 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
 from hetsched.core.schedule import SystemSchedule
@@ -11,8 +14,6 @@ from hetsched.core.tasks import Task
 from hetsched.core.value import ValueFunction
 from hetsched.heuristics.common import prepare
 from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def flat(value: float) -> ValueFunction:
@@ -89,8 +90,10 @@ def test_value_none_is_an_error_and_zero_value_tasks_are_dropped() -> None:
     decisions = MaxValue().map(event((late, T3), time=2.0))
     assert decisions[0] == Decision(Action.DROP, "late")
     assert decisions[1].task_id == "t3"
+    # Without the drop, "late" can only earn 0 anywhere: it gets no decision (it stays
+    # mappable) rather than a reservation that earns nothing.
     kept = MaxValue(drop_zero_value=False).map(event((late, T3), time=2.0))
-    assert [d.task_id for d in kept] == ["t3", "late"]  # value 3 > 0, then 0 last
+    assert [d.task_id for d in kept] == ["t3"]
 
 
 # One cluster of four 1-core nodes; R runs on nodes 0-2 until 10; node 3 is idle.
@@ -175,7 +178,9 @@ def reference(heuristic: MaxValue, event: MappingEvent) -> list[Decision]:
                 key = (-score, slot.end, index, order.index(cluster.name))
                 if best is None or key < best[0]:
                     best = (key, position, task, slot)
-        _, position, task, slot = best
+        (negative_score, *_), position, task, slot = best
+        if negative_score >= 0:
+            break  # the best choice left earns nothing: no decision for the rest
         kind = Action.START if slot.start == now else (
             Action.PLACEHOLDER if heuristic.placeholders else Action.RESERVE)
         schedule.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind)
