@@ -1,0 +1,33 @@
+"""Test-suite hygiene shared by every test file."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+
+import pytest
+import zmq
+
+# pybatsim's NetworkHandler never terminates its ZeroMQ context. If such a context is
+# garbage-collected later, during another test, with a socket still holding an unsent
+# message, pyzmq's finaliser terminates it with an infinite linger and the whole suite
+# hangs. Every context a test creates is recorded here and destroyed (linger 0) when that
+# test ends, so a leak is cleaned up where it happened.
+_CONTEXTS: weakref.WeakSet[zmq.Context] = weakref.WeakSet()
+_original_init = zmq.Context.__init__
+
+
+def _recording_init(self: zmq.Context, *args: object, **kwargs: object) -> None:
+    _original_init(self, *args, **kwargs)
+    _CONTEXTS.add(self)
+
+
+zmq.Context.__init__ = _recording_init  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _destroy_zmq_contexts() -> Iterator[None]:
+    yield
+    for context in list(_CONTEXTS):
+        if not context.closed:
+            context.destroy(linger=0)
