@@ -26,7 +26,7 @@ system-deps:
 
 # The main job: baselines and value heuristics on a real trace day, embedded engine.
 quickstart: setup
-	$(BIN)/hetsched compare --trace KTH-SP2-1996-2.1-cln --day 100 --preset khemka-20 --seed 1
+	$(BIN)/hetsched compare --trace CEA-Curie-2011-2.1-cln --day 47 --preset khemka-20 --seed 1
 
 test: setup system-deps
 	$(BIN)/ruff check .

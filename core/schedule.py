@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import numpy as np
+
 from hetsched.core.decisions import Action
 from hetsched.core.slots import Slot
 from hetsched.core.system import Cluster

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
 from hetsched.core.decisions import Action
 from hetsched.core.slots import (
     INF,

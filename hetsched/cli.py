@@ -9,11 +9,12 @@ from collections.abc import Sequence
 
 from hetsched import __version__
 from hetsched.experiments import cli as experiments_cli
+from hetsched.experiments import study_cli
 from hetsched.platforms import cli as platforms_cli
 from hetsched.schedulers import cli as schedulers_cli
 from hetsched.workloads import cli as workloads_cli
 
-COMMAND_GROUPS = (platforms_cli, workloads_cli, schedulers_cli, experiments_cli)
+COMMAND_GROUPS = (platforms_cli, workloads_cli, schedulers_cli, experiments_cli, study_cli)
 
 
 class UserError(Exception):

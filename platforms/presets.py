@@ -75,6 +75,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
 
 CURIE_CORES = 93_312

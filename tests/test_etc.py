@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hetsched.workloads.etc_matrix import etc_from_run_times, gamma_shape_scale, positive_gamma
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from batsim.batsim import Job
+from test_generators_support import HANSEN, HWANG, MACHOVEC, SMALL, TARPLEE, Cluster, clusters_for
+
 from hetsched.workloads import gen_common
 from hetsched.workloads.generators import FIELD_VALIDATORS, PRESETS, generate, platform_preset
-from test_generators_support import HANSEN, HWANG, MACHOVEC, SMALL, TARPLEE, Cluster, clusters_for
 
 V1_JOB_FIELDS = {
     # Batsim's own fields, then the annotation table of docs/architecture.md (schema v1).

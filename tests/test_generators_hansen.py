@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
+from test_generators_support import HANSEN, Cluster
+
 from hetsched.workloads import gen_common
 from hetsched.workloads import gen_hansen as h
 from hetsched.workloads.generators import generate
-from scipy import stats
-from test_generators_support import HANSEN, Cluster
 
 # 4 processor types x 1024 nodes and 2048 applications: M = 2, large samples.
 BIG = [Cluster(f"p{j}", 1, 1024) for j in range(4)]

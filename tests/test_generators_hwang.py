@@ -7,9 +7,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from test_generators_support import HWANG, hwang_clusters
+
 from hetsched.workloads import gen_hwang as hw
 from hetsched.workloads.generators import PRESETS, generate
-from test_generators_support import HWANG, hwang_clusters
 
 # Table 3 as printed: egocentric and reciprocal platform affinities (gene, cheetah, darth,
 # lcloud). Recomputing them from the throughputs checks the transcription of the throughputs.

@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from test_generators_support import MACHOVEC, Cluster, PState
+
 from hetsched.workloads import gen_machovec as m
 from hetsched.workloads.generators import generate
-from test_generators_support import MACHOVEC, Cluster, PState
 
 # 10,000 task types (paper: 100) so that frequencies are within ~0.5 percentage point.
 N_GENERAL, N_SPECIAL = 6000, 4000

@@ -8,9 +8,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from test_generators_support import TARPLEE, Cluster
+
 from hetsched.workloads import gen_tarplee as t
 from hetsched.workloads.generators import generate
-from test_generators_support import TARPLEE, Cluster
 
 
 def test_etc_matrix_follows_the_cov_method() -> None:

@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
+
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
 from hetsched.core.schedule import SystemSchedule

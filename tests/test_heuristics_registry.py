@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.system import Cluster

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from hetsched.platforms.presets import PRESETS, generate
-from hetsched.platforms.simgrid_xml import platform_to_xml, read_platform
 
 from hetsched.cli import main
+from hetsched.platforms.presets import PRESETS, generate
+from hetsched.platforms.simgrid_xml import platform_to_xml, read_platform
 
 
 def test_generate_preset_writes_the_preset(tmp_path: Path, capsys) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hetsched.core.system import Cluster, PState
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec, SpecError
 from hetsched.platforms.properties import (

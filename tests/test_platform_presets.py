@@ -10,6 +10,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
 from hetsched.platforms.model import PlatformSpec, PStateSpec
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.simgrid_xml import platform_to_xml

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from hetsched.core.system import Cluster, PState
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import PRESETS, generate

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
 from hetsched.platforms.spec import load_spec
 

@@ -6,6 +6,9 @@ import string
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
 from hetsched.platforms.simgrid_xml import (
     host_name,
@@ -13,8 +16,6 @@ from hetsched.platforms.simgrid_xml import (
     read_platform,
     write_platform,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 DEMO = PlatformSpec(
     (

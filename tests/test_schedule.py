@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from hetsched.core.decisions import Action
 from hetsched.core.schedule import Booking, SystemSchedule
 from hetsched.core.system import Cluster

@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from hetsched.core.decisions import Action
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.system import Cluster
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 INF = math.inf
 

@@ -7,6 +7,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads.swf import FIELD_NAMES, SwfFormatError, SwfJob, read_swf
 
 HEADER = """\

@@ -6,6 +6,7 @@ import calendar
 import datetime
 
 import pytest
+
 from hetsched.workloads.clusters import ClusterShape
 from hetsched.workloads.selection import (
     SelectionOptions,

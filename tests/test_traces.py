@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads.swf import read_swf
 from hetsched.workloads.traces import (
     ENVIRONMENT_VARIABLE,

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import parse_clusters
 from hetsched.workloads.convert import swf_to_workload

@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hetsched.core.utility import UtilityFunction, UtilityInterval
 from hetsched.workloads.gen_machovec import utility_classes
 from hetsched.workloads.utility_annotation import sample_utility_functions, table_one_cells
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 THREE = UtilityFunction(
     priority=6.0,

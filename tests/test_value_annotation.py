@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hetsched.workloads.value_annotation import sample_value_functions, start_value_mean
 from scipy import stats
+
+from hetsched.workloads.value_annotation import sample_value_functions, start_value_mean
 
 N = 200_000
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hetsched.workloads.batsim_workload import load_workload
 
 from hetsched.cli import main
+from hetsched.workloads.batsim_workload import load_workload
 
 SHARED = Path("/work/shared/data/swf")
 TRACE = """\

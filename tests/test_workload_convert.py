@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import ClusterShape, parse_clusters
 from hetsched.workloads.convert import swf_to_workload

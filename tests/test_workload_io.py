@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads.batsim_workload import dumps_workload, load_workload, write_workload
 from hetsched.workloads.schema import WorkloadError
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from hetsched.workloads import schema
 from hetsched.workloads.batsim_workload import parse_workload
 from hetsched.workloads.schema import (

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from hetsched import __version__
 from hetsched.workloads.clusters import ClusterLike, as_shapes
 from hetsched.workloads.etc_matrix import etc_from_run_times
 from hetsched.workloads.schema import SCHEMA_VERSION
@@ -48,8 +50,6 @@ from hetsched.workloads.swf import MISSING, read_swf
 from hetsched.workloads.traces import TRACES, resolve_trace, sha256_of
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
-
-from hetsched import __version__
 
 ANNOTATIONS = ("value", "utility")
 DEFAULT_ETC_COV = 0.3

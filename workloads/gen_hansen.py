@@ -48,6 +48,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
 from hetsched.workloads.gen_common import (
     ClusterLike,
     Option,

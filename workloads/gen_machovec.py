@@ -56,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from hetsched.workloads.gen_common import (
     ClusterLike,
     Option,

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
 from hetsched.workloads.gen_common import (
     ClusterLike,
     Option,

@@ -28,6 +28,7 @@ Draw order, for all tasks at once: cells, priorities, class indices.
 from __future__ import annotations
 
 import numpy as np
+
 from hetsched.core.utility import UtilityFunction
 from hetsched.workloads.gen_machovec import (
     NB_UTILITY_CLASSES,

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from hetsched.core.value import ValueFunction
 from hetsched.workloads.etc_matrix import gamma_shape_scale
 

@@ -1,0 +1,1 @@
+"""Benchmarks: speed and latency figures, printed (never asserted in tests)."""
