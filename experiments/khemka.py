@@ -88,6 +88,9 @@ def last_trace_day(trace: str, trace_dir: str | Path | None = None) -> int:
 def scenario_days(nb_scenarios: int, last_day: int) -> list[int]:
     """Days spread evenly over ``[1, last_day - 1]`` (see the module docstring).
 
+    With more scenarios than usable days a day repeats; its scenarios still differ, since
+    each scenario has its own platform and annotation seed.
+
     >>> scenario_days(3, 11)
     [1, 6, 10]
     >>> scenario_days(1, 11)
@@ -199,7 +202,13 @@ def aggregate(runs: Sequence[StudyRun]) -> list[Aggregate]:
         groups.setdefault((run.environment, run.heuristic), []).append(run)
     result = []
     for (env, heuristic), members in groups.items():
-        percents = [m.summary.value_percent or 0.0 for m in members]
+        missing = [m for m in members if m.summary.value_percent is None]
+        if missing:
+            raise ValueError(
+                f"{missing[0].summary.outdir}: no value % (the workload has no value"
+                " functions); the study measures % of the maximum value bound"
+            )
+        percents = [float(m.summary.value_percent) for m in members]  # type: ignore[arg-type]
         latencies = [
             m.summary.mapping_latency_p50
             for m in members
@@ -234,7 +243,12 @@ def ratios(
 
 
 def write_csv(runs: Sequence[StudyRun], aggregates: Sequence[Aggregate], outdir: Path) -> None:
-    """``runs.csv`` (one row per run) and ``summary.csv`` (one row per environment x heuristic)."""
+    """``runs.csv`` (one row per run) and ``summary.csv`` (one row per environment x heuristic).
+
+    These are derived from the runs' ``summary.json`` files and rewritten each time a
+    study is summarised (a resumed study adds rows); the runs themselves are never
+    overwritten.
+    """
     with (outdir / "runs.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(
