@@ -263,6 +263,8 @@ ANNOTATION_CASES: list[tuple[Mutation, str]] = [
      f"{F}: 'hetsched'.clusters['a']: must be an integer >= 1, got 0"),
     (lambda d: d["hetsched"].update(measure_window=[5, 5]),
      f"{F}: 'hetsched'.measure_window: must be null or [t0, t1] with 0 <= t0 < t1"),
+    (lambda d: d["hetsched"].update(energy_budget=-1.0),
+     f"{F}: 'hetsched'.energy_budget: must be null or joules >= 0"),
     (lambda d: d["hetsched"].update(window=[0, 1]), f"{F}: 'hetsched': unknown field 'window'"),
     (lambda d: d["hetsched"].pop("clusters"), f"{F}: 'hetsched': missing 'clusters'"),
     (lambda d: d.update(hetsched=[]), f"{F}: 'hetsched': must be an object"),
@@ -288,6 +290,13 @@ def restore_validators() -> Iterator[None]:
 def _checkpoint_interval(value: object, location: str) -> None:
     if not isinstance(value, float) or value < 1:
         raise ValueError(f"{location}: must be a float >= 1, got {value!r}")
+
+
+@pytest.mark.usefixtures("restore_validators")
+def test_an_energy_budget_in_joules_is_accepted() -> None:
+    doc = annotated()
+    doc["hetsched"]["energy_budget"] = 3.6e9  # Machovec et al. sec. II.C: joules for the day
+    validate_workload(doc, F)
 
 
 @pytest.mark.usefixtures("restore_validators")

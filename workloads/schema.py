@@ -42,7 +42,7 @@ BATSIM_JOB_FIELDS = frozenset({"id", "subtime", "walltime", "res", "profile"})
 """Job fields Batsim itself reads (``smpi_ranks_to_hosts_mapping`` too, for SMPI jobs)."""
 _BATSIM_OPTIONAL_JOB_FIELDS = frozenset({"smpi_ranks_to_hosts_mapping"})
 HETSCHED_KEYS = frozenset({"schema_version", "reference_cluster", "clusters", "measure_window",
-                           "source"})
+                           "energy_budget", "source"})
 _REQUIRED_HETSCHED_KEYS = frozenset({"schema_version", "reference_cluster", "clusters"})
 REQUIRED_JOB_ANNOTATIONS = ("cores", "etc")
 _INT32 = (-(2**31), 2**31 - 1)
@@ -603,6 +603,12 @@ def _check_meta(meta: object, filename: str) -> dict:
                 f"{where}.measure_window: must be null or [t0, t1] with 0 <= t0 < t1,"
                 f" got {window!r}"
             )
+    budget = meta.get("energy_budget")
+    if budget is not None and not (_is_number(budget) and budget >= 0):
+        raise WorkloadError(
+            f"{where}.energy_budget: must be null or joules >= 0 (Machovec et al. sec. II.C),"
+            f" got {budget!r}"
+        )
     if "source" in meta and not isinstance(meta["source"], dict):
         raise WorkloadError(f"{where}.source: must be an object")
     return meta
