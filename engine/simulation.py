@@ -638,7 +638,8 @@ class _Batsim:
         return
         yield
 
-    def _on_job_completed(self, job: _Job) -> Generator[Any, Any, None]:
+    def _complete(self, job: _Job) -> None:
+        """A job ended (normally or killed): JOB_COMPLETED to the scheduler, its out_jobs row."""
         self.nb_running -= 1
         self.nb_completed += 1
         self.writer.append(
@@ -653,6 +654,9 @@ class _Batsim:
         )
         self._write_job(job)
         self.jobs_to_delete.append(job)
+
+    def _on_job_completed(self, job: _Job) -> Generator[Any, Any, None]:
+        self._complete(job)
         return
         yield
 
@@ -783,20 +787,7 @@ class _Batsim:
         jobs, progress = payload
         for job in jobs:
             if job.state == "COMPLETED_KILLED":
-                self.nb_running -= 1
-                self.nb_completed += 1
-                self.writer.append(
-                    "JOB_COMPLETED",
-                    {
-                        "job_id": job.id,
-                        "job_state": job.state,
-                        "return_code": job.return_code,
-                        "alloc": format_intervals(job.allocation),
-                    },
-                    self.kernel.now,
-                )
-                self._write_job(job)
-                self.jobs_to_delete.append(job)
+                self._complete(job)
         self.writer.append(
             "JOB_KILLED",
             {"job_ids": [job.id for job in jobs], "job_progress": progress},
