@@ -18,6 +18,7 @@ from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.convert import swf_to_workload
+from hetsched.workloads.selection import SelectionOptions
 
 SCENARIO_FILE = "scenario.json"
 PLATFORM_FILE = "platform.xml"
@@ -29,7 +30,8 @@ class Scenario:
     """The inputs of one comparison.
 
     ``seed`` draws the platform; the workload annotations (ETC columns, value
-    functions) are drawn with the same seed.
+    functions) are drawn with the same seed. ``max_cores`` drops the jobs asking for
+    more cores (Khemka et al. section 4: 4,096; ``None`` keeps them all).
 
     >>> Scenario("KTH-SP2-1996-2.1-cln", day=10, preset="khemka", seed=3,
     ...          platform_options={"cores": 64}).label()
@@ -46,6 +48,7 @@ class Scenario:
     seed: int
     etc_cov: float = 0.3
     value_correlation: str = "weak"
+    max_cores: int | None = 4096
     platform_options: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -97,6 +100,7 @@ def prepare(
         etc_cov=scenario.etc_cov,
         value_correlation=scenario.value_correlation,
         trace_dir=trace_dir,
+        options=SelectionOptions(max_cores=scenario.max_cores),
     )
     write_workload(document, workload_path, force=True)
     marker.write_text(wanted + "\n")

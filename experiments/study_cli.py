@@ -47,6 +47,7 @@ def compare_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             etc_cov=args.etc_cov,
             value_correlation=args.correlation,
+            max_cores=args.max_cores or None,
             platform_options=options,
         )
         outdir = args.outdir or Path("runs") / f"compare-{scenario.label()}"
@@ -119,6 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--correlation", default="weak", choices=("exact", "weak", "none"),
         help="value-runtime correlation (weak)",
     )
+    parser.add_argument("--max-cores", type=int, default=4096,
+                        help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all)")
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
     parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),

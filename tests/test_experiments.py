@@ -1,7 +1,8 @@
 """Tests of experiments/scenario.py, compare.py, khemka.py and study_cli.py.
 
 The end-to-end tests use the real KTH SP2 trace (Parallel Workloads Archive) from
-/work/shared/data/swf, day 100, on the ``khemka`` preset shrunk to ``cores=64`` so that a
+the shared trace folder (tests/shared_traces.py), day 100, on the ``khemka`` preset
+shrunk to ``cores=64`` so that a
 run takes well under a second on the embedded engine. Day 100 of KTH has jobs: its
 28 h window (4 h warm-up + 24 h measured) holds 134 submissions.
 """
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+from shared_traces import TRACE_DIR
 
 from hetsched.cli import main
 from hetsched.experiments import khemka
@@ -49,7 +51,6 @@ from hetsched.experiments.scenario import (
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.summary import RunSummary
 
-TRACE_DIR = Path("/work/shared/data/swf")
 KTH = "KTH-SP2-1996-2.1-cln"
 DAY = 100
 OLD = 1_000_000_000  # an mtime (2001-09-09) no file written by a test can have
@@ -508,3 +509,19 @@ def test_cli_experiment_khemka_unknown_environment(
     err = capsys.readouterr().err
     assert "hetsched experiment: error: unknown environment(s) nope" in err
     assert "intermediate" in err  # the valid names are listed
+
+
+@needs_trace
+def test_scenario_drops_jobs_over_its_core_limit(tmp_path: Path) -> None:
+    """Khemka et al. section 4 remove the tasks asking for more than 4,096 cores; a scenario's
+    ``max_cores`` does the same (here 8 on KTH's day 100, whose jobs ask for up to 100 cores)."""
+    limited = Scenario(KTH, day=DAY, preset="khemka", seed=1, max_cores=8,
+                       platform_options={"cores": 64})
+    _, workload = prepare(limited, tmp_path / "limited", TRACE_DIR)
+    cores = [job["cores"] for job in json.loads(workload.read_text())["jobs"]]
+    assert cores and max(cores) <= 8
+    unlimited = Scenario(KTH, day=DAY, preset="khemka", seed=1, max_cores=None,
+                         platform_options={"cores": 64})
+    _, workload = prepare(unlimited, tmp_path / "unlimited", TRACE_DIR)
+    assert max(job["cores"] for job in json.loads(workload.read_text())["jobs"]) > 8
+    assert Scenario(KTH, day=DAY, preset="khemka", seed=1).max_cores == 4096

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from shared_traces import TRACE_DIR
 
 from hetsched.workloads.swf import read_swf
 from hetsched.workloads.traces import (
@@ -23,7 +24,7 @@ from hetsched.workloads.traces import (
     resolve_trace,
 )
 
-SHARED = Path("/work/shared/data/swf")
+SHARED = TRACE_DIR
 README_JOBS = {
     "KTH-SP2-1996-2.1-cln": 28_476,
     "SDSC-SP2-1998-4.2-cln": 59_715,

@@ -1,6 +1,6 @@
 """The four real Parallel Workloads Archive traces of the shared folder.
 
-The folder is ``$HETSCHED_TRACE_DIR`` or /work/shared/data/swf; without it these tests are
+The folder is the shared trace folder (tests/shared_traces.py); without it these tests are
 skipped. Every expected number below comes from outside this code: the job counts and
 facts from the folder's README.md (checked there with other tools), and the counts of the
 day windows from an independent computation with ``zcat | awk`` and GNU ``date`` (for the
@@ -15,10 +15,10 @@ local midnight), for example for Curie day 47::
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from shared_traces import TRACE_DIR
 
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import parse_clusters
@@ -27,7 +27,7 @@ from hetsched.workloads.selection import SelectionOptions
 from hetsched.workloads.swf import read_swf
 from hetsched.workloads.traces import TRACES, resolve_trace
 
-FOLDER = Path(os.environ.get("HETSCHED_TRACE_DIR") or "/work/shared/data/swf")
+FOLDER = TRACE_DIR
 pytestmark = pytest.mark.skipif(
     not all((FOLDER / info.file_name).is_file() for info in TRACES.values()),
     reason=f"the real traces are not in {FOLDER} (set HETSCHED_TRACE_DIR)",

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_traces import TRACE_DIR
 
 from hetsched.cli import main
 from hetsched.workloads.batsim_workload import load_workload
 
-SHARED = Path("/work/shared/data/swf")
+SHARED = TRACE_DIR
 TRACE = """\
 ; UnixStartTime: 0
 ; TimeZoneString: UTC
