@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from test_generators_support import HANSEN, Cluster
 
-from hetsched.workloads import gen_common
+from hetsched.core.speedup import downey_speedup
 from hetsched.workloads import gen_hansen as h
 from hetsched.workloads.generators import generate
 
@@ -91,7 +91,7 @@ def test_makespan_goal_is_eq_4(big: dict) -> None:
     total, count = 0.0, 0
     for job in w["jobs"]:
         downey = job["downey"]
-        speedup = float(gen_common.downey_speedup(share, downey["A"], downey["sigma"]))
+        speedup = float(downey_speedup(share, downey["A"], downey["sigma"]))
         for cluster, serial in job["serial_time"].items():
             alpha = job["slowdown"][cluster]["alpha"]
             total += (alpha + 1) / (alpha - 1) * serial["mean"] / speedup

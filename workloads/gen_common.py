@@ -3,8 +3,8 @@
 * the clusters a generator works on (:func:`check_clusters`), whatever their class, as long as
   they have ``name``, ``cores_per_node`` and ``nb_nodes``;
 * the random draws the papers share: gamma variates given by mean and coefficient of variation
-  (:func:`gamma_mean_cov`), the COV method of Ali et al. for ETC matrices (:func:`cov_method`),
-  Downey's speedup model (:func:`downey_speedup`);
+  (:func:`gamma_mean_cov`), the COV method of Ali et al. for ETC matrices (:func:`cov_method`)
+  (Downey's speedup model is :mod:`hetsched.core.speedup`, shared with the schedulers);
 * options checked against a declared list (:class:`Option`, :func:`resolve_options`);
 * the Batsim side: every task becomes a job that stock schedulers run as it stands
   (:func:`build_workload`).
@@ -117,33 +117,6 @@ def cov_method(
     """
     means = np.asarray(task_means, dtype=float)[:, None]
     return gamma_mean_cov(rng, means, v_mach, (means.shape[0], nb_machines))
-
-
-def downey_speedup(n: np.ndarray | float, a: np.ndarray | float, sigma: np.ndarray | float):
-    """Downey's speedup S(n) of a program of average parallelism A, variance sigma, on n PEs.
-
-    A. B. Downey, "A model for speedup of parallel programs", UCB/CSD-97-933, 1997:
-
-    * low variance (sigma <= 1): ``A n / (A + sigma (n-1) / 2)`` for ``n <= A``;
-      ``A n / (sigma (A - 1/2) + n (1 - sigma/2))`` for ``A <= n <= 2A - 1``; ``A`` beyond;
-    * high variance (sigma >= 1): ``n A (sigma+1) / (sigma (n + A - 1) + A)`` for
-      ``n <= A + A sigma - sigma``; ``A`` beyond.
-
-    >>> round(float(downey_speedup(2, 4, 0.5)), 5), float(downey_speedup(6, 4, 0.5))
-    (1.88235, 3.84)
-    >>> round(float(downey_speedup(2, 4, 2.0)), 5), float(downey_speedup(12, 4, 2.0))
-    (1.71429, 4.0)
-    """
-    n, a, sigma = np.broadcast_arrays(
-        np.asarray(n, dtype=float), np.asarray(a, dtype=float), np.asarray(sigma, dtype=float)
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        low_rise = a * n / (a + sigma * (n - 1) / 2)
-        low_bend = a * n / (sigma * (a - 0.5) + n * (1 - sigma / 2))
-        high_rise = n * a * (sigma + 1) / (sigma * (n + a - 1) + a)
-    low = np.where(n <= a, low_rise, np.where(n <= 2 * a - 1, low_bend, a))
-    high = np.where(n <= a + a * sigma - sigma, high_rise, a)
-    return np.where(sigma <= 1, low, high)
 
 
 @dataclass(frozen=True)

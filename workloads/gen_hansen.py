@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from hetsched.core.speedup import downey_speedup
 from hetsched.workloads.gen_common import (
     ClusterLike,
     Option,
@@ -60,7 +61,6 @@ from hetsched.workloads.gen_common import (
     check_object,
     choice,
     cov_method,
-    downey_speedup,
     gamma_mean_cov,
     nodes_for,
     positive_int,

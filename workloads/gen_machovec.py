@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.core.speedup import downey_speedup
 from hetsched.workloads.gen_common import (
     ClusterLike,
     Option,
@@ -65,7 +66,6 @@ from hetsched.workloads.gen_common import (
     check_clusters,
     choice,
     cov_method,
-    downey_speedup,
     gamma_mean_cov,
     non_negative_int,
     positive_float,
