@@ -1,4 +1,17 @@
-"""The compute system as the scheduler learns it from Batsim (Khemka et al. Fig. 2)."""
+"""The compute system as the scheduler learns it from Batsim (Khemka et al. Fig. 2).
+
+A :class:`Cluster` is a set of identical *resources*: the Batsim resources (SimGrid hosts) a
+task is allocated. On most platforms one resource is one whole multicore node, and a task
+gets whole nodes (Khemka et al. sec. 2, Machovec et al. sec. II.A). On a *shared-node*
+platform (Hwang et al.: single-core tasks of several users share a node, and co-runners slow
+each other down) one resource is one core, and ``node_of`` groups the cores into physical
+nodes (``docs/architecture.md``, "Shared nodes"). The scheduling core counts in resources
+throughout: what its docstrings call "nodes" are resources.
+
+Power follows SimGrid's host energy model as our platforms use it (one core per SimGrid
+host: a busy host draws the full power of its P-state, an idle one its idle power), so
+:meth:`Cluster.busy_energy` is what SimGrid (and Batsim ``-E``) charge for a task.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +21,50 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class PState:
-    """One DVFS P-state of a node: speed in flop/s, power in watts when idle and at full load."""
+    """One DVFS P-state of a resource: speed in flop/s, power in watts when idle and busy.
+
+    >>> PState(speed=2e9, idle_watts=95.0, full_watts=190.0).full_watts
+    190.0
+    >>> PState(speed=0.0, idle_watts=1.0, full_watts=2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: P-state: speed must be > 0 flop/s, got 0.0
+    """
 
     speed: float
     idle_watts: float
     full_watts: float
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.speed) and self.speed > 0):
+            raise ValueError(f"P-state: speed must be > 0 flop/s, got {self.speed}")
+        if not (0 <= self.idle_watts <= self.full_watts < math.inf):
+            raise ValueError(
+                f"P-state: need 0 <= idle watts {self.idle_watts} <= full watts"
+                f" {self.full_watts}"
+            )
+
 
 @dataclass(frozen=True)
 class Cluster:
-    """A homogeneous cluster: identical nodes, each one Batsim resource (a SimGrid host).
+    """A homogeneous cluster of identical resources.
 
-    ``resource_ids`` are the Batsim resource ids of the nodes, in node order.
-    ``pstates`` lists the P-states, P-state 0 fastest.
+    ``resource_ids`` are the Batsim resource ids, in node order; ``pstates`` the P-states,
+    P-state 0 fastest; ``cores_per_node`` the cores of one physical node. ``node_of`` is
+    empty when each resource is a whole node; on a shared-node platform it gives, for each
+    resource (one core), the index of its physical node, and every node has exactly
+    ``cores_per_node`` cores.
 
     >>> c = Cluster("thin", cores_per_node=8, resource_ids=(0, 1, 2))
     >>> c.nodes_for(12), c.allocated_cores(12)
     (2, 16)
+    >>> shared = Cluster("gene", cores_per_node=2, resource_ids=(5, 6, 7, 8), node_of=(0, 0, 1, 1))
+    >>> shared.nodes_for(3), shared.node_resources(7)
+    (3, (7, 8))
+    >>> Cluster("bad", cores_per_node=2, resource_ids=(0, 1, 2), node_of=(0, 0, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: cluster bad: node 1 has 1 core(s), cores_per_node is 2
     """
 
     name: str
@@ -32,21 +72,80 @@ class Cluster:
     resource_ids: tuple[int, ...]
     pstates: tuple[PState, ...] = ()
     node_type: str = ""
+    node_of: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.cores_per_node < 1:
             raise ValueError(f"cluster {self.name}: cores_per_node must be >= 1")
         if not self.resource_ids:
             raise ValueError(f"cluster {self.name}: no node")
+        if len(set(self.resource_ids)) != len(self.resource_ids):
+            raise ValueError(f"cluster {self.name}: a resource id appears twice")
+        if self.node_of:
+            if len(self.node_of) != len(self.resource_ids):
+                raise ValueError(
+                    f"cluster {self.name}: node_of has {len(self.node_of)} entries for"
+                    f" {len(self.resource_ids)} resources"
+                )
+            counts: dict[int, int] = {}
+            for node in self.node_of:
+                counts[node] = counts.get(node, 0) + 1
+            for node, count in sorted(counts.items()):
+                if count != self.cores_per_node:
+                    raise ValueError(
+                        f"cluster {self.name}: node {node} has {count} core(s),"
+                        f" cores_per_node is {self.cores_per_node}"
+                    )
 
     @property
     def nb_nodes(self) -> int:
+        """Number of resources (whole nodes, or cores on a shared-node platform)."""
         return len(self.resource_ids)
 
+    @property
+    def shared_nodes(self) -> bool:
+        """Whether one resource is one core of a node shared by co-runners."""
+        return bool(self.node_of)
+
+    @property
+    def cores_per_resource(self) -> int:
+        """Cores of one resource: a whole node's, or 1 on a shared-node platform."""
+        return 1 if self.node_of else self.cores_per_node
+
     def nodes_for(self, cores: int) -> int:
-        """Minimum number of whole nodes giving ``cores`` cores (NC / cores per node)."""
-        return math.ceil(cores / self.cores_per_node)
+        """Minimum number of resources giving ``cores`` cores (NC / cores per node)."""
+        return math.ceil(cores / self.cores_per_resource)
 
     def allocated_cores(self, cores: int) -> int:
-        """NC(t, c) of Khemka et al. section 2: cores rounded up to whole nodes."""
-        return self.nodes_for(cores) * self.cores_per_node
+        """NC(t, c) of Khemka et al. section 2: cores rounded up to whole resources."""
+        return self.nodes_for(cores) * self.cores_per_resource
+
+    def node_resources(self, resource_id: int) -> tuple[int, ...]:
+        """The resources of the physical node holding ``resource_id`` (itself alone when
+        resources are whole nodes)."""
+        if resource_id not in self.resource_ids:
+            raise ValueError(f"resource {resource_id} is not in cluster {self.name}")
+        if not self.node_of:
+            return (resource_id,)
+        node = self.node_of[self.resource_ids.index(resource_id)]
+        return tuple(
+            rid for rid, other in zip(self.resource_ids, self.node_of, strict=True)
+            if other == node
+        )
+
+    def pstate(self, index: int) -> PState:
+        """P-state ``index`` (ValueError naming the cluster when it has no such P-state)."""
+        if not 0 <= index < len(self.pstates):
+            raise ValueError(
+                f"cluster {self.name} has no P-state {index} ({len(self.pstates)} P-state(s))"
+            )
+        return self.pstates[index]
+
+    def busy_energy(self, pstate: int, nb_nodes: int, seconds: float) -> float:
+        """Joules SimGrid charges for ``nb_nodes`` resources busy ``seconds`` at ``pstate``.
+
+        >>> c = Cluster("c", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0)))
+        >>> c.busy_energy(pstate=1, nb_nodes=2, seconds=20.0)
+        2400.0
+        """
+        return nb_nodes * seconds * self.pstate(pstate).full_watts
