@@ -1,51 +1,61 @@
-"""The mapping driver: keeps the system state between mapping events and calls a heuristic.
+"""The mapping driver: owns the system state between mapping events and calls a heuristic.
 
-Khemka et al. (MIC 2015, section 3.1) trigger a *mapping event* when a task
-arrives or a node becomes available; Machovec et al. (2017, section III.A)
-trigger one every 60 s. At a mapping event the *mappable* tasks are those
-that have neither started nor been reserved; the heuristic maps them onto a
-scratch copy of the system schedule and returns decisions:
+Khemka et al. (MIC 2015, section 3.1) trigger a *mapping event* when a task arrives or a node
+becomes available; Machovec et al. (2017, section III.A) trigger one every 60 s. At a mapping
+event the *mappable* tasks are those that have neither started nor been reserved; the
+heuristic maps them onto a scratch copy of the system schedule and returns decisions:
 
-- START: the task starts now on the given nodes;
-- RESERVE: a permanent reservation, kept across mapping events; "permanent
-  reservations cannot be removed or moved" (Machovec III.B), the task starts at
-  the reserved time on the reserved nodes;
-- PLACEHOLDER: a reservation that lives only during the mapping event
-  (Khemka 3.3); the driver discards it, the task stays mappable;
+- START: the task starts now on the given nodes, at the given P-state;
+- RESERVE: a permanent reservation, kept across mapping events; "permanent reservations
+  cannot be removed or moved" (Machovec III.B): the task starts on the reserved nodes at the
+  reserved time (or earlier, see *early ends* below);
+- PLACEHOLDER: a reservation that lives only during the mapping event (Khemka 3.3); the
+  driver discards it, the task stays mappable;
 - DROP: the task is rejected and never runs.
 
 The driver knows nothing of ZeroMQ or Batsim (the pybatsim adapter,
-:mod:`hetsched.schedulers.adapter`, turns its START and DROP decisions into
-Batsim events). It keeps waiting tasks (arrival order), reservations and
-running tasks, books START and RESERVE decisions into the master
-:class:`~hetsched.core.schedule.SystemSchedule`, validates every decision and
-says when it must be woken up next.
+:mod:`hetsched.schedulers.adapter`, and the model-time runner, :mod:`hetsched.core.runner`,
+feed it). It owns the state of the system (:mod:`hetsched.core.state`): every task and its
+state, reservations, running tasks, each resource's P-state, the energy consumed according to
+the platform's power model (:mod:`hetsched.core.energy`), the energy budget and whether more
+tasks can arrive. It books START and RESERVE decisions into the master
+:class:`~hetsched.core.schedule.SystemSchedule`, validates every decision, and says when it
+must be woken up next.
+
+Planned versus actual: a decision's ``end`` is the heuristic's plan; the task ends when the
+simulator says so, earlier or later. The driver records both (:class:`TaskRecord`).
+
+- *Late end*: a START or a due reservation whose nodes still run a task past its planned end
+  is held until that task completes, then started: the driver never hands out a node that
+  the simulator still considers busy (SimGrid also finishes jobs a few microseconds after the
+  model's time). Meanwhile the schedule shows the late task's booking as it was planned.
+- *Early end* (``early_start``, on by default): when a task ends more than ``EPSILON`` before
+  its planned end, a reservation whose nodes are all free now and that is the next booking on
+  each of them starts now instead of at its reserved time, on the same nodes, for the same
+  duration (it can overlap nothing: its nodes are idle from now until its reserved start).
+  Place-holders need nothing: they are re-planned at every mapping event anyway.
 
 Choices where the papers leave details open:
 
-- A mapping event with no mappable task does not call the heuristic and is
-  not recorded.
-- A START or a due reservation whose nodes still run a task that has passed
-  its planned end (SimGrid may finish a job a few microseconds after the time
-  the model predicts) is held until that task completes, then started: the
-  driver never hands out a node that the simulator still considers busy.
-- A START must be at the event's time and a reservation is due from its
-  start, both with a tolerance of ``EPSILON`` seconds; busy intervals are
-  half-open and must not intersect at all (as in the schedule).
-- Periodic mode: mapping events happen at the multiples of ``period``
-  (0, period, 2 period, ...), at most one per multiple, and only when some
-  task is mappable; in between, reservations still start on time.
+- A mapping event with no mappable task does not call the heuristic and is not recorded.
+- A START must be at the event's time and a reservation is due from its start, both with a
+  tolerance of ``EPSILON`` seconds; busy intervals are half-open and must not intersect.
+- Periodic mode: mapping events happen at the multiples of ``period`` (0, period, 2 period,
+  ...), at most one per multiple, and only when some task is mappable; in between,
+  reservations still start on time.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hetsched.core.decisions import Action, Decision
+from hetsched.core.energy import EnergyMeter
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.state import SystemView, TaskRecord, TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 
@@ -89,16 +99,17 @@ def _overlap(a_start: float, a_end: float, b_start: float, b_end: float) -> bool
 
 
 class MappingDriver:
-    """Waiting, reserved and running tasks of one system, and the heuristic that maps them.
+    """The state of one system, and the heuristic that maps its tasks.
 
-    ``clusters`` are the clusters of the system (node ids are Batsim resource
-    ids); ``heuristic`` is called at every mapping event; ``period`` is
-    ``None`` for mapping events on task arrival and completion (Khemka 3.1) or
-    the interval in seconds between periodic mapping events (Machovec III.A).
+    ``clusters`` are the clusters of the system (node ids are Batsim resource ids);
+    ``heuristic`` is called at every mapping event (and :meth:`Heuristic.reset` once, now);
+    ``period`` is ``None`` for mapping events on task arrival and completion (Khemka 3.1) or
+    the interval in seconds between periodic mapping events (Machovec III.A);
+    ``energy_budget`` (joules) and ``measure_window`` (``(t0, t1)``) are what the workload
+    says, shown to the heuristic; ``early_start`` moves reservations up after early ends
+    (module docstring).
 
-    ``waiting`` holds the mappable tasks in arrival order, ``reserved`` the
-    decisions booked for later (or held until their nodes are released),
-    ``running`` the decisions being executed, and ``records`` one
+    ``system`` is the read-only view heuristics get; ``records`` holds one
     :class:`MappingEventRecord` per heuristic call.
     """
 
@@ -108,21 +119,48 @@ class MappingDriver:
         heuristic: Heuristic,
         *,
         period: float | None = None,
+        energy_budget: float | None = None,
+        measure_window: tuple[float, float] | None = None,
+        early_start: bool = True,
     ) -> None:
         if period is not None and not period > 0:
             raise ValueError(f"period must be > 0 seconds or None, got {period}")
+        if energy_budget is not None and not energy_budget >= 0:
+            raise ValueError(f"energy budget must be >= 0 joules or None, got {energy_budget}")
+        if measure_window is not None and not 0 <= measure_window[0] < measure_window[1]:
+            raise ValueError(f"measure window must be (t0, t1) with 0 <= t0 < t1, got"
+                             f" {measure_window}")
         self._schedule = SystemSchedule(clusters)  # checks names and resource ids
         self._clusters: dict[str, Cluster] = dict(self._schedule.clusters)
+        self._cluster_of = {
+            rid: cluster for cluster in self._clusters.values() for rid in cluster.resource_ids
+        }
         self.heuristic = heuristic
         self.period = period
-        self._tasks: dict[str, Task] = {}
+        self.early_start = early_start
+        self._records: dict[str, TaskRecord] = {}
         self._waiting: dict[str, Task] = {}
         self._reserved: dict[str, Decision] = {}
         self._running: dict[str, Decision] = {}
         self._node_task: dict[int, str] = {}
+        self._freed_early: set[int] = set()
+        self._switched: dict[str, tuple[int, ...]] = {}
         self._last_tick: int | None = None
         self._now = 0.0
+        self._more_tasks = True
+        powered = all(cluster.pstates for cluster in self._clusters.values())
+        self._meter = EnergyMeter(list(self._clusters.values())) if powered else None
+        self.system = SystemView(
+            self._clusters, self._records, self._running, self._reserved, self._node_task,
+            clock=lambda: self._now,
+            pstate=self._pstate,
+            energy=self._energy,
+            more_tasks=lambda: self._more_tasks,
+            energy_budget=energy_budget,
+            measure_window=measure_window,
+        )
         self.records: list[MappingEventRecord] = []
+        heuristic.reset()
 
     # ------------------------------------------------------------------ state
     @property
@@ -144,19 +182,44 @@ class MappingDriver:
         """Decisions whose tasks are executing."""
         return tuple(self._running.values())
 
+    @property
+    def tasks(self) -> tuple[TaskRecord, ...]:
+        """Every task known so far and what happened to it, in submission order."""
+        return tuple(self._records.values())
+
+    @property
+    def now(self) -> float:
+        """The time of the latest call (submit, complete, mapping event, ...)."""
+        return self._now
+
+    def _pstate(self, resource: int) -> int:
+        if resource not in self._cluster_of:
+            raise ValueError(f"unknown resource {resource}")
+        return self._meter.pstate(resource) if self._meter is not None else 0
+
+    def pstate_switches(self, task_id: str) -> tuple[int, ...]:
+        """The nodes whose P-state the start of ``task_id`` changed, in the latest call that
+        started it (the adapter sends SET_RESOURCE_STATE for them before the task)."""
+        return self._switched.get(task_id, ())
+
+    def _energy(self) -> float | None:
+        return None if self._meter is None else self._meter.consumed(self._now)
+
     # ---------------------------------------------------------------- updates
     def submit(self, task: Task, now: float) -> None:
         """A task arrives at ``now``: it becomes mappable."""
         self._clock(now)
-        if task.id in self._tasks:
+        if task.id in self._records:
             raise ValueError(f"task {task.id} submitted twice (at {now})")
+        if not self._more_tasks:
+            raise ValueError(f"task {task.id} submitted at {now} after the end of the workload")
         unknown = sorted(set(task.etc) - set(self._clusters))
         if unknown:
             raise ValueError(
                 f"task {task.id}: etc names cluster(s) {', '.join(unknown)} that the system"
                 f" does not have (clusters: {', '.join(self._clusters)})"
             )
-        self._tasks[task.id] = task
+        self._records[task.id] = TaskRecord(task, TaskState.WAITING)
         self._waiting[task.id] = task
 
     def complete(self, task_id: str, now: float) -> Decision:
@@ -164,22 +227,36 @@ class MappingDriver:
         self._clock(now)
         decision = self._running.pop(task_id, None)
         if decision is None:
-            raise ValueError(f"task {task_id} completed at {now} but it is not running")
+            state = self._records[task_id].state.value if task_id in self._records else "unknown"
+            raise ValueError(
+                f"task {task_id} completed at {now} but it is not running (it is {state})"
+            )
         for node in decision.nodes:
             del self._node_task[node]
+            if self._meter is not None:
+                self._meter.set_busy(node, False, now)
         self._schedule.release(task_id)
+        self._records[task_id] = replace(self._records[task_id], state=TaskState.DONE, ended=now)
+        if now < decision.end - EPSILON:
+            self._freed_early.update(decision.nodes)
         return decision
+
+    def no_more_tasks(self, now: float) -> None:
+        """No task will arrive any more (Batsim: no more static job to submit)."""
+        self._clock(now)
+        self._more_tasks = False
 
     # ---------------------------------------------------------- mapping events
     def advance(self, now: float, *, task_event: bool) -> list[Decision]:
         """What to enact at ``now``, the time of a message from the simulator.
 
-        A mapping event runs when one is due: with no period when
-        ``task_event`` (a task arrived or completed in the message), with a
-        period when ``now`` is a multiple of it not used yet and some task is
-        mappable. Otherwise only the reservations that are due start.
+        A mapping event runs when one is due: with no period when ``task_event`` (a task
+        arrived or completed in the message), with a period when ``now`` is a multiple of it
+        not used yet and some task is mappable. Otherwise only the reservations that are due
+        start.
         """
         self._clock(now)
+        self._switched.clear()
         if self.period is None:
             due = task_event
         else:
@@ -196,16 +273,17 @@ class MappingDriver:
     def mapping_event(self, now: float) -> list[Decision]:
         """Run a mapping event at ``now``; return the START and DROP decisions to enact now.
 
-        Reservations that are due start first (they come first in the result);
-        then the heuristic maps the waiting tasks on a copy of the schedule;
-        its decisions are validated as a whole before any is applied.
+        Reservations that are due start first (they come first in the result); then the
+        heuristic maps the waiting tasks on a copy of the schedule; its decisions are
+        validated as a whole before any is applied.
         """
         self._clock(now)
+        self._switched.clear()
         enacted = self.start_due(now)
         if not self._waiting:
             return enacted
         mappable = tuple(self._waiting.values())
-        event = MappingEvent(time=now, mappable=mappable, schedule=self._schedule.copy())
+        event = MappingEvent(now, mappable, self._schedule.copy(), self.system)
         began = time.perf_counter()
         decisions = list(self.heuristic.map(event))
         seconds = time.perf_counter() - began
@@ -214,41 +292,41 @@ class MappingDriver:
         for decision in decisions:
             if decision.action is Action.PLACEHOLDER:
                 continue
-            del self._waiting[decision.task_id]
+            task_id = decision.task_id
+            del self._waiting[task_id]
             if decision.action is Action.DROP:
+                self._records[task_id] = replace(self._records[task_id], state=TaskState.DROPPED)
                 enacted.append(decision)
                 continue
             self._schedule.book(
-                decision.task_id,
-                decision.cluster,
-                decision.nodes,
-                decision.start,
-                decision.end,
-                decision.action,
+                task_id, decision.cluster, decision.nodes, decision.start, decision.end,
+                decision.action, decision.pstate,
             )
-            self._reserved[decision.task_id] = decision
+            self._reserved[task_id] = decision
+            self._records[task_id] = replace(
+                self._records[task_id], state=TaskState.RESERVED, decision=decision
+            )
         enacted.extend(self.start_due(now))
         return enacted
 
     def start_due(self, now: float) -> list[Decision]:
-        """Start the reservations due at ``now`` whose nodes are free; return them."""
+        """Start the reservations due at ``now`` whose nodes are free (and, after an early
+        end, the ones that may move up); return them."""
         self._clock(now)
         started = []
         for decision in self.reserved:
             if decision.start <= now + EPSILON and self._startable(decision):
-                started.append(self._start(decision.task_id))
+                started.append(self._start(decision.task_id, decision))
+        if self._freed_early and self.early_start:
+            started.extend(self._move_up(now))
+        self._freed_early.clear()
         return started
-
-    @property
-    def now(self) -> float:
-        """The time of the latest call (submit, complete, mapping event, ...)."""
-        return self._now
 
     def next_wakeup(self) -> float | None:
         """The next time after :attr:`now` at which the driver must be called, if any.
 
-        That is the earliest start of a reservation in the future and, in
-        periodic mode while tasks wait, the next multiple of the period.
+        That is the earliest start of a reservation in the future and, in periodic mode
+        while tasks wait, the next multiple of the period.
         """
         now = self._now
         times = [d.start for d in self._reserved.values() if d.start > now + EPSILON]
@@ -265,17 +343,61 @@ class MappingDriver:
     def _startable(self, decision: Decision) -> bool:
         return all(node not in self._node_task for node in decision.nodes)
 
-    def _start(self, task_id: str) -> Decision:
-        decision = self._reserved.pop(task_id)
-        if decision.action is Action.RESERVE:
+    def _move_up(self, now: float) -> list[Decision]:
+        """Reservations next on nodes freed early, whose nodes are all free: start them now."""
+        candidates: dict[str, Decision] = {}
+        for node in sorted(self._freed_early):
+            if node in self._node_task:
+                continue
+            cluster = self._cluster_of[node].name
+            following = [
+                b for b in self._schedule.node_bookings(cluster, node) if b.end > now + EPSILON
+            ]
+            if following and following[0].task_id in self._reserved:
+                candidates[following[0].task_id] = self._reserved[following[0].task_id]
+        moved = []
+        for task_id, decision in sorted(candidates.items(), key=lambda item: item[1].start):
+            if decision.start <= now + EPSILON or not self._startable(decision):
+                continue
+            cluster = decision.cluster or ""
+            if not all(
+                self._next_booking(cluster, node, now) == task_id for node in decision.nodes
+            ):
+                continue
+            shifted = replace(decision, start=now, end=now + (decision.end - decision.start))
+            moved.append(self._start(task_id, shifted))
+        return moved
+
+    def _next_booking(self, cluster: str, node: int, now: float) -> str | None:
+        for booking in self._schedule.node_bookings(cluster, node):
+            if booking.end > now + EPSILON:
+                return booking.task_id
+        return None
+
+    def _start(self, task_id: str, decision: Decision) -> Decision:
+        """Start ``task_id`` (reserved) as ``decision`` says (its reservation, maybe moved)."""
+        booked = self._reserved.pop(task_id)
+        if booked.action is Action.RESERVE or decision is not booked:
             self._schedule.release(task_id)
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
-                Action.START,
+                Action.START, decision.pstate,
             )
+        switched = []
         for node in decision.nodes:
             self._node_task[node] = task_id
+            if self._pstate(node) != decision.pstate:
+                switched.append(node)
+                if self._meter is not None:
+                    self._meter.set_pstate(node, decision.pstate, self._now)
+            if self._meter is not None:
+                self._meter.set_busy(node, True, self._now)
+        if switched:
+            self._switched[task_id] = tuple(switched)
         self._running[task_id] = decision
+        self._records[task_id] = replace(
+            self._records[task_id], state=TaskState.RUNNING, decision=decision, started=self._now
+        )
         return decision
 
     def _fail(self, task_id: str, message: str) -> MappingError:
@@ -294,12 +416,8 @@ class MappingDriver:
                 raise self._fail(task_id, "decided twice in one mapping event")
             seen.add(task_id)
             if task_id not in self._waiting:
-                state = (
-                    "running" if task_id in self._running
-                    else "reserved" if task_id in self._reserved
-                    else "finished or dropped" if task_id in self._tasks
-                    else "unknown"
-                )
+                record = self._records.get(task_id)
+                state = "unknown" if record is None else record.state.value
                 raise self._fail(task_id, f"{decision.action.value} of a task that is {state}")
             if decision.action is Action.DROP:
                 continue

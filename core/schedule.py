@@ -117,8 +117,9 @@ class SystemSchedule:
         start: float,
         end: float,
         kind: Action,
+        pstate: int = 0,
     ) -> None:
-        """Book ``[start, end)`` on ``nodes`` of ``cluster`` for ``task_id``.
+        """Book ``[start, end)`` on ``nodes`` of ``cluster`` for ``task_id``, at ``pstate``.
 
         ValueError if the task is already booked, a node is not in the cluster,
         or a node is busy during part of ``[start, end)`` (naming task and node).
@@ -127,7 +128,7 @@ class SystemSchedule:
         for name, timeline in self._timelines.items():
             if task_id in timeline:
                 raise ValueError(f"task {task_id} is already booked (on cluster {name})")
-        booking = Booking(task_id, cluster, tuple(nodes), float(start), float(end), kind)
+        booking = Booking(task_id, cluster, tuple(nodes), float(start), float(end), kind, pstate)
         self._writable(cluster).book(booking)
 
     def release(self, task_id: str) -> None:

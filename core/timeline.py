@@ -60,7 +60,8 @@ class Booking:
     """A task's busy interval ``[start, end)`` on ``nodes`` (Batsim resource ids) of ``cluster``.
 
     ``kind`` is :attr:`Action.START` for running work, :attr:`Action.RESERVE`
-    for a reservation, :attr:`Action.PLACEHOLDER` for a place-holder.
+    for a reservation, :attr:`Action.PLACEHOLDER` for a place-holder; ``pstate`` the
+    P-state the nodes run the task at.
 
     >>> Booking("t1", "c", (0, 1), 0.0, 10.0, Action.RESERVE).kind.value
     'reserve'
@@ -76,6 +77,7 @@ class Booking:
     start: float
     end: float
     kind: Action
+    pstate: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in BOOKABLE:

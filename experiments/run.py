@@ -72,6 +72,7 @@ RUN_FILES = (
     "out_pstate_changes.csv",
     "out_machine_states.csv",
     "out_mapping_events.csv",
+    "out_tasks.csv",
     "scheduler.log",
     "batsim.log",
     "summary.json",

@@ -2,7 +2,8 @@
 
 - A task runs on whole nodes of one cluster: ``Cluster.nodes_for(cores)`` nodes,
   ``NC(t, c) = Cluster.allocated_cores(cores)`` cores (section 2), for ETC(t, c)
-  seconds at P-state 0 (every heuristic here uses P-state 0).
+  seconds at P-state 0 (the baselines and Khemka's heuristics always use P-state 0;
+  :func:`commit` books any P-state a heuristic chooses).
 - The clusters a task can run on are those its ETC names that have enough
   nodes, in the system's cluster order. A task whose ETC names a cluster the
   system does not have is an error (ValueError). A task that fits on no
@@ -119,10 +120,12 @@ def slot_now(schedule: SystemSchedule, task: Task, cluster: Cluster, now: float)
     )
 
 
-def commit(schedule: SystemSchedule, task: Task, slot: Slot, kind: Action) -> Decision:
-    """Book ``slot`` for ``task`` in the (scratch) schedule; return the decision (P-state 0)."""
-    schedule.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind)
-    return Decision(kind, task.id, slot.cluster, slot.nodes, slot.start, slot.end, pstate=0)
+def commit(
+    schedule: SystemSchedule, task: Task, slot: Slot, kind: Action, pstate: int = 0
+) -> Decision:
+    """Book ``slot`` for ``task`` at ``pstate`` in the (scratch) schedule; return the decision."""
+    schedule.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind, pstate)
+    return Decision(kind, task.id, slot.cluster, slot.nodes, slot.start, slot.end, pstate)
 
 
 def start_or(kind: Action, slot: Slot, now: float) -> Action:

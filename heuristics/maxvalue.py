@@ -173,7 +173,7 @@ class MaxVprPh(MaxVpr):
 
     name: ClassVar[str] = "max-vpr-ph"
     summary: ClassVar[str] = (
-        "Maximum VPR with place-holders: the best heuristic of Khemka et al. (MIC 2015)"
+        "Maximum VPR with place-holders, the best heuristic of the paper"
     )
 
     def __init__(self, placeholders: bool = True, drop_zero_value: bool = True) -> None:

@@ -100,20 +100,23 @@ class ConservativeMultipleQueues(Heuristic):
         self.medium_quota = medium_quota
         self.small_quota = small_quota
         self.drop_zero_value = drop_zero_value
-        self.r_max = 0.0
-        """The largest ``R~`` seen so far (updated at every mapping event)."""
+        self.reset()
+
+    def reset(self) -> None:
+        self.r_max_ = 0.0
+        """The largest ``R~`` seen so far in this run (updated at every mapping event)."""
 
     def queues(self, kept: Sequence[Candidate]) -> tuple[list[Candidate], ...]:
-        """Update ``r_max`` with ``kept`` and split it into (small, medium, large) queues."""
+        """Update ``r_max_`` with ``kept`` and split it into (small, medium, large) queues."""
         usage = [average_resources(task, clusters) for task, clusters in kept]
-        self.r_max = max([self.r_max, *usage])
+        self.r_max_ = max([self.r_max_, *usage])
         small: list[Candidate] = []
         medium: list[Candidate] = []
         large: list[Candidate] = []
         for candidate, r in zip(kept, usage, strict=True):
-            if r <= self.small_threshold * self.r_max:
+            if r <= self.small_threshold * self.r_max_:
                 small.append(candidate)
-            elif r <= self.large_threshold * self.r_max:
+            elif r <= self.large_threshold * self.r_max_:
                 medium.append(candidate)
             else:
                 large.append(candidate)

@@ -15,9 +15,9 @@ Choices where the paper leaves details open:
 - P-state 0 only, like the other baselines of this package: the run time at
   another P-state needs per-P-state ETC, which the P-state-aware heuristics
   bring.
-- The draws come from ``random.Random(seed)``, created with the heuristic
-  and kept across mapping events, so a run is reproducible from ``seed``;
-  ``seed=None`` seeds from the operating system.
+- The draws come from ``random.Random(seed)``, created when a run begins
+  (:meth:`RandomMapping.reset`) and kept across mapping events, so a run is
+  reproducible from ``seed``; ``seed=None`` seeds from the operating system.
 - No zero-value drop by default (Machovec III.C: Random does not drop tasks).
 """
 
@@ -47,13 +47,17 @@ class RandomMapping(Heuristic):
     def __init__(self, seed: int | None = 0, drop_zero_value: bool = False) -> None:
         self.seed = seed
         self.drop_zero_value = drop_zero_value
-        self._rng = random.Random(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rng_ = random.Random(self.seed)
+        """The draws of this run, from ``seed`` (restarted by :meth:`reset`)."""
 
     def map(self, event: MappingEvent) -> list[Decision]:
         kept, decisions = prepare(event, self.drop_zero_value)
         schedule, now = event.schedule, event.time
         for task, clusters in kept:
-            cluster = clusters[self._rng.randrange(len(clusters))]
+            cluster = clusters[self.rng_.randrange(len(clusters))]
             slot = schedule.earliest_slot(
                 cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], now
             )

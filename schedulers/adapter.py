@@ -12,11 +12,15 @@ decisions as *execution twins* (DESIGN.md; names in
 For a task started on nodes ``N`` of cluster ``c`` at P-state ``p``, one reply
 holds, in this order:
 
-1. SET_RESOURCE_STATE ``N`` -> ``p`` (only for the nodes of ``N`` not already at ``p``);
+1. SET_RESOURCE_STATE ``N`` -> ``p`` (only for the nodes of ``N`` not already at ``p``,
+   as the driver's system view says: :meth:`MappingDriver.pstate_switches`);
 2. REGISTER_PROFILE ``twin.<w>.<j>`` in workload ``hetsched``:
    ``{"type": "parallel_homogeneous", "cpu": d * speed(c, p), "com": 0}``
-   where ``d`` = end - start of the decision (the heuristic's model time, e.g.
-   ETC(t, c) at P-state 0) and ``speed(c, p)`` the per-core speed of P-state
+   where ``d`` is the time the task takes: end - start of the decision (the
+   heuristic's plan, e.g. ETC(t, c) at P-state 0), or, when the job carries an
+   ``actual`` run time (``docs/workload-schema.md``), that plan times the task's
+   actual/planned ratio on ``c`` (:class:`~hetsched.core.actual.ActualRunTime`: the
+   heuristic never sees it); ``speed(c, p)`` is the per-core speed of P-state
    ``p`` (host property ``speed_per_pstate``). A node's speed counts one core:
    SimGrid's ptask model computes a parallel task's part on a host at the
    host's ``speed``, whatever its core count, so the twin lasts exactly ``d``;
@@ -25,8 +29,9 @@ holds, in this order:
 4. EXECUTE_JOB of the twin on ``N``;
 5. REJECT_JOB of the original ``<w>!<j>``.
 
-A dropped task gets REJECT_JOB. Once Batsim has said
-``no_more_static_job_to_submit`` and no task waits or is reserved, the reply
+A dropped task gets REJECT_JOB. Batsim's ``no_more_static_job_to_submit`` tells the
+driver that no task will arrive any more (a mapping event follows: batch heuristics map
+the whole bag then); once no task waits or is reserved, the reply
 ends with NOTIFY ``registration_finished`` (sent once; it only forbids further
 registrations, running twins still finish). While reservations or periodic
 mapping events lie ahead, the reply carries CALL_ME_LATER for the next one.
@@ -41,14 +46,19 @@ host's initial P-state).
 
 Options (pybatsim's ``-o`` JSON): ``heuristic`` (a name of
 :data:`hetsched.heuristics.registry.HEURISTICS`), ``period`` (seconds between
-mapping events, or null for event-driven mapping), ``export_prefix`` (write
-``<prefix>_mapping_events.csv`` at the end: time, nb_mappable, nb_decisions,
-seconds of each heuristic call) and the heuristic's own parameters.
+mapping events, or null for event-driven mapping), ``export_prefix`` (write, at the
+end, ``<prefix>_mapping_events.csv``: time, nb_mappable, nb_decisions, seconds of
+each heuristic call; and ``<prefix>_tasks.csv``: each task's final state, its
+planned cluster, nodes, P-state, start and end, and its actual start and end),
+``energy_budget`` and ``measure_window`` (override the workload's ``hetsched``
+object; by default they are read from the workload files that SIMULATION_BEGINS
+names, when the scheduler can read them) and the heuristic's own parameters.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,11 +67,11 @@ from typing import Any, ClassVar
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
+from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
-from hetsched.schedulers.jobtasks import task_from_job
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
     is_twin,
@@ -69,11 +79,17 @@ from hetsched.schedulers.twins import (
     twin_job_id,
     twin_profile_name,
 )
+from hetsched.workloads.tasks import actual_from_job, task_from_job
 
-ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix")
+ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "measure_window")
 """Options read by the adapter; every other option is a parameter of the heuristic."""
 
 MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
+TASKS_COLUMNS = (
+    "task_id", "state", "cluster", "nodes", "pstate", "planned_start", "planned_end",
+    "start", "end",
+)
+"""Columns of ``<export_prefix>_tasks.csv``: planned (the decision) and actual times."""
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +101,23 @@ class BatsimSetupError(ValueError):
 def mapping_events_path(export_prefix: str) -> Path:
     """Where the mapping-event latencies go for ``export_prefix``."""
     return Path(f"{export_prefix}_mapping_events.csv")
+
+
+def tasks_path(export_prefix: str) -> Path:
+    """Where the tasks' planned and actual times go for ``export_prefix``."""
+    return Path(f"{export_prefix}_tasks.csv")
+
+
+def _workload_meta(paths: Mapping[str, str]) -> dict[str, Any]:
+    """The ``hetsched`` object of the first readable workload file that has one."""
+    for path in paths.values():
+        try:
+            document = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(document, dict) and isinstance(document.get("hetsched"), dict):
+            return document["hetsched"]
+    return {}
 
 
 class HetschedScheduler(BatsimScheduler):
@@ -133,11 +166,29 @@ class HetschedScheduler(BatsimScheduler):
         export_prefix = options.get("export_prefix")
         if export_prefix is not None and not isinstance(export_prefix, str):
             raise ValueError(f"option export_prefix must be a path or null, got {export_prefix!r}")
+        budget = options.get("energy_budget")
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int | float) or not budget >= 0
+        ):
+            raise ValueError(f"option energy_budget must be joules >= 0 or null, got {budget!r}")
+        window = options.get("measure_window")
+        if window is not None and not (
+            isinstance(window, list | tuple) and len(window) == 2
+            and all(isinstance(t, int | float) and not isinstance(t, bool) for t in window)
+            and 0 <= window[0] < window[1]
+        ):
+            raise ValueError(
+                f"option measure_window must be [t0, t1] with 0 <= t0 < t1 or null, got {window!r}"
+            )
         self.heuristic = registry.create(name, **params)
         self.period: float | None = None if period is None else float(period)
         self.export_prefix: str | None = export_prefix
+        self.energy_budget: float | None = None if budget is None else float(budget)
+        self.measure_window: tuple[float, float] | None = (
+            None if window is None else (float(window[0]), float(window[1]))
+        )
         self.driver: MappingDriver | None = None
-        self._pstate: dict[int, int] = {}
+        self._actual: dict[str, ActualRunTime] = {}
         self._pending_calls: set[float] = set()
         self._task_event = False
         self._registration_finished = False
@@ -156,18 +207,26 @@ class HetschedScheduler(BatsimScheduler):
                 "Batsim runs with Redis: hetsched schedulers register their twins through"
                 " the protocol; run Batsim without --enable-redis"
             )
-        if self.export_prefix is not None and mapping_events_path(self.export_prefix).exists():
-            raise FileExistsError(
-                f"{mapping_events_path(self.export_prefix)} exists: choose another export_prefix"
-            )
+        if self.export_prefix is not None:
+            for path in (mapping_events_path(self.export_prefix), tasks_path(self.export_prefix)):
+                if path.exists():
+                    raise FileExistsError(f"{path} exists: choose another export_prefix")
         clusters = clusters_from_compute_resources(self.bs.machines["compute"])
-        self.driver = MappingDriver(clusters, self.heuristic, period=self.period)
-        self._pstate = {node: 0 for cluster in clusters for node in cluster.resource_ids}
+        meta = {}
+        if self.energy_budget is None or self.measure_window is None:
+            meta = _workload_meta(self.bs.workloads)
+        budget = meta.get("energy_budget") if self.energy_budget is None else self.energy_budget
+        window = meta.get("measure_window") if self.measure_window is None else self.measure_window
+        self.driver = MappingDriver(
+            clusters, self.heuristic, period=self.period, energy_budget=budget,
+            measure_window=None if window is None else (float(window[0]), float(window[1])),
+        )
 
     def onSimulationEnds(self) -> None:
         self._ended = True
         if self.export_prefix is not None:
             self.write_mapping_events(mapping_events_path(self.export_prefix))
+            self.write_tasks(tasks_path(self.export_prefix))
 
     def write_mapping_events(self, path: Path) -> None:
         """Write one row per heuristic call (time, nb_mappable, nb_decisions, seconds)."""
@@ -179,6 +238,27 @@ class HetschedScheduler(BatsimScheduler):
                     (record.time, record.nb_mappable, record.nb_decisions, record.seconds)
                 )
 
+    def write_tasks(self, path: Path) -> None:
+        """Write one row per task: final state, planned placement and times, actual times."""
+        def number(value: float | None) -> str:
+            return "" if value is None else repr(value)
+
+        with path.open("x", newline="") as stream:
+            writer = csv.writer(stream)
+            writer.writerow(TASKS_COLUMNS)
+            for record in self._driver().tasks:
+                decision = record.decision
+                placed = decision is not None
+                writer.writerow((
+                    record.task.id, record.state.value,
+                    decision.cluster if placed else "",
+                    str(ProcSet(*decision.nodes)) if placed else "",
+                    decision.pstate if placed else "",
+                    number(decision.start if placed else None),
+                    number(decision.end if placed else None),
+                    number(record.started), number(record.ended),
+                ))
+
     def onDeadlock(self) -> None:
         raise RuntimeError(
             "Batsim sent nothing within the timeout: it may have crashed or deadlocked"
@@ -189,7 +269,11 @@ class HetschedScheduler(BatsimScheduler):
     def onJobSubmission(self, job: Job) -> None:
         if is_twin(job.id):
             return  # acknowledgement of a twin we registered (--acknowledge-dynamic-jobs)
-        task = task_from_job(job.json_dict, job.profile_dict, self._driver().clusters)
+        clusters = self._driver().clusters
+        task = task_from_job(job.json_dict, job.profile_dict, clusters)
+        actual = actual_from_job(job.json_dict, task, clusters)
+        if actual is not None:
+            self._actual[task.id] = actual
         self._driver().submit(task, self.bs.time())
         self._task_event = True
 
@@ -216,9 +300,14 @@ class HetschedScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------ resources
     def onMachinePStateChanged(self, nodeid: tuple[int, int], pstate: str) -> None:
+        system = self._driver().system
         first, last = nodeid
-        for node in range(first, last + 1):
-            self._pstate[node] = int(pstate)
+        wrong = [node for node in range(first, last + 1) if system.pstate(node) != int(pstate)]
+        if wrong:
+            raise ValueError(
+                f"Batsim says resources {ProcSet(*wrong)} switched to P-state {pstate}, which"
+                " the scheduler did not ask for"
+            )
 
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:
         logger.info("consumed energy reported by Batsim: %s J", consumed_energy)
@@ -252,7 +341,8 @@ class HetschedScheduler(BatsimScheduler):
         self._pending_calls = {t for t in self._pending_calls if t > now + EPSILON}
 
     def onNoMoreJobsInWorkloads(self) -> None:
-        logger.info("no more static job to submit")
+        self._driver().no_more_tasks(self.bs.time())
+        self._task_event = True
 
     def onNoMoreExternalEvents(self) -> None:
         logger.info("no more external event to occur")
@@ -279,15 +369,17 @@ class HetschedScheduler(BatsimScheduler):
 
     def _execute_twin(self, decision: Decision) -> None:
         driver = self._driver()
-        cluster = next(c for c in driver.clusters if c.name == decision.cluster)
-        to_switch = [n for n in decision.nodes if self._pstate[n] != decision.pstate]
+        cluster = driver.system.clusters[decision.cluster or ""]
+        to_switch = driver.pstate_switches(decision.task_id)
         if to_switch:
             self.bs.set_resource_state(ProcSet(*to_switch), decision.pstate)
-            for node in to_switch:
-                self._pstate[node] = decision.pstate
         original = decision.task_id
         profile_name = twin_profile_name(original)
-        flops = (decision.end - decision.start) * cluster.pstates[decision.pstate].speed
+        seconds = decision.end - decision.start
+        actual = self._actual.pop(original, None)
+        if actual is not None:
+            seconds = actual.duration(cluster.name, seconds)
+        flops = seconds * cluster.pstates[decision.pstate].speed
         self.bs.register_profiles(
             TWIN_WORKLOAD,
             {profile_name: {"type": "parallel_homogeneous", "cpu": flops, "com": 0}},

@@ -15,20 +15,11 @@ import logging
 from typing import Any
 
 from hetsched.heuristics import registry
+from hetsched.schedulers.generated import module_name
 
-SCHEDULER_MODULES = {
-    "fcfs": "fcfs",
-    "easy": "easyBackfilling",
-    "conservative": "conservativeBackfilling",
-    "random": "randomMapping",
-    "cmq": "conservativeMultipleQueues",
-    "max-value": "maxValue",
-    "max-value-ph": "maxValuePh",
-    "max-vpr": "maxVpr",
-    "max-vpr-ph": "maxVprPh",
-}
+SCHEDULER_MODULES = {name: module_name(cls) for name, cls in registry.HEURISTICS.items()}
 """Heuristic name -> module of ``schedulers/`` holding its pybatsim class (pybatsim's
-convention: module ``maxVpr`` holds class ``MaxVpr``)."""
+convention: module ``maxVpr`` holds class ``MaxVpr``; see :mod:`hetsched.schedulers.generated`)."""
 
 DEFAULT_ENDPOINT = "tcp://*:28000"
 DEFAULT_TIMEOUT_MS = 2000

@@ -1,11 +1,12 @@
-"""First-come first-served (baseline; Machovec et al. 2017, section III.D) as a pybatsim scheduler.
+"""The ``fcfs`` heuristic as a pybatsim scheduler: first come, first served: start tasks in arrival
+order until one cannot start now (Machovec et al., 2017, sec. III.D (FCFS order, P-state 0)).
 
-Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
+edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
 
     pybatsim schedulers/fcfs.py -o '{"period": null}'
 
-or by name with ``hetsched serve fcfs``. Options: see
-:mod:`hetsched.schedulers.adapter`.
+or by name with ``hetsched serve fcfs``. Options: see :mod:`hetsched.schedulers.adapter`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Maximum Value (Khemka et al., MIC 2015, section 3.3) as a pybatsim scheduler.
+"""The ``max-value`` heuristic as a pybatsim scheduler: Maximum Value: Min-Min on the value earned
+at completion, with reservations (Khemka et al., MIC 2015, sec. 3.3).
 
-Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
+edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
 
     pybatsim schedulers/maxValue.py -o '{"period": null}'
 
-or by name with ``hetsched serve max-value``. Options: see
-:mod:`hetsched.schedulers.adapter`.
+or by name with ``hetsched serve max-value``. Options: see :mod:`hetsched.schedulers.adapter`.
 """
 
 from __future__ import annotations

@@ -38,19 +38,19 @@ def test_queues_thresholds_and_r_max_over_tasks_seen_so_far() -> None:
     cmq = ConservativeMultipleQueues()
     # First event: only a 10 s task; R_max = 10, it is large (10 > 0.6 x 10).
     small, medium, large = cmq.queues(candidates([serial("x", 10.0)], schedule))
-    assert cmq.r_max == 10.0 and [t.id for t, _ in large] == ["x"]
+    assert cmq.r_max_ == 10.0 and [t.id for t, _ in large] == ["x"]
     # Second event: R_max becomes 100: 30 <= 0.3 x 100 small; 31 and 60 medium;
     # 61 and 100 large.
     tasks = [serial(n, s) for n, s in (("s", 30.0), ("m1", 31.0), ("m2", 60.0),
                                        ("l1", 61.0), ("l2", 100.0))]
     small, medium, large = cmq.queues(candidates(tasks, schedule))
-    assert cmq.r_max == 100.0
+    assert cmq.r_max_ == 100.0
     assert [[t.id for t, _ in q] for q in (small, medium, large)] == [
         ["s"], ["m1", "m2"], ["l1", "l2"]
     ]
     # Third event: R_max never decreases (tasks seen earlier still count).
     small, _, _ = cmq.queues(candidates([serial("y", 30.0)], schedule))
-    assert cmq.r_max == 100.0 and [t.id for t, _ in small] == ["y"]
+    assert cmq.r_max_ == 100.0 and [t.id for t, _ in small] == ["y"]
 
 
 def test_round_robin_order() -> None:

@@ -30,6 +30,7 @@ from batsim.tools.launcher import instanciate_scheduler
 
 from hetsched.cli import main
 from hetsched.heuristics import registry
+from hetsched.schedulers import generated
 from hetsched.schedulers.adapter import HetschedScheduler
 from hetsched.schedulers.cli import SCHEDULER_MODULES, scheduler_class
 
@@ -58,6 +59,18 @@ def test_one_scheduler_file_per_heuristic() -> None:
         assert cls.__name__ == module[0].upper() + module[1:]
         assert cls.heuristic_name == name
         assert (SCHEDULERS / f"{module}.py").is_file()
+
+
+def test_scheduler_files_are_generated_from_the_registry() -> None:
+    """Each file is exactly what `python -m hetsched.schedulers.generated` writes, and every
+    other file of schedulers/ is a module of the adapter's own (no stale scheduler file)."""
+    expected = generated.expected_files()
+    for name, text in expected.items():
+        assert (SCHEDULERS / name).read_text() == text, (
+            f"schedulers/{name} is stale: run python -m hetsched.schedulers.generated"
+        )
+    own = {"__init__.py", "adapter.py", "cli.py", "generated.py", "twins.py"}
+    assert {p.name for p in SCHEDULERS.glob("*.py")} == own | set(expected)
 
 
 @pytest.mark.parametrize("name", list(SCHEDULER_MODULES))

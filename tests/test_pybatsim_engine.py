@@ -186,7 +186,11 @@ def test_pstate_change_through_the_engine(
     changes = result.output_files["pstate_changes"].read_text().splitlines()
     # Batsim's P-state trace: initial P-states, node 1 in transition (-1), node 1 at 1.
     assert changes[1:] == ["0,0-4,0", "0,1,-1", "0,1,1"]
-    assert scheduler._pstate[1] == 1
+    # The driver's system view: node 1 at P-state 1, and the energy its power model
+    # integrated equals what the engine's SimGrid energy model charged.
+    system = scheduler.driver.system
+    assert (system.pstate(1), system.time) == (1, 10.0)
+    assert system.energy_consumed == pytest.approx(3400.0, rel=1e-9)
 
 
 def test_periodic_mapping_events_through_the_engine(tmp_path: Path) -> None:

@@ -478,6 +478,17 @@ def _power(value: object, location: str) -> None:
     _per_pstate(value, location, allow_zero=True)
 
 
+def _actual(value: object, location: str) -> None:
+    kinds = ("etc", "serial_time")
+    if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in kinds:
+        raise ValueError(
+            f"{location}: must be {{\"etc\": {{cluster: seconds}}}} or"
+            f" {{\"serial_time\": {{cluster: seconds}}}}, got {value!r}"
+        )
+    kind, table = next(iter(value.items()))
+    _cluster_seconds(table, f"{location}.{kind}")
+
+
 _FIELD_VALIDATORS: dict[str, FieldValidator] = {
     "cores": _positive_int,
     "etc": _cluster_seconds,
@@ -488,6 +499,7 @@ _FIELD_VALIDATORS: dict[str, FieldValidator] = {
     "power": _power,
     "application": _name,
     "user": _name,
+    "actual": _actual,
     # The synthetic generators' fields (moldable, stochastic and co-runner models of Hansen et
     # al. and Hwang et al.), documented in docs/generators.md.
     **GENERATOR_FIELD_VALIDATORS,
@@ -645,6 +657,18 @@ def _check_job_consistency(
                 f" {list(clusters)})"
             )
     etc = job["etc"]
+    for kind, table in job.get("actual", {}).items():
+        outside = [cluster for cluster in table if cluster not in etc]
+        if outside:
+            raise WorkloadError(
+                f"{where}: field 'actual'.{kind} names cluster(s) {outside} that its etc does"
+                " not (the task cannot run there)"
+            )
+        if kind == "serial_time" and "downey" not in job:
+            raise WorkloadError(
+                f"{where}: field 'actual'.serial_time needs the task's speedup model"
+                " (annotation 'downey')"
+            )
     static = static_cluster(job, clusters, reference)
     nodes = math.ceil(job["cores"] / clusters[static])
     if job["res"] != nodes:

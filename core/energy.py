@@ -1,0 +1,99 @@
+"""Energy consumed so far, from the platform's power model (Machovec et al. 2017, sec. II.C).
+
+The scheduler never asks Batsim for energy: it integrates the same power model that SimGrid's
+host energy plugin applies to our platforms (``docs/architecture.md``, "Host properties"):
+a resource draws the idle power of its P-state when idle and the full power of its P-state
+while a task computes on it (one core per SimGrid host, so a task loads its host fully).
+The driver tells the meter when each resource starts or stops computing and when its P-state
+changes; :meth:`EnergyMeter.consumed` is then what Batsim ``-E`` reports for the compute
+hosts, up to SimGrid's rounding (tests check it against the embedded engine and against a
+real Batsim 4.2.1 run).
+
+Each update is O(1): the meter keeps the platform's total power and the energy accumulated up
+to the last update.
+
+>>> from hetsched.core.system import Cluster, PState
+>>> c = Cluster("c", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0)))
+>>> meter = EnergyMeter([c])
+>>> meter.consumed(10.0)            # two idle resources at P-state 0: 2 x 50 W x 10 s
+1000.0
+>>> meter.set_pstate(1, 1, at=10.0); meter.set_busy(1, True, at=10.0)
+>>> meter.consumed(30.0)            # + 20 s x (50 W + 60 W)
+3200.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hetsched.core.system import Cluster
+
+
+class EnergyMeter:
+    """Joules the compute resources of ``clusters`` consumed since time ``start``.
+
+    Every resource starts idle at P-state 0 (SimGrid's default; Batsim does not tell the
+    scheduler a host's initial P-state). ValueError when a cluster has no power model.
+    """
+
+    __slots__ = ("_accumulated", "_busy", "_clusters", "_last", "_power", "_pstate", "_total")
+
+    def __init__(self, clusters: Sequence[Cluster], start: float = 0.0) -> None:
+        self._clusters: dict[int, Cluster] = {}
+        for cluster in clusters:
+            if not cluster.pstates:
+                raise ValueError(f"cluster {cluster.name} has no P-state power model")
+            for rid in cluster.resource_ids:
+                self._clusters[rid] = cluster
+        self._pstate = dict.fromkeys(self._clusters, 0)
+        self._busy = dict.fromkeys(self._clusters, False)
+        self._power = {rid: c.pstates[0].idle_watts for rid, c in self._clusters.items()}
+        self._total = sum(self._power.values())
+        self._accumulated = 0.0
+        self._last = start
+
+    def _advance(self, at: float) -> None:
+        if at < self._last:
+            raise ValueError(f"energy meter: time went backwards ({at} after {self._last})")
+        self._accumulated += self._total * (at - self._last)
+        self._last = at
+
+    def _refresh(self, resource: int) -> None:
+        pstate = self._clusters[resource].pstates[self._pstate[resource]]
+        power = pstate.full_watts if self._busy[resource] else pstate.idle_watts
+        self._total += power - self._power[resource]
+        self._power[resource] = power
+
+    def _check(self, resource: int) -> None:
+        if resource not in self._clusters:
+            raise ValueError(f"energy meter: unknown resource {resource}")
+
+    def set_busy(self, resource: int, busy: bool, at: float) -> None:
+        """``resource`` starts (``busy``) or stops computing at time ``at``."""
+        self._check(resource)
+        self._advance(at)
+        self._busy[resource] = busy
+        self._refresh(resource)
+
+    def set_pstate(self, resource: int, pstate: int, at: float) -> None:
+        """``resource`` switches to ``pstate`` at time ``at``."""
+        self._check(resource)
+        self._clusters[resource].pstate(pstate)  # ValueError for an unknown P-state
+        self._advance(at)
+        self._pstate[resource] = pstate
+        self._refresh(resource)
+
+    def pstate(self, resource: int) -> int:
+        """The current P-state of ``resource``."""
+        self._check(resource)
+        return self._pstate[resource]
+
+    def power(self) -> float:
+        """Watts the platform draws now."""
+        return self._total
+
+    def consumed(self, at: float) -> float:
+        """Joules consumed from the start up to ``at`` (not before the last update)."""
+        if at < self._last:
+            raise ValueError(f"energy meter: asked at {at}, before its last update {self._last}")
+        return self._accumulated + self._total * (at - self._last)

@@ -1,0 +1,200 @@
+"""Tasks from Batsim jobs: the one place job annotations become typed task models.
+
+Batsim forwards every job field of the workload in JOB_SUBMITTED, so the annotations of
+``docs/workload-schema.md`` reach the scheduler untouched. :func:`task_from_job` checks each
+annotation with the schema's own validator (:data:`hetsched.workloads.schema.FIELD_VALIDATORS`)
+and builds the :class:`~hetsched.core.tasks.Task`: ``cores``, ``etc``, ``value``,
+``utility``, ``etc_pstate``, ``power``, ``downey`` (a moldable task's speedup),
+``task_type``, ``application``, ``user``; every other field (the stochastic and co-runner
+models of the generators, a Batsim tool's extra fields) goes to ``Task.annotations``.
+:func:`actual_from_job` reads the ``actual`` annotation, which never reaches a heuristic.
+
+Jobs without annotations (a plain Batsim workload) still run:
+
+- ``cores`` missing: ``res`` nodes of the *reference cluster* times its cores per node, the
+  reference cluster being the one holding the lowest resource id (Batsim's ``res`` counts
+  resources, here whole nodes);
+- ``etc`` missing: from the job's profile, the time the profile takes on one node of each
+  cluster at P-state 0: ``delay`` -> the same delay on every cluster; ``parallel_homogeneous``
+  or ``parallel_homogeneous_total`` without communication -> the per-node flops divided by
+  the cluster's P-state-0 speed (``parallel_homogeneous_total`` spreads ``cpu`` over the
+  ``res`` nodes). Other profiles need an ``etc`` annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hetsched.core.actual import ActualRunTime
+from hetsched.core.speedup import DowneySpeedup
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.core.utility import UtilityFunction
+from hetsched.core.value import ValueFunction
+from hetsched.workloads.schema import BATSIM_JOB_FIELDS, FIELD_VALIDATORS
+
+TASK_FIELDS = frozenset({
+    "cores", "etc", "value", "utility", "etc_pstate", "power", "downey", "task_type",
+    "application", "user", "actual",
+})
+"""Annotations that become typed :class:`Task` models (``actual`` is read apart); every other
+field goes to ``Task.annotations``."""
+
+
+def reference_cluster(clusters: Sequence[Cluster]) -> Cluster:
+    """The cluster holding the lowest resource id (the one ``res`` refers to without ``cores``).
+
+    >>> a = Cluster("a", cores_per_node=4, resource_ids=(2, 3))
+    >>> b = Cluster("b", cores_per_node=8, resource_ids=(0, 1))
+    >>> reference_cluster([a, b]).name
+    'b'
+    """
+    if not clusters:
+        raise ValueError("the platform has no cluster")
+    return min(clusters, key=lambda c: min(c.resource_ids))
+
+
+def _number(job_id: str, field: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"job {job_id}: field {field} must be a number, got {value!r}")
+    return float(value)
+
+
+def _etc_from_profile(
+    job_id: str, res: int, profile: Mapping[str, object], clusters: Sequence[Cluster]
+) -> dict[str, float]:
+    kind = profile.get("type")
+    if kind == "delay":
+        delay = _number(job_id, "profile delay", profile.get("delay"))
+        return {c.name: delay for c in clusters}
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        if _number(job_id, "profile com", profile.get("com", 0)) != 0:
+            raise ValueError(
+                f"job {job_id}: no etc annotation, and its {kind} profile communicates"
+                " (com != 0): annotate the workload with etc (docs/workload-schema.md)"
+            )
+        flops = _number(job_id, "profile cpu", profile.get("cpu"))
+        if kind == "parallel_homogeneous_total":
+            flops /= max(res, 1)
+        etc = {}
+        for cluster in clusters:
+            if not cluster.pstates:
+                raise ValueError(
+                    f"job {job_id}: cluster {cluster.name} has no P-state speed"
+                    " (host property speed_per_pstate) to derive its ETC from"
+                )
+            etc[cluster.name] = flops / cluster.pstates[0].speed
+        return etc
+    raise ValueError(
+        f"job {job_id}: no etc annotation, and its profile type {kind!r} gives no ETC:"
+        " annotate the workload with etc (docs/workload-schema.md)"
+    )
+
+
+def _validated(job: Mapping[str, object], job_id: str) -> None:
+    """Every annotation the schema knows goes through its validator (ValueError naming it)."""
+    for key, value in job.items():
+        validator = FIELD_VALIDATORS.get(key)
+        if validator is not None and key not in BATSIM_JOB_FIELDS:
+            validator(value, f"job {job_id}: field '{key}'")
+
+
+def task_from_job(
+    job: Mapping[str, object],
+    profile: Mapping[str, object] | None,
+    clusters: Sequence[Cluster],
+) -> Task:
+    """The task described by a Batsim job (``job`` is JOB_SUBMITTED's ``job`` object).
+
+    ``profile`` is the job's profile (needed only when the job has no ``etc``).
+
+    >>> c = Cluster("c", cores_per_node=4, resource_ids=(0, 1, 2))
+    >>> job = {"id": "w0!1", "subtime": 5.0, "res": 2, "profile": "d10", "walltime": 20}
+    >>> t = task_from_job(job, {"type": "delay", "delay": 10}, [c])
+    >>> t.id, t.arrival, t.cores, dict(t.etc)
+    ('w0!1', 5.0, 8, {'c': 10.0})
+    >>> t = task_from_job({**job, "cores": 3, "etc": {"c": 7}, "user": "u1", "x": 1}, None, [c])
+    >>> t.user, dict(t.annotations)
+    ('u1', {'x': 1})
+    """
+    job_id = str(job.get("id", "?"))
+    for field in ("id", "subtime", "res"):
+        if field not in job:
+            raise ValueError(f"job {job_id}: missing field {field}")
+    res = job["res"]
+    if isinstance(res, bool) or not isinstance(res, int) or res < 0:
+        raise ValueError(f"job {job_id}: field res must be an integer >= 0, got {res!r}")
+    arrival = _number(job_id, "subtime", job["subtime"])
+    _validated(job, job_id)
+
+    cores = job["cores"] if "cores" in job else res * reference_cluster(clusters).cores_per_node
+    if "etc" in job:
+        etc = {str(k): float(v) for k, v in job["etc"].items()}  # type: ignore[attr-defined]
+    else:
+        if profile is None:
+            raise ValueError(f"job {job_id}: no etc annotation and no profile to derive it from")
+        etc = _etc_from_profile(job_id, res, profile, clusters)
+
+    def get(key: str) -> object:
+        return job.get(key)
+
+    value = ValueFunction.from_json(dict(get("value"))) if "value" in job else None  # type: ignore[arg-type]
+    utility = UtilityFunction.from_json(get("utility")) if "utility" in job else None  # type: ignore[arg-type]
+    downey = get("downey")
+    speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None  # type: ignore[index]
+    annotations = {k: v for k, v in job.items() if k not in BATSIM_JOB_FIELDS | TASK_FIELDS}
+    try:
+        return Task(
+            job_id, arrival, cores, etc,  # type: ignore[arg-type]
+            value=value,
+            utility=utility,
+            etc_pstate=get("etc_pstate") or {},  # type: ignore[arg-type]
+            power=get("power") or {},  # type: ignore[arg-type]
+            speedup=speedup,
+            task_type=get("task_type"),  # type: ignore[arg-type]
+            application=get("application"),  # type: ignore[arg-type]
+            user=get("user"),  # type: ignore[arg-type]
+            annotations=annotations,
+        )
+    except ValueError as error:
+        raise ValueError(f"job {job_id}: {error}") from None
+
+
+def actual_from_job(
+    job: Mapping[str, object], task: Task, clusters: Sequence[Cluster]
+) -> ActualRunTime | None:
+    """The task's actual run time, from the job's ``actual`` annotation (``None`` without).
+
+    ``{"etc": {cluster: s}}`` is the actual time at P-state 0 on the task's own node count;
+    ``{"serial_time": {cluster: s}}`` a moldable task's actual serial time (on ``k`` nodes it
+    lasts ``serial_time / S(k)``). Either way the actual time is the planned one times the
+    cluster's ratio actual / planned at P-state 0 on the task's own node count.
+
+    >>> c = Cluster("c", cores_per_node=4, resource_ids=(0, 1))
+    >>> job = {"id": "w0!1", "subtime": 0, "res": 1, "cores": 4, "etc": {"c": 10.0},
+    ...        "actual": {"etc": {"c": 12.5}}}
+    >>> actual_from_job(job, task_from_job(job, None, [c]), [c]).ratio("c")
+    1.25
+    """
+    raw = job.get("actual")
+    if raw is None:
+        return None
+    kind, table = next(iter(raw.items()))  # type: ignore[attr-defined]
+    by_name = {cluster.name: cluster for cluster in clusters}
+    ratios = {}
+    for name, seconds in table.items():
+        if name not in task.etc or name not in by_name:
+            raise ValueError(
+                f"job {task.id}: field 'actual': cluster {name!r} is not one the task runs on"
+            )
+        if kind == "etc":
+            own = float(seconds)
+        else:
+            if task.speedup is None:
+                raise ValueError(
+                    f"job {task.id}: field 'actual': serial_time needs the task's speedup"
+                    " model (annotation 'downey')"
+                )
+            own = float(seconds) / task.speedup.speedup(by_name[name].nodes_for(task.cores))
+        ratios[name] = own / task.etc[name]
+    return ActualRunTime(task.id, ratios)
