@@ -70,6 +70,7 @@ from procset import ProcSet
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
+from hetsched.core.mapping import Heuristic
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.schedulers.twins import (
@@ -130,32 +131,23 @@ class HetschedScheduler(BatsimScheduler):
 
     heuristic_name: ClassVar[str | None] = None
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, options: Mapping[str, Any] | None = None, *, heuristic: Heuristic | None = None
+    ) -> None:
+        """``heuristic``: run this object (registered or not) instead of building one from the
+        ``heuristic`` option; the options may then only be the adapter's."""
         options = dict(options or {})
         super().__init__(options)
-        name = options.get("heuristic", self.heuristic_name)
-        if name is None:
-            raise ValueError(
-                "option heuristic is required (one of: "
-                f"{', '.join(sorted(registry.HEURISTICS))})"
-            )
-        if self.heuristic_name is not None and name != self.heuristic_name:
-            raise ValueError(
-                f"option heuristic: {type(self).__name__} runs {self.heuristic_name},"
-                f" not {name!r}"
-            )
-        try:
-            accepted = tuple(registry.parameters(name))
-        except ValueError as error:
-            raise ValueError(f"option heuristic: {error}") from None
         params = {k: v for k, v in options.items() if k not in ADAPTER_OPTIONS}
-        for key in params:
-            if key not in accepted:
+        if heuristic is not None:
+            if params or "heuristic" in options or self.heuristic_name is not None:
                 raise ValueError(
-                    f"unknown option {key!r} for heuristic {name} (adapter options:"
-                    f" {', '.join(ADAPTER_OPTIONS)}; heuristic parameters:"
-                    f" {', '.join(accepted) or 'none'})"
+                    "a scheduler given a heuristic object takes only the adapter's options"
+                    f" ({', '.join(ADAPTER_OPTIONS[1:])})"
                 )
+        else:
+            heuristic = self._create(options, params)
+        self.heuristic = heuristic
         period = options.get("period")
         if period is not None and (
             isinstance(period, bool) or not isinstance(period, int | float) or not period > 0
@@ -180,7 +172,6 @@ class HetschedScheduler(BatsimScheduler):
             raise ValueError(
                 f"option measure_window must be [t0, t1] with 0 <= t0 < t1 or null, got {window!r}"
             )
-        self.heuristic = registry.create(name, **params)
         self.period: float | None = None if period is None else float(period)
         self.export_prefix: str | None = export_prefix
         self.energy_budget: float | None = None if budget is None else float(budget)
@@ -193,6 +184,31 @@ class HetschedScheduler(BatsimScheduler):
         self._task_event = False
         self._registration_finished = False
         self._ended = False
+
+    def _create(self, options: Mapping[str, Any], params: Mapping[str, Any]) -> Heuristic:
+        name = options.get("heuristic", self.heuristic_name)
+        if name is None:
+            raise ValueError(
+                "option heuristic is required (one of: "
+                f"{', '.join(sorted(registry.HEURISTICS))})"
+            )
+        if self.heuristic_name is not None and name != self.heuristic_name:
+            raise ValueError(
+                f"option heuristic: {type(self).__name__} runs {self.heuristic_name},"
+                f" not {name!r}"
+            )
+        try:
+            accepted = tuple(registry.parameters(name))
+        except ValueError as error:
+            raise ValueError(f"option heuristic: {error}") from None
+        for key in params:
+            if key not in accepted:
+                raise ValueError(
+                    f"unknown option {key!r} for heuristic {name} (adapter options:"
+                    f" {', '.join(ADAPTER_OPTIONS)}; heuristic parameters:"
+                    f" {', '.join(accepted) or 'none'})"
+                )
+        return registry.create(name, **params)
 
     # ----------------------------------------------------------- simulation
     def onSimulationBegins(self) -> None:
