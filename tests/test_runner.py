@@ -117,13 +117,19 @@ KTH = "KTH-SP2-1996-2.1-cln"
 def test_same_schedule_as_the_embedded_engine_on_a_trace_day(tmp_path, name: str) -> None:
     """KTH-SP2 day 100 on a 64-core khemka platform: every task gets the same state,
     cluster, nodes, P-state and start (to SimGrid's microseconds) in model time as through
-    the adapter on the embedded engine."""
+    the adapter on the embedded engine, and the driver's energy is the engine's."""
     scenario = Scenario(KTH, day=100, preset="khemka", seed=1, platform_options={"cores": 64})
     platform, workload = prepare(scenario, tmp_path / "inputs", TRACE_DIR)
     scheduler = HetschedScheduler({"heuristic": name})
-    simulate(platform, [workload], scheduler, str(tmp_path / "out"), energy=True,
-             dynamic_jobs=True)
+    result = simulate(platform, [workload], scheduler, str(tmp_path / "out"), energy=True,
+                      dynamic_jobs=True)
     engine = {r.task.id: r for r in scheduler.driver.tasks}
+    # The driver's power model integrated what SimGrid's energy model charged (the last line
+    # of out_consumed_energy.csv: energy from time 0 to the end).
+    last = result.output_files["consumed_energy"].read_text().splitlines()[-1].split(",")
+    assert (scheduler.driver.now, scheduler.driver.system.energy_consumed) == pytest.approx(
+        (float(last[0]), float(last[1])), rel=1e-9
+    )
     runner = ModelTimeRunner(
         scheduler.driver.clusters, create(name), [r.task for r in engine.values()]
     )
