@@ -3,8 +3,8 @@
 :func:`summarize` reads ``<prefix>_jobs.csv``, ``<prefix>_consumed_energy.csv``
 (energy runs) and ``<prefix>_mapping_events.csv`` (hetsched schedulers given
 ``export_prefix``), the workload file and the platform file, and computes the
-papers' metrics identically for stock and hetsched schedulers (DESIGN.md,
-"Metrics"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
+papers' metrics identically for stock and hetsched schedulers (docs/architecture.md,
+"How data flows"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
 :meth:`RunSummary.to_json`.
 
 Per-task metrics (task counts, value, utility, mean waiting time) count the tasks

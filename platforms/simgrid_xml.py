@@ -18,8 +18,8 @@ loads all of it. SimGrid 3.32's host energy plugin charges ``Idle + (AllCores - 
 cores / core count`` and one Batsim job's execution loads one core of a host: with
 ``core=N`` a whole-node job would be charged ``Idle + (AllCores - Idle) / N`` (measured: 1 s on
 a 4-core host at 100 W idle / 200 W full costs 125 J). Modelling each node as one SimGrid core
-makes a running job draw its node's full power, as DESIGN.md's measurement on real Batsim
-shows.
+makes a running job draw its node's full power, as the measurement on real Batsim shows
+(docs/batsim-facts.md).
 
 Batsim 4.2.1 numbers compute resources in the order of SimGrid's ``Engine::get_all_hosts()``
 (``Machines::create_machines``: ``sort_machines_by_ascending_name`` sorts a copy, then the ids

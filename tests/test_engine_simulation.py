@@ -202,7 +202,7 @@ def test_filler_sched_scheduling_delays_by_hand(tmp_path: Path, capsys: Any) -> 
 
 
 class TwinScheduler(BatsimScheduler):
-    """The execution-twin sequence of DESIGN.md, in one reply per submitted job.
+    """The execution-twin sequence of docs/architecture.md, in one reply per submitted job.
 
     SET_RESOURCE_STATE (hosts 0-1 to P-state 1), REGISTER_PROFILE, REGISTER_JOB, EXECUTE_JOB of
     the twin, REJECT_JOB of the original; NOTIFY registration_finished once no static job is
@@ -250,8 +250,8 @@ class TwinScheduler(BatsimScheduler):
 
 
 def test_execution_twin_reproduces_the_design_fact(tmp_path: Path, recorded: list) -> None:
-    """DESIGN.md, measured on Batsim 4.2.1: cpu 1e9 on two hosts at 50 Mf ran 20 s and was
-    charged 2 x 20 s x 120 W = 4800 J.
+    """docs/batsim-facts.md, measured on Batsim 4.2.1: cpu 1e9 on two hosts at 50 Mf ran
+    20 s and was charged 2 x 20 s x 120 W = 4800 J.
 
     Job a is submitted at 3. Energy (4 one-core hosts at 100 W idle): hosts 0-1 3 s idle at
     P-state 0 (2 x 300 J) then 20 s at full power of P-state 1 (2 x 2400 J); hosts 2-3 idle
@@ -625,9 +625,9 @@ BATSIM_REPOSITORY = Path("/work/.mirror/oar-team+batsim/repo")
     not BATSIM_REPOSITORY.is_dir(), reason="Batsim's repository (v4.2.1 files) is not mirrored"
 )
 def test_easy_backfill_makespan_measured_on_real_batsim(tmp_path: Path, capsys: Any) -> None:
-    """DESIGN.md: on a 250-job energy workload, real Batsim 4.2.1 with pybatsim's easyBackfill
-    reached makespan 11,512 s. Batsim's own example_workload_hpc_seed1_jobs250.json on its
-    energy_platform_homogeneous_no_net_128.xml gives that makespan (to the second)."""
+    """docs/batsim-facts.md: on a 250-job energy workload, real Batsim 4.2.1 with pybatsim's
+    easyBackfill reached makespan 11,512 s. Batsim's own example_workload_hpc_seed1_jobs250.json
+    on its energy_platform_homogeneous_no_net_128.xml gives that makespan (to the second)."""
     files = {}
     for name in (
         "workloads/example_workload_hpc_seed1_jobs250.json",
