@@ -72,34 +72,38 @@ def test_late_end_holds_the_next_start_until_the_node_is_free() -> None:
     assert (second.started, second.ended) == (15.0, 20.0)
 
 
-class AtPstateOne(Heuristic):
-    name = "at-pstate-1"
+DVFS = Cluster("d", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0),
+                                PState(2.5e8, 20.0, 40.0)))
+
+
+class AtPstateTwo(Heuristic):
+    name = "at-pstate-2"
     paper = "test"
-    summary = "starts every task at P-state 1 on node 1"
+    summary = "starts every task at P-state 2 on node 1"
 
     def map(self, event: MappingEvent) -> list[Decision]:
-        cluster = event.schedule.clusters["c"]
+        cluster = event.schedule.clusters["d"]
         return [
-            Decision(Action.START, t.id, "c", (1,), event.time,
-                     event.time + t.duration(cluster, pstate=1), pstate=1)
+            Decision(Action.START, t.id, "d", (1,), event.time,
+                     event.time + t.duration(cluster, pstate=2), pstate=2)
             for t in event.mappable
         ]
 
 
 def test_pstate_time_and_energy_from_the_power_model() -> None:
-    """A task of ETC 10 s at P-state 0 runs at P-state 1 (half the speed): 20 s. Energy over
-    [0, 20]: node 1 busy at P-state 1 (60 W x 20 s = 1200 J), node 0 idle at P-state 0
-    (50 W x 20 s = 1000 J): 2200 J, what SimGrid charges (tests/test_pybatsim_engine.py checks
-    the engine agrees)."""
-    runner = ModelTimeRunner([C], AtPstateOne(), [task("w0!1", 0.0, 10.0)])
+    """A task of ETC 10 s at P-state 0 runs at P-state 2 (a quarter of the speed): 40 s.
+    Energy over [0, 40]: node 1 busy at P-state 2 (40 W x 40 s = 1600 J), node 0 idle at
+    P-state 0 (50 W x 40 s = 2000 J): 3600 J, what SimGrid charges (the engine agrees:
+    tests/test_pybatsim_engine.py; real Batsim too: tests/test_energy.py)."""
+    runner = ModelTimeRunner([DVFS], AtPstateTwo(), [Task("w0!1", 0.0, 4, {"d": 10.0})])
     [record] = runner.run()
-    assert (record.started, record.ended, record.decision.pstate) == (0.0, 20.0, 1)
-    assert runner.driver.system.pstate(1) == 1
-    assert runner.driver.system.energy_consumed == pytest.approx(2200.0)
+    assert (record.started, record.ended, record.decision.pstate) == (0.0, 40.0, 2)
+    assert runner.driver.system.pstate(1) == 2
+    assert runner.driver.system.energy_consumed == pytest.approx(3600.0)
 
 
 def test_a_heuristic_that_strands_tasks_is_an_error() -> None:
-    class Never(AtPstateOne):
+    class Never(AtPstateTwo):
         name = "never"
 
         def map(self, event: MappingEvent) -> list[Decision]:
