@@ -26,8 +26,10 @@ Presets (``PRESETS`` lists them with one line each):
   from this ratio), ``cov`` (default 0.05; 0 makes the total exact before rounding to whole
   nodes) and ``cores_per_node`` (the sizes to draw from, e.g. ``"1"`` for a trace of
   single-processor nodes; default the paper's set).
-  ``khemka-25``, ``khemka-20``, ``khemka-15``: the same with a mean of 25 %, 20 %, 15 % of Curie's
-  93,312 cores: 23,328, the paper's 18,432 (``khemka-20`` is ``khemka`` without options), 13,997.
+  ``khemka-25``, ``khemka-20``, ``khemka-15``: the same with a mean of 25 %, 20 %, 15 % of the
+  paper's base: its 18,432 cores are "approximately 20%" of Curie, i.e. exactly 20 % of 92,160
+  (Curie has 93,312), and section 5's "25% and 15%" environments are fractions of that same base:
+  23,040, 18,432 (``khemka-20`` is ``khemka`` without options), 13,824.
 * ``machovec`` -- Machovec et al. 2017, section IV.B: 100,000 cores over four general-purpose
   (``gp1``-``gp4``) and two special-purpose (``sp1``, ``sp2``) clusters. The paper only says each
   special-purpose cluster has more cores on average than a general-purpose one; we draw cluster
@@ -78,10 +80,10 @@ import numpy as np
 
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
 
-CURIE_CORES = 93_312
-"""Cores of CEA Curie (5,040 x 16 + 360 x 32 + 144 x 8), the Khemka et al. trace's machine."""
 KHEMKA_PAPER_CORES = 18_432
 """Khemka et al. section 4: "approximately 20% of the total number of cores in the Curie system"."""
+KHEMKA_BASE_CORES = 92_160
+"""The base the paper's fractions apply to: 18,432 = 20 % of 92,160 (section 5's 25 % and 15 %)."""
 KHEMKA_COV = 0.05
 KHEMKA_CLUSTER_COUNTS = (2, 3, 4)
 KHEMKA_CORES_PER_NODE = (1, 2, 4, 8, 16, 24, 32)
@@ -146,9 +148,7 @@ def _positive(name: str, value: float) -> None:
 
 def _khemka_mean(preset: str, options: Mapping[str, object]) -> float:
     if preset in KHEMKA_VARIANTS:
-        return KHEMKA_PAPER_CORES if preset == "khemka-20" else round(
-            KHEMKA_VARIANTS[preset] * CURIE_CORES
-        )
+        return round(KHEMKA_VARIANTS[preset] * KHEMKA_BASE_CORES)
     if "cores" in options and ("max_procs" in options or "fraction" in options):
         raise ValueError("options 'cores' and 'max_procs'/'fraction' exclude each other")
     if "cores" in options:
@@ -331,9 +331,7 @@ def _registry() -> dict[str, _Preset]:
         ),
     }
     for name, fraction in KHEMKA_VARIANTS.items():
-        share = f"{fraction:.0%} of Curie's {CURIE_CORES:,}"
-        if name == "khemka-20":
-            share = f"the paper's ~{share}"
+        share = f"{fraction:.0%} of the paper's base of {KHEMKA_BASE_CORES:,}"
         registry[name] = _Preset(
             f"Khemka et al. MIC 2015 sec. 4 with a mean of {_khemka_mean(name, {}):,} cores"
             f" ({share})",
