@@ -40,13 +40,16 @@ Choices where the paper leaves details open:
 
 - A task without a value function cannot be scored: ValueError naming it.
 - Tasks whose best score is 0 (every slot left would finish after their hard
-  deadline) are not booked: the loop stops when the best remaining score is 0,
-  and those tasks get no decision at this event. They stay mappable, so a later
-  event may still find them a slot that earns value, and the zero-value drop of
-  section 3.1 removes them once even an immediate start on their fastest
-  cluster earns nothing. Reserving (or starting) them would earn nothing and
-  hold nodes that tasks with value could use; with reservations it would also
-  take them out of the mappable set for good, where the drop never sees them.
+  deadline): the paper's loop books every mappable task, these too. By default
+  (``book_zero_value=False``, our choice) they are not booked: the loop stops when the
+  best remaining score is 0, and those tasks get no decision at this event. They stay
+  mappable, so a later event may still find them a slot that earns value, and the
+  zero-value drop of section 3.1 removes them once even an immediate start on their
+  fastest cluster earns nothing. Reserving (or starting) them would earn nothing and
+  hold nodes that tasks with value could use; with reservations it would also take
+  them out of the mappable set for good, where the drop never sees them.
+  ``book_zero_value=True`` books them as the paper's loop reads (the README's Khemka
+  section measures the difference).
 """
 
 from __future__ import annotations
@@ -91,10 +94,11 @@ class MaxValue(Heuristic):
     """Maximum Value: the (task, cluster) choice that earns the most value first, repeatedly.
 
     Options: ``placeholders`` (False: reservations; True: place-holders),
-    ``drop_zero_value`` (section 3.1). See the module docstring for the loop.
+    ``drop_zero_value`` (section 3.1), ``book_zero_value`` (book the choices that earn
+    nothing too). See the module docstring for the loop.
 
     >>> MaxValue()
-    MaxValue(placeholders=False, drop_zero_value=True)
+    MaxValue(placeholders=False, drop_zero_value=True, book_zero_value=False)
     """
 
     name: ClassVar[str] = "max-value"
@@ -103,9 +107,13 @@ class MaxValue(Heuristic):
         "Maximum Value: Min-Min on the value earned at completion, with reservations"
     )
 
-    def __init__(self, placeholders: bool = False, drop_zero_value: bool = True) -> None:
+    def __init__(
+        self, placeholders: bool = False, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
         self.placeholders = placeholders
         self.drop_zero_value = drop_zero_value
+        self.book_zero_value = book_zero_value
 
     def score(self, value: float, etc: float, allocated_cores: int) -> float:
         """The objective of a choice: the value earned."""
@@ -132,7 +140,7 @@ class MaxValuePh(MaxValue):
     """Maximum Value with place-holders (``placeholders=True`` by default).
 
     >>> MaxValuePh().get_params()
-    {'placeholders': True, 'drop_zero_value': True}
+    {'placeholders': True, 'drop_zero_value': True, 'book_zero_value': False}
     """
 
     name: ClassVar[str] = "max-value-ph"
@@ -140,8 +148,11 @@ class MaxValuePh(MaxValue):
         "Maximum Value with place-holders: reservations that live only during a mapping event"
     )
 
-    def __init__(self, placeholders: bool = True, drop_zero_value: bool = True) -> None:
-        super().__init__(placeholders=placeholders, drop_zero_value=drop_zero_value)
+    def __init__(
+        self, placeholders: bool = True, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
+        super().__init__(placeholders, drop_zero_value, book_zero_value)
 
 
 class MaxVpr(MaxValue):
@@ -168,7 +179,7 @@ class MaxVprPh(MaxVpr):
     """Maximum VPR with place-holders (``placeholders=True`` by default).
 
     >>> MaxVprPh()
-    MaxVprPh(placeholders=True, drop_zero_value=True)
+    MaxVprPh(placeholders=True, drop_zero_value=True, book_zero_value=False)
     """
 
     name: ClassVar[str] = "max-vpr-ph"
@@ -176,8 +187,11 @@ class MaxVprPh(MaxVpr):
         "Maximum VPR with place-holders, the best heuristic of the paper"
     )
 
-    def __init__(self, placeholders: bool = True, drop_zero_value: bool = True) -> None:
-        super().__init__(placeholders=placeholders, drop_zero_value=drop_zero_value)
+    def __init__(
+        self, placeholders: bool = True, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
+        super().__init__(placeholders, drop_zero_value, book_zero_value)
 
 
 class _MinMin:
@@ -290,7 +304,7 @@ class _MinMin:
                         if not self.startable:
                             break
                     continue
-            if negative_score >= 0.0:
+            if negative_score >= 0.0 and not heuristic.book_zero_value:
                 break  # the best choice left earns nothing (module docstring)
             decisions.append(self._book(i, j, start))
             booked[i] = True

@@ -5,7 +5,7 @@ refuses an unknown name (listing the valid ones) and an unknown or ill-typed
 parameter (naming it); each constructor checks the values themselves.
 
 >>> create("max-vpr-ph")
-MaxVprPh(placeholders=True, drop_zero_value=True)
+MaxVprPh(placeholders=True, drop_zero_value=True, book_zero_value=False)
 >>> create("cmq", small_quota=6).small_quota
 6
 >>> create("max-vpr-ph", placeholder=True)

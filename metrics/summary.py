@@ -28,6 +28,12 @@ from hetsched.metrics.outputs import read_consumed_energy, read_jobs
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
+SUMMARY_VERSION = 2
+"""Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
+measure window, ``value_earned_total`` all of them). Summaries of another version are
+recomputed from the run's files rather than read
+(:func:`hetsched.experiments.compare.run_or_resume`)."""
+
 
 @dataclass(frozen=True)
 class RunSummary:
@@ -41,6 +47,7 @@ class RunSummary:
     ...                platform="p.xml", measure_window=None, tasks_total=2,
     ...                tasks_completed=1, tasks_failed=0, tasks_dropped=1,
     ...                value_earned=4.0, value_bound=10.0, value_percent=40.0,
+    ...                value_earned_total=5.0, value_percent_total=50.0,
     ...                utility_earned=None, utility_bound=None, utility_percent=None,
     ...                energy_joules=1200.0, energy_window_joules=None,
     ...                energy_budget_joules=None, makespan=30.0, mean_waiting_time=5.0,
@@ -67,6 +74,8 @@ class RunSummary:
     value_earned: float | None
     value_bound: float | None
     value_percent: float | None
+    value_earned_total: float | None
+    value_percent_total: float | None
     utility_earned: float | None
     utility_bound: float | None
     utility_percent: float | None
@@ -81,6 +90,7 @@ class RunSummary:
     mapping_latency_max: float | None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
+    version: int = SUMMARY_VERSION
 
     def __post_init__(self) -> None:
         done = self.tasks_completed + self.tasks_failed + self.tasks_dropped
@@ -152,7 +162,9 @@ def summarize(
     events = read_mapping_events(events_path) if events_path.exists() else None
     latency = latency_stats(events) if events else None
 
-    value = value_metrics(outcomes, workload)
+    end = None if workload.measure_window is None else workload.measure_window[1]
+    value = value_metrics(outcomes, workload, until=end)
+    value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     return RunSummary(
         heuristic=heuristic,
@@ -168,6 +180,8 @@ def summarize(
         value_earned=None if value is None else value.earned,
         value_bound=None if value is None else value.bound,
         value_percent=None if value is None else value.percent,
+        value_earned_total=None if value_total is None else value_total.earned,
+        value_percent_total=None if value_total is None else value_total.percent,
         utility_earned=None if utility is None else utility.earned,
         utility_bound=None if utility is None else utility.bound,
         utility_percent=None if utility is None else utility.percent,

@@ -332,9 +332,25 @@ def test_summary_of_the_whole_run(tmp_path: Path) -> None:
     assert json.loads(summary.dumps()) == data
 
 
+def test_value_counted_by_the_end_of_the_window_or_at_any_time(tmp_path: Path) -> None:
+    """Window [0, 40): tasks 1-4 (subtimes 0, 10, 15, 30) count, bound 29 as before. The
+    paper's accounting counts what completes by t1 = 40: nothing (tasks 1 and 2 complete at
+    50, task 4 at 80): earned 0. All completions: 10 + 6 + 0 + 0 = 16 (55.17 %)."""
+    workload = workload_json(measure_window=[0, 40])
+    prefix, workload_path, platform = write_run(tmp_path, workload=workload)
+    summary = summarize(prefix, workload_path, platform)
+    assert (summary.value_earned, summary.value_bound, summary.value_percent) == (0.0, 29.0, 0.0)
+    assert summary.value_earned_total == pytest.approx(16.0)
+    assert summary.value_percent_total == pytest.approx(100 * 16 / 29)
+    info = read_workload_info(workload_path)
+    outcomes = account(read_jobs(f"{prefix}_jobs.csv"), info).outcomes
+    assert value_metrics(outcomes, info, until=50.0).earned == pytest.approx(16.0)  # both at 50
+
+
 def test_summary_restricted_to_the_measure_window(tmp_path: Path) -> None:
     """Window [10, 60): tasks 2 (subtime 10), 3 (15) and 4 (30) count, task 1 (0) not.
-    Value: earned 6 + 0 + 0 = 6, bound 8 + 5 + 6 = 19. Waiting: (10 + 20) / 2 = 15.
+    Value: earned 6 + 0 + 0 = 6 (task 2 completes at 50, before t1 = 60), bound 8 + 5 + 6 =
+    19. Waiting: (10 + 20) / 2 = 15.
     Utility: only task 3 counts: earned 0, bound 2. Energy in the window:
     E(60) - E(10) = 41000 - 6000 = 35000 J; the run's total stays 51000 J; the
     makespan stays the run's (80)."""

@@ -81,12 +81,12 @@ PLATFORM_XML = "\n".join(
 JSON_KEYS = {
     "heuristic", "engine", "outdir", "workload", "platform", "measure_window",
     "tasks_total", "tasks_completed", "tasks_failed", "tasks_dropped",
-    "value_earned", "value_bound", "value_percent",
+    "value_earned", "value_bound", "value_percent", "value_earned_total", "value_percent_total",
     "utility_earned", "utility_bound", "utility_percent",
     "energy_joules", "energy_window_joules", "energy_budget_joules",
     "makespan", "mean_waiting_time",
     "mapping_events", "mapping_latency_p50", "mapping_latency_p95", "mapping_latency_max",
-    "wall_seconds", "checked_rules",
+    "wall_seconds", "checked_rules", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 
