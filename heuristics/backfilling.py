@@ -62,19 +62,37 @@ class Fcfs(Heuristic):
 
 
 class EasyBackfilling(Heuristic):
-    """EASY Backfilling (Lifka 1995), as Khemka et al. section 3.3 describe it.
+    """EASY Backfilling (Lifka 1995): Khemka et al.'s (section 3.3), or the textbook's.
 
-    At most one reservation exists at any time (a RESERVE booking in the
-    schedule, kept by the driver until it starts). Working through the tasks in
-    arrival order: a task that can start now on some cluster without
-    overlapping the reservation starts now (backfilling); the first task that
-    cannot, when no reservation exists, is reserved at its earliest start; any
-    other task that cannot start now is skipped and stays mappable.
-    ``drop_zero_value`` defaults to True (Khemka section 3.1 applies the drop
-    before every metaheuristic).
+    Khemka et al.'s (``textbook=False``, the default, the one the paper compares with): at
+    most one reservation exists at any time, a RESERVE booking pinned to the nodes the
+    earliest-slot search of section 3.2 chooses, kept by the driver until it starts. Working
+    through the tasks in arrival order: a task that can start now on some cluster without
+    overlapping the reservation starts now (backfilling); the first task that cannot, when
+    no reservation exists, is reserved at its earliest start; any other task that cannot
+    start now is skipped and stays mappable.
+
+    The textbook's (``textbook=True``; Lifka 1995, Mu'alem and Feitelson 2001, batsched's
+    ``easy_bf``): nothing is kept between mapping events. At each event, tasks start in
+    arrival order while they can start now; the first that cannot is the *head*: its
+    *shadow time* is the earliest time it could start (on the cluster where that is
+    earliest, ties by cluster order), and the *extra nodes* are the nodes of that cluster
+    idle at the shadow time beyond the ones it needs. A later task is backfilled now when
+    it can start now on some cluster and, on the head's cluster, either ends by the shadow
+    time or needs no more than the extra nodes left (which it then uses up). The head gets
+    no booking and stays mappable: its shadow time is computed anew at the next event, from
+    what runs then. The two coincide while tasks end as planned; they differ when a task
+    ends early (the pinned reservation keeps its nodes and time, the textbook head starts
+    as soon as enough nodes are free: tests/test_heuristics_baselines.py) and under the
+    zero-value drop (the head stays subject to it, a reserved task does not).
+
+    Choices: nodes of a started task are chosen by section 3.2's tie-breaking in both
+    variants (batsched takes the lowest free ids; the count rule makes any choice valid).
+    ``drop_zero_value`` defaults to True (Khemka section 3.1 applies the drop before every
+    metaheuristic).
 
     >>> EasyBackfilling().get_params()
-    {'drop_zero_value': True}
+    {'drop_zero_value': True, 'textbook': False}
     """
 
     name: ClassVar[str] = "easy"
@@ -83,10 +101,13 @@ class EasyBackfilling(Heuristic):
         "EASY Backfilling: arrival order, one reservation, backfill what can start now"
     )
 
-    def __init__(self, drop_zero_value: bool = True) -> None:
+    def __init__(self, drop_zero_value: bool = True, textbook: bool = False) -> None:
         self.drop_zero_value = drop_zero_value
+        self.textbook = textbook
 
     def map(self, event: MappingEvent) -> list[Decision]:
+        if self.textbook:
+            return self._map_textbook(event)
         kept, decisions = prepare(event, self.drop_zero_value)
         schedule, now = event.schedule, event.time
         reservation = bool(schedule.bookings(kind=Action.RESERVE))
@@ -99,6 +120,38 @@ class EasyBackfilling(Heuristic):
                 slot = earliest_slot_over(schedule, task, clusters, now)
                 decisions.append(commit(schedule, task, slot, Action.RESERVE))
                 reservation = True
+        return decisions
+
+    def _map_textbook(self, event: MappingEvent) -> list[Decision]:
+        kept, decisions = prepare(event, self.drop_zero_value)
+        schedule, now = event.schedule, event.time
+        head: tuple[str, float] | None = None  # the head's cluster and shadow time
+        extra = 0
+        for task, clusters in kept:
+            if head is None:
+                cluster = startable_cluster(schedule, task, clusters, now)
+                if cluster is None:
+                    slot = earliest_slot_over(schedule, task, clusters, now)
+                    head = (slot.cluster, slot.start)
+                    extra = schedule.idle_count(slot.cluster, slot.start, 0.0) - len(slot.nodes)
+                    continue
+            else:
+                cluster = None
+                for option in clusters:
+                    nodes, seconds = option.nodes_for(task.cores), task.etc[option.name]
+                    if not schedule.fits(option.name, nodes, now, seconds):
+                        continue
+                    if option.name != head[0] or now + seconds <= head[1]:
+                        cluster = option
+                        break
+                    if nodes <= extra:
+                        extra -= nodes
+                        cluster = option
+                        break
+                if cluster is None:
+                    continue
+            decisions.append(commit(schedule, task, slot_now(schedule, task, cluster, now),
+                                    Action.START))
         return decisions
 
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
+from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.runner import ModelTimeRunner
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.state import TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.value import ValueFunction
@@ -18,56 +22,24 @@ from hetsched.heuristics.randomized import RandomMapping
 
 
 def simulate(
-    heuristic: Heuristic, clusters: Sequence[Cluster], tasks: Sequence[Task]
+    heuristic: Heuristic, clusters: Sequence[Cluster], tasks: Sequence[Task],
+    actual: dict[str, float] | None = None,
 ) -> dict[str, Decision]:
-    """Replay ``tasks`` as the mapping driver would (Khemka 3.1): a mapping event at
-    every arrival and completion; START booked as running; RESERVE kept and started
-    when due; PLACEHOLDER discarded; DROP recorded. Returns each task's start
-    decision (with its real start) or its DROP decision."""
-    schedule = SystemSchedule(clusters)
-    pending = sorted(tasks, key=lambda t: t.arrival)
-    waiting: list[Task] = []
-    reserved: dict[str, Decision] = {}
-    running: dict[str, Decision] = {}
-    outcome: dict[str, Decision] = {}
-    while pending or reserved or running:
-        now = min(
-            [t.arrival for t in pending[:1]]
-            + [d.end for d in running.values()]
-            + [d.start for d in reserved.values()]
-        )
-        completed = [tid for tid, d in running.items() if d.end <= now]
-        for tid in completed:
-            schedule.release(tid)
-            del running[tid]
-        for tid, d in sorted(reserved.items(), key=lambda item: item[1].start):
-            if d.start <= now:
-                schedule.release(tid)
-                schedule.book(tid, d.cluster, d.nodes, d.start, d.end, Action.START)
-                running[tid] = reserved.pop(tid)
-                outcome[tid] = d
-        arrived = False
-        while pending and pending[0].arrival <= now:
-            waiting.append(pending.pop(0))
-            arrived = True
-        if not (arrived or completed) or not waiting:
-            continue
-        decisions = heuristic.map(MappingEvent(now, tuple(waiting), schedule.copy()))
-        for d in decisions:
-            if d.action is Action.PLACEHOLDER:
-                continue
-            waiting = [t for t in waiting if t.id != d.task_id]
-            if d.action is Action.DROP:
-                outcome[d.task_id] = d
-                continue
-            schedule.book(d.task_id, d.cluster, d.nodes, d.start, d.end, d.action)
-            if d.action is Action.START:
-                assert d.start == now
-                running[d.task_id] = d
-                outcome[d.task_id] = d
-            else:
-                reserved[d.task_id] = d
-    assert not waiting, f"tasks never mapped: {[t.id for t in waiting]}"
+    """Replay ``tasks`` through the mapping driver in model time (core/runner.py: a mapping
+    event at every arrival and completion, reservations started when due). ``actual``
+    gives some tasks an actual/planned run-time ratio (on every cluster). Returns each
+    task's executed decision (its real start) or its DROP decision."""
+    ratios = {
+        task_id: ActualRunTime(task_id, {c.name: ratio for c in clusters})
+        for task_id, ratio in (actual or {}).items()
+    }
+    outcome = {}
+    for record in ModelTimeRunner(clusters, heuristic, tasks, actual=ratios).run():
+        if record.state is TaskState.DROPPED:
+            outcome[record.task.id] = Decision(Action.DROP, record.task.id)
+        else:
+            assert record.decision is not None and record.started is not None
+            outcome[record.task.id] = replace(record.decision, start=record.started)
     return outcome
 
 
@@ -144,6 +116,59 @@ def test_example2_fcfs() -> None:
     outcome = simulate(Fcfs(), FOUR, EXAMPLE2)
     assert starts(outcome) == {"A": 0.0, "B": 10.0, "C": 20.0, "D": 20.0}
     assert outcome["C"].nodes == (0, 1) and outcome["D"].nodes == (2,)
+
+
+@pytest.mark.parametrize("textbook", [False, True])
+def test_both_easy_variants_on_the_textbook_examples(textbook: bool) -> None:
+    """With run times as planned the two EASY variants schedule these alike."""
+    assert starts(simulate(EasyBackfilling(textbook=textbook), FOUR, EXAMPLE1)) == {
+        "A": 0.0, "B": 10.0, "C": 33.0, "D": 3.0}
+    assert starts(simulate(EasyBackfilling(textbook=textbook), FOUR, EXAMPLE2)) == {
+        "A": 0.0, "B": 10.0, "C": 2.0, "D": 20.0}
+
+
+# ------------------------------------------------- textbook EASY: shadow time, extra nodes
+# Four nodes. At 0 A (2 nodes, 10 s) starts on n0, n1. At 1 arrive, in this order:
+#   R (3 nodes, 10 s): the head; shadow time 10 (n0, n1 free then), 4 nodes idle at 10,
+#       so 1 extra node;
+#   L1 (1 node, 50 s): can start now, ends after the shadow time, 1 node <= 1 extra:
+#       backfilled (no extra node left);
+#   L2 (1 node, 50 s): can start now (1 node idle), ends after the shadow time and no
+#       extra node is left: waits;
+#   S (1 node, 5 s): ends at 6 <= 10: backfilled.
+# At 6 (S ends) L2 ends after the shadow time, still no extra node: waits. At 10 A ends,
+# R starts on the 3 idle nodes [10, 20); at 20 L2 starts. (Khemka's variant: R reserved
+# at 10 on n0, n1 and n2; L1 fits now on n3 only, as the count says; L2 cannot start
+# without overlapping R; S fits on n2 before R: the same starts.)
+SHADOW = [job("A", 0, 2, 10), job("R", 1, 3, 10), job("L1", 1, 1, 50), job("L2", 1, 1, 50),
+          job("S", 1, 1, 5)]
+
+
+@pytest.mark.parametrize("textbook", [False, True])
+def test_easy_shadow_time_and_extra_nodes(textbook: bool) -> None:
+    outcome = simulate(EasyBackfilling(textbook=textbook), FOUR, SHADOW)
+    assert starts(outcome) == {"A": 0.0, "L1": 1.0, "L2": 20.0, "R": 10.0, "S": 1.0}
+
+
+# Where the two differ: a task that ends earlier than planned. Four nodes; at 0:
+#   A (2 nodes, planned 10 s, actually 2 s) starts on n0, n1;
+#   R (3 nodes, 10 s) cannot start: Khemka's EASY reserves it at 10 on n0, n1, n2 (the
+#       nodes that touch A's end, then the lowest index);
+#   B (1 node, 6 s) starts now on n2 (in the idle slot before R) in both variants.
+# At 2 A ends early. Khemka's reservation keeps its nodes: n2 runs B until 6, so R cannot
+# move up (it is not alone on free nodes); B ends on time at 6 and R starts at its
+# reserved time, 10. The textbook recomputes the head at 2: n0, n1 and n3 are idle, R
+# starts at 2.
+EARLY = [job("A", 0, 2, 10), job("R", 0, 3, 10), job("B", 0, 1, 6)]
+
+
+def test_easy_variants_differ_when_a_task_ends_early() -> None:
+    khemka = simulate(EasyBackfilling(), FOUR, EARLY, actual={"A": 0.2})
+    textbook = simulate(EasyBackfilling(textbook=True), FOUR, EARLY, actual={"A": 0.2})
+    assert starts(khemka) == {"A": 0.0, "B": 0.0, "R": 10.0}
+    assert (khemka["R"].nodes, khemka["B"].nodes) == ((0, 1, 2), (2,))
+    assert starts(textbook) == {"A": 0.0, "B": 0.0, "R": 2.0}
+    assert set(textbook["R"].nodes) == {0, 1, 3}
 
 
 # ------------------------------------------------------------------ details
