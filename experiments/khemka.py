@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from hetsched.experiments.cells import Cell, run_cells
-from hetsched.experiments.scenario import Scenario, prepare
+from hetsched.experiments.cells import Cell, ScenarioCells, run_groups
+from hetsched.experiments.scenario import Scenario
 from hetsched.metrics.summary import RunSummary
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import read_swf
@@ -235,9 +235,10 @@ def run_study(
 
     Files: ``outdir/days.csv`` (every day's arrivals and whether it was chosen),
     ``outdir/<environment>/s<i>-day<d>/{platform.xml, workload.json, <heuristic>/...}``.
-    ``jobs`` runs that many heuristics at once (worker processes); ``on_days`` gets the day
-    selection, ``on_run(run, resumed, done, total)`` each run as it finishes. The runs are
-    returned in study order (environment, scenario, heuristic) whatever ``jobs`` is.
+    ``jobs`` prepares and runs that many scenarios at once (worker processes); ``on_days``
+    gets the day selection, ``on_run(run, resumed, done, total)`` each run once its scenario
+    is done. The runs are returned in study order (environment, scenario, heuristic)
+    whatever ``jobs`` is.
     """
     unknown = [name for name in environments if name not in ENVIRONMENTS]
     if unknown:
@@ -250,7 +251,7 @@ def run_study(
         on_days(selection)
     outdir.mkdir(parents=True, exist_ok=True)
     _write_days(selection, outdir / "days.csv")
-    cells = []
+    groups = []
     for env_name in environments:
         env = ENVIRONMENTS[env_name]
         for index, day in enumerate(selection.days):
@@ -263,20 +264,21 @@ def run_study(
                 value_correlation=env.value_correlation,
             )
             folder = outdir / env.name / f"s{index}-day{day}"
-            platform, workload = prepare(scenario, folder, trace_dir)
-            for spec in specs:
-                cells.append(Cell(
-                    (env.name, index, day, spec.label), spec.name, platform, workload,
-                    folder / spec.folder, spec.options, engine,
-                ))
-    order = {cell.key: position for position, cell in enumerate(cells)}
+            cells = tuple(
+                Cell((env.name, index, day, spec.label), spec.name, folder / spec.folder,
+                     spec.options, engine)
+                for spec in specs
+            )
+            groups.append(ScenarioCells(scenario, folder, cells, trace_dir))
+    order = {cell.key: position for position, cell in
+             enumerate(cell for group in groups for cell in group.cells)}
     runs: list[tuple[int, StudyRun]] = []
-    for cell, summary, resumed in run_cells(cells, jobs=jobs):
+    for cell, summary, resumed in run_groups(groups, jobs=jobs):
         env_name, index, day, label = cell.key
         run = StudyRun(env_name, index, day, label, summary)
         runs.append((order[cell.key], run))
         if on_run is not None:
-            on_run(run, resumed, len(runs), len(cells))
+            on_run(run, resumed, len(runs), len(order))
     return [run for _, run in sorted(runs, key=lambda item: item[0])]
 
 
