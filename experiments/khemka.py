@@ -500,8 +500,75 @@ def summarize_study(
 ) -> tuple[list[Aggregate], list[Path]]:
     """Write the CSV files and the figures; return the aggregates and the figure paths.
 
-    ``runs.csv`` holds both accountings; ``summary.csv`` and the figures the chosen one.
+    ``runs.csv`` holds both accountings; ``summary.csv`` and the figures the chosen one;
+    ``cmq.csv`` the :func:`cmq_diagnostics` of the CMQ runs, if any.
     """
     aggregates = aggregate(runs, accounting)
     write_csv(runs, aggregates, outdir)
+    diagnostics = cmq_diagnostics(runs)
+    if diagnostics:
+        with (outdir / "cmq.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["environment", "scenario", "day", "small", "medium", "large",
+                             "mapping_events", "share_with_several_mappable"])
+            for d in diagnostics:
+                writer.writerow([d.environment, d.scenario, d.day, f"{d.small:.4f}",
+                                 f"{d.medium:.4f}", f"{d.large:.4f}", d.events,
+                                 f"{d.several:.4f}"])
     return aggregates, plot_figures(aggregates, outdir)
+
+
+# ----------------------------------------------------------------------------- CMQ diagnostics
+@dataclass(frozen=True)
+class CmqDiagnostic:
+    """Why Conservative Multiple Queues behaves like Conservative Backfilling on one scenario.
+
+    ``small``, ``medium``, ``large``: shares of the tasks in each queue of section 3.3 (R~
+    against 0.3 and 0.6 of the day's largest R~); ``events``: CMQ's mapping events;
+    ``several``: the share of them with two or more mappable tasks, the only ones where the
+    round robin can put a task before an earlier one.
+    """
+
+    environment: str
+    scenario: int
+    day: int
+    small: float
+    medium: float
+    large: float
+    events: int
+    several: float
+
+
+def cmq_diagnostics(runs: Sequence[StudyRun], heuristic: str = "cmq") -> list[CmqDiagnostic]:
+    """One :class:`CmqDiagnostic` per run of ``heuristic`` that exported mapping events."""
+    from hetsched.core.system import Cluster
+    from hetsched.heuristics.multiqueue import average_resources
+    from hetsched.metrics.latency import read_mapping_events
+    from hetsched.platforms.simgrid_xml import read_platform
+    from hetsched.workloads.batsim_workload import load_workload
+    from hetsched.workloads.tasks import task_from_job
+
+    result = []
+    for run in runs:
+        events_path = Path(run.summary.outdir) / "out_mapping_events.csv"
+        if run.heuristic != heuristic or not events_path.is_file():
+            continue
+        specs = read_platform(run.summary.platform).clusters
+        clusters = [Cluster(c.name, c.cores_per_node, tuple(range(c.nb_nodes))) for c in specs]
+        document = load_workload(run.summary.workload)
+        usage = []
+        for job in document["jobs"]:
+            task = task_from_job(job, None, clusters)
+            fit = [c for c in clusters if c.name in task.etc and c.nodes_for(task.cores)
+                   <= c.nb_nodes]
+            if fit:
+                usage.append(average_resources(task, fit))
+        r_max = max(usage, default=0.0)
+        small = sum(r <= 0.3 * r_max for r in usage) / max(len(usage), 1)
+        large = sum(r > 0.6 * r_max for r in usage) / max(len(usage), 1)
+        events = read_mapping_events(events_path)
+        several = sum(e.nb_mappable >= 2 for e in events) / max(len(events), 1)
+        result.append(CmqDiagnostic(run.environment, run.scenario, run.day, small,
+                                    1.0 - small - large, large, len(events), several))
+    return result
+

@@ -264,6 +264,22 @@ def test_a_study_gives_the_same_runs_in_one_or_two_processes(tmp_path: Path) -> 
     assert (tmp_path / "one" / "days.csv").read_text().startswith("day,arrivals,chosen\n")
 
 
+@needs_trace
+def test_cmq_diagnostics_of_a_small_study(tmp_path: Path) -> None:
+    """Queue shares add up to 1, the events are CMQ's mapping events, and the study writes
+    them to cmq.csv."""
+    runs = run_study(tmp_path, trace=KTH, nb_scenarios=1, trace_dir=TRACE_DIR,
+                     heuristics=["cmq", "easy"], arrivals=(1, 10**6))
+    [diagnostic] = khemka.cmq_diagnostics(runs)
+    assert diagnostic.small + diagnostic.medium + diagnostic.large == pytest.approx(1.0)
+    assert diagnostic.large > 0  # the largest task is in the large queue
+    assert diagnostic.events == runs[0].summary.mapping_events
+    assert 0.0 <= diagnostic.several <= 1.0
+    summarize_study(runs, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "cmq.csv").open()))
+    assert [row["mapping_events"] for row in rows] == [str(diagnostic.events)]
+
+
 def test_default_heuristics_are_registered_names() -> None:
     # every name the comparison and the study run by default is one run_heuristic accepts
     assert set(DEFAULT_HEURISTICS) <= set(HEURISTICS)
