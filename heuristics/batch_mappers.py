@@ -186,7 +186,7 @@ class Sufferage(BagMapper):
     )
 
     def map(self, bag: BagOfTasks) -> BagSchedule:
-        etc = bag.task_etc()
+        etc = np.ascontiguousarray(bag.task_etc().T)  # M x N: reductions over machine types
         heaps = _ready_heaps(bag)
         machine = np.empty(bag.nb_tasks, dtype=np.int64)
         start = np.empty(bag.nb_tasks)
@@ -197,26 +197,25 @@ class Sufferage(BagMapper):
             second = np.array(
                 [min((r for r, _ in heap[1:3]), default=np.inf) for heap in heaps]
             )
-            rows = etc[unmapped]
-            completion = rows + earliest
-            best_type = np.argmin(completion, axis=1)
+            rows = etc[:, unmapped]
+            completion = rows + earliest[:, None]
+            best_type = np.argmin(completion, axis=0)
             index = np.arange(unmapped.size)
-            best = completion[index, best_type]
-            same_type = rows[index, best_type] + second[best_type]
-            completion[index, best_type] = np.inf
-            runner_up = np.minimum(completion.min(axis=1), same_type)
-            sufferage = runner_up - best
+            best = completion[best_type, index]
+            same_type = rows[best_type, index] + second[best_type]
+            completion[best_type, index] = np.inf
+            sufferage = np.minimum(completion.min(axis=0), same_type) - best
             # Per target machine (the earliest of the best type), the largest sufferage wins,
-            # ties to the task earlier in the bag.
-            order = np.lexsort((unmapped, -sufferage, best_type))
-            first = np.ones(order.size, dtype=bool)
-            first[1:] = best_type[order][1:] != best_type[order][:-1]
-            winners = order[first]
-            for w in winners.tolist():
-                n, j = int(unmapped[w]), int(best_type[w])
+            # ties to the task earlier in the bag (np.argmax returns the first maximum).
+            winners = []
+            for j in np.flatnonzero(np.bincount(best_type, minlength=len(heaps))).tolist():
+                bidders = np.flatnonzero(best_type == j)
+                w = int(bidders[np.argmax(sufferage[bidders])])
+                winners.append(w)
+                n = int(unmapped[w])
                 ready, k = heaps[j][0]
                 machine[n], start[n] = k, ready
-                heapq.heapreplace(heaps[j], (ready + float(rows[w, j]), k))
+                heapq.heapreplace(heaps[j], (ready + float(rows[j, w]), k))
             keep = np.ones(unmapped.size, dtype=bool)
             keep[winners] = False
             unmapped = unmapped[keep]
