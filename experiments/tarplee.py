@@ -352,13 +352,14 @@ def plot(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     for name, points in series.items():
         ax.plot([a.tasks for a in points], [a.mean_seconds for a in points], marker="o",
                 label=name)
-    lows = [a.tasks for a in aggregates]
-    if lows:
-        xs = np.array([min(lows), max(lows)], dtype=float)
-        base = min(a.mean_seconds for a in aggregates if a.tasks == min(lows))
+    seconds = [a.mean_seconds for a in aggregates if a.mean_seconds > 0]
+    if seconds:
+        xs = np.array([min(a.tasks for a in aggregates), max(a.tasks for a in aggregates)], float)
+        base = min(a.mean_seconds for a in aggregates if a.tasks == xs[0])
         for power, style in ((1, ":"), (2, "--")):
             ax.plot(xs, base * (xs / xs[0]) ** power, color="grey", linestyle=style,
                     linewidth=0.8, label=f"slope {power}")
+        ax.set_ylim(min(seconds) / 2, max(seconds) * 2)  # the guides may leave the frame
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("number of tasks")
