@@ -21,6 +21,7 @@ from hetsched.experiments.tarplee import (
     run_study,
     study_bag,
 )
+from hetsched.heuristics.lp_makespan import LpMakespan
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.workloads.generators import generate as generate_workload
 
@@ -80,6 +81,9 @@ def test_study_runs_checks_and_resumes(tmp_path: Path) -> None:
     assert all(run.ratio >= 1.0 for run in runs)
     lp = {(r.tasks, r.seed): r.ms_lb for r in runs if r.mapper == "lp"}
     assert all(r.ms_lb == lp[(r.tasks, r.seed)] for r in runs)  # one bound per instance
+    schedule = LpMakespan().map(study_bag(settings, 200, 2))
+    lp_run = next(r for r in runs if (r.tasks, r.seed, r.mapper) == (200, 2, "lp"))
+    assert lp_run.work == pytest.approx(float((schedule.end - schedule.start).sum()))
     assert read_runs(tmp_path / tarplee.RUNS_FILE) == runs
     seen.clear()
     assert run_study(tmp_path, on_run=record, **kwargs) == runs
@@ -90,8 +94,8 @@ def test_study_runs_checks_and_resumes(tmp_path: Path) -> None:
 
 def test_a_bad_row_is_reported_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "runs.csv"
-    path.write_text(",".join(tarplee.RUN_FIELDS) + "\n100,1,lp,10.0,9.0,1.1,0.01\n"
-                    "100,1,mct,ten,9.0,1.1,0.01\n")
+    path.write_text(",".join(tarplee.RUN_FIELDS) + "\n100,1,lp,10.0,9.0,1.1,0.01,50.0\n"
+                    "100,1,mct,ten,9.0,1.1,0.01,60.0\n")
     with pytest.raises(ValueError, match=r"runs\.csv, line 3: could not convert string"):
         read_runs(path)
     path.write_text("tasks,seed\n")
@@ -101,14 +105,20 @@ def test_a_bad_row_is_reported_with_its_line(tmp_path: Path) -> None:
 
 def test_aggregate_by_hand() -> None:
     """Ratios 1.1 and 1.2 over two seeds: mean 1.15, sd 0.0707, t(0.975, 1) = 12.706,
-    half-width 12.706 x 0.0707 / sqrt(2) = 0.6353."""
-    runs = [StudyRun(100, 1, "lp", 11.0, 10.0, 0.5), StudyRun(100, 2, "lp", 12.0, 10.0, 1.5),
-            StudyRun(100, 1, "mct", 20.0, 10.0, 0.1)]
-    lp, mct = aggregate(runs)
+    half-width 12.706 x 0.0707 / sqrt(2) = 0.6353. MCT's work: 90 / 60 on seed 1, 60 / 80 on
+    seed 2: mean (1.5 + 0.75) / 2 = 1.125; MET has no LP run on its seed 3."""
+    runs = [StudyRun(100, 1, "lp", 11.0, 10.0, 0.5, 60.0),
+            StudyRun(100, 2, "lp", 12.0, 10.0, 1.5, 80.0),
+            StudyRun(100, 1, "mct", 20.0, 10.0, 0.1, 90.0),
+            StudyRun(100, 2, "mct", 20.0, 10.0, 0.1, 60.0),
+            StudyRun(100, 3, "met", 30.0, 10.0, 0.1, 60.0)]
+    lp, mct, met = aggregate(runs)
     assert (lp.tasks, lp.mapper, lp.seeds) == (100, "lp", 2)
     assert lp.mean_ratio == pytest.approx(1.15) and lp.ci95 == pytest.approx(0.6353, abs=1e-4)
-    assert lp.mean_seconds == 1.0
-    assert (mct.seeds, mct.mean_ratio, mct.ci95) == (1, 2.0, 0.0)
+    assert lp.mean_seconds == 1.0 and lp.work_vs_lp == 1.0
+    assert (mct.seeds, mct.mean_ratio, mct.ci95) == (2, 2.0, 0.0)
+    assert mct.work_vs_lp == pytest.approx(1.125)
+    assert met.work_vs_lp is None
 
 
 def test_command_line_writes_table_csv_and_figures(
