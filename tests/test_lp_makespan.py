@@ -4,6 +4,7 @@ and properties of the bound and of the two-phase recovery on random bags."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from bag_support import bags, optimal_makespan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsched.heuristics import lp_makespan
 from hetsched.heuristics.bag_of_tasks import BagOfTasks, check_schedule
 from hetsched.heuristics.lp_makespan import (
     LpMakespan,
@@ -205,3 +207,12 @@ def test_within_one_percent_on_a_large_tarplee_bag(seed: int) -> None:
     schedule = LpMakespan().map(bag)
     assert schedule.ms_lb is not None
     assert 1.0 <= schedule.makespan / schedule.ms_lb < 1.01
+
+
+def test_a_solver_failure_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(*args: object, **kwargs: object) -> SimpleNamespace:
+        return SimpleNamespace(status=4, message="numerical difficulties")
+
+    monkeypatch.setattr(lp_makespan, "linprog", failing)
+    with pytest.raises(lp_makespan.LpError, match="HiGHS status 4: numerical difficulties"):
+        makespan_lower_bound(BagOfTasks.from_counts([[1.0]], [1], [1]))
