@@ -1,17 +1,20 @@
-"""The classic batch-mode mappers that Tarplee et al. (JPDC 84, 2015, sec. 5) compare against.
+"""The classic batch-mode mappers to compare with the LP heuristic of Tarplee et al. (JPDC 2015).
+
+Tarplee et al. compare with heuristics of the literature in their sec. 5, a part of the text we
+do not have; these are the classic ones for makespan on an ETC matrix.
 
 Each maps every task of a :class:`~hetsched.heuristics.bag_of_tasks.BagOfTasks` onto a machine
 using the ETC of the task on each machine and the machines' ready times (when each becomes
 free), updated as tasks are assigned:
 
-* **MET**, minimum execution time (Braun et al., JPDC 61(6), 2001, sec. 2.2; Armstrong et al.'s
-  UDA): each task, in bag order, to the machine where it runs fastest, regardless of when that
-  machine is free;
-* **MCT**, minimum completion time (Braun et al. 2001, sec. 2.3): each task, in bag order, to
+* **MET**, minimum execution time (Braun et al., JPDC 61(6), 2001; Armstrong et al.'s
+  user-directed assignment): each task, in bag order, to the machine where it runs fastest,
+  regardless of when that machine is free;
+* **MCT**, minimum completion time (Braun et al. 2001): each task, in bag order, to
   the machine where it completes earliest;
-* **Min-Min** (Ibarra and Kim 1977; Braun et al. 2001, sec. 2.4): of all unmapped tasks, the one
+* **Min-Min** (Ibarra and Kim, JACM 24(2), 1977; Braun et al. 2001): of all unmapped tasks, the one
   with the smallest earliest completion time goes to the machine giving it; repeat;
-* **Sufferage** (Maheswaran et al., JPDC 59(2), 1999, sec. 3.4): in each pass over the unmapped
+* **Sufferage** (Maheswaran et al., JPDC 59(2), 1999): in each pass over the unmapped
   tasks, every task bids for the machine where it completes earliest; a machine keeps the bidder
   that would *suffer* most elsewhere (sufferage = second-earliest minus earliest completion
   time over all machines); the winners are committed, the ready times updated, and the next
@@ -79,7 +82,7 @@ class MinimumExecutionTime(BagMapper):
     """
 
     name: ClassVar[str] = "met"
-    paper: ClassVar[str] = f"{BRAUN}, sec. 2.2"
+    paper: ClassVar[str] = BRAUN
     summary: ClassVar[str] = "MET: each task, in order, to the machine where it runs fastest"
 
     def map(self, bag: BagOfTasks) -> BagSchedule:
@@ -107,7 +110,7 @@ class MinimumCompletionTime(BagMapper):
     """
 
     name: ClassVar[str] = "mct"
-    paper: ClassVar[str] = f"{BRAUN}, sec. 2.3"
+    paper: ClassVar[str] = BRAUN
     summary: ClassVar[str] = "MCT: each task, in order, to the machine where it completes earliest"
 
     def map(self, bag: BagOfTasks) -> BagSchedule:
@@ -140,7 +143,7 @@ class MinMin(BagMapper):
     """
 
     name: ClassVar[str] = "min-min"
-    paper: ClassVar[str] = f"{BRAUN}, sec. 2.4"
+    paper: ClassVar[str] = BRAUN
     summary: ClassVar[str] = (
         "Min-Min: the unmapped task with the smallest earliest completion time first"
     )
@@ -180,7 +183,7 @@ class Sufferage(BagMapper):
     """
 
     name: ClassVar[str] = "sufferage"
-    paper: ClassVar[str] = f"{MAHESWARAN}, sec. 3.4"
+    paper: ClassVar[str] = MAHESWARAN
     summary: ClassVar[str] = (
         "Sufferage: per pass, a machine goes to the task that would suffer most elsewhere"
     )

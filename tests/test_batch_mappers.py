@@ -144,7 +144,7 @@ def _reference_min_min(bag: BagOfTasks) -> list[int]:
 
 
 def _reference_sufferage(bag: BagOfTasks) -> list[int]:
-    """Maheswaran et al. 1999, Fig. 3: a pass with tentative assignments and replacements."""
+    """Maheswaran et al. 1999: passes with tentative assignments and replacements."""
     ready, machine = bag.ready_times.copy(), [-1] * bag.nb_tasks
     unmapped = list(range(bag.nb_tasks))
     while unmapped:
