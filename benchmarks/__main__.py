@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_mapping, bench_runs
+from benchmarks import bench_mapping, bench_runs, bench_tarplee
 
 if __name__ == "__main__":
     print("== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
     bench_mapping.main([])
     print("\n== real trace day: whole runs (benchmarks.bench_runs)")
     bench_runs.main([])
+    print("\n== Tarplee et al. bags of tasks: run time and memory (benchmarks.bench_tarplee)")
+    bench_tarplee.main([])
