@@ -1,4 +1,5 @@
-"""``hetsched compare`` and ``hetsched experiment khemka`` (and ``tarplee``): many runs."""
+"""``hetsched compare`` and ``hetsched experiment khemka`` (and ``tarplee``, ``hansen``): many
+runs."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import khemka, tarplee_cli
+from hetsched.experiments import hansen_cli, khemka, tarplee_cli
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -179,3 +180,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="output folder, reused to resume (default: %(default)s)")
     study.set_defaults(func=experiment_command)
     tarplee_cli.register(studies)
+    hansen_cli.register(studies)
