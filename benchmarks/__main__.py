@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_mapping, bench_runs, bench_tarplee
+from benchmarks import bench_hansen, bench_mapping, bench_runs, bench_tarplee
 
 if __name__ == "__main__":
     print("== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
@@ -11,3 +11,5 @@ if __name__ == "__main__":
     bench_runs.main([])
     print("\n== Tarplee et al. bags of tasks: run time and memory (benchmarks.bench_tarplee)")
     bench_tarplee.main([])
+    print("\n== Hansen et al.: robustness floor, 128 applications (benchmarks.bench_hansen)")
+    bench_hansen.main([])
