@@ -177,8 +177,9 @@ class Trial:
 
 
 def _heuristic(name: str, seed: int) -> AllocationHeuristic:
-    cls = HEURISTICS[name]
-    return cls(seed=seed) if name.startswith("pb-") else cls()  # type: ignore[call-arg]
+    """The heuristic ``name`` with its defaults; the PB heuristics draw from ``seed``."""
+    options: dict[str, int] = {"seed": seed} if name.startswith("pb-") else {}
+    return HEURISTICS[name](**options)
 
 
 def run_trial(
@@ -251,20 +252,20 @@ def run_study(
         for index in range(trials):
             path = folder / f"t{index}.json"
             stored = _load(path)
-            resumed = (
+            if (
                 stored is not None
                 and stored.seed == seed + index
                 and stored.points == points
                 and [r.heuristic for r in stored.results] == list(heuristics)
-            )
-            if resumed:
-                trial = stored
+            ):
+                trial, resumed = stored, True
             else:
                 trial = run_trial(scenario, index, seed + index, heuristics, points)
                 path.write_text(json.dumps(trial.to_json()))
-            done.append(trial)  # type: ignore[arg-type]
+                resumed = False
+            done.append(trial)
             if on_trial is not None:
-                on_trial(trial, resumed, len(done), total)  # type: ignore[arg-type]
+                on_trial(trial, resumed, len(done), total)
     return done
 
 
@@ -437,7 +438,8 @@ def format_scenarios(rows: Sequence[ScenarioSummary]) -> str:
     heuristics = list(dict.fromkeys(r.heuristic for r in per_scenario))
     table: dict[Scenario, dict[str, ScenarioSummary]] = {}
     for row in per_scenario:
-        table.setdefault(row.scenario, {})[row.heuristic] = row  # type: ignore[index]
+        assert row.scenario is not None
+        table.setdefault(row.scenario, {})[row.heuristic] = row
     header = ["scenario", "trials", "B", *heuristics]
     lines = [header]
     for scenario, cells in table.items():

@@ -44,7 +44,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import stats
@@ -113,9 +113,9 @@ class MoldableBatch:
         set_ = object.__setattr__
         set_(self, "processors", _frozen(processors, int))
         nb_types = processors.size
-        for name in ("serial_mean", "serial_cov"):
-            set_(self, name, _frozen(getattr(self, name)))
-        nb_apps = self.serial_mean.shape[0] if self.serial_mean.ndim == 2 else 0
+        mean = _frozen(self.serial_mean)
+        _check(mean.ndim == 2, f"serial_mean: need an N_a x N_p table, got shape {mean.shape}")
+        nb_apps = mean.shape[0]
         for name, shape in (
             ("serial_mean", (nb_apps, nb_types)),
             ("serial_cov", (nb_apps, nb_types)),
@@ -192,7 +192,7 @@ class MoldableBatch:
 
     @classmethod
     def from_jobs(
-        cls, jobs: Sequence[Mapping[str, object]], processors: Mapping[str, int]
+        cls, jobs: Sequence[Mapping[str, Any]], processors: Mapping[str, int]
     ) -> MoldableBatch:
         """The batch of Batsim jobs annotated by the Hansen generator (docs/generators.md):
         ``serial_time``, ``downey``, ``slowdown``, ``makespan_goal``; ``processors`` maps each
@@ -205,6 +205,7 @@ class MoldableBatch:
             raise ValueError("no job: a batch needs at least one application")
         types = list(processors)
         means, covs, a, sigma, goals = [], [], [], [], set()
+        first = jobs[0].get("slowdown")
         for job in jobs:
             where = f"job {job.get('id', '?')}"
             try:
@@ -212,26 +213,28 @@ class MoldableBatch:
                 slowdown, goals_one = job["slowdown"], job["makespan_goal"]
             except KeyError as missing:
                 raise ValueError(f"{where}: no {missing} annotation (Hansen batch)") from None
-            absent = [t for t in types if t not in serial or t not in slowdown]  # type: ignore[operator]
+            absent = [t for t in types if t not in serial or t not in slowdown]
             if absent:
                 raise ValueError(f"{where}: serial_time or slowdown lacks type(s) {absent}")
-            means.append([serial[t]["mean"] for t in types])  # type: ignore[index]
-            covs.append([serial[t]["cov"] for t in types])  # type: ignore[index]
-            a.append(downey["A"])  # type: ignore[index]
-            sigma.append(downey["sigma"])  # type: ignore[index]
+            if any(slowdown[t] != first[t] for t in types):
+                raise ValueError(f"{where}: its slowdown differs from job {jobs[0].get('id')}'s;"
+                                 " a processor type has one slowdown distribution")
+            means.append([serial[t]["mean"] for t in types])
+            covs.append([serial[t]["cov"] for t in types])
+            a.append(downey["A"])
+            sigma.append(downey["sigma"])
             goals.add(goals_one)
         if len(goals) != 1:
             raise ValueError(f"the jobs have {len(goals)} makespan goals; a batch has one")
-        first = jobs[0]["slowdown"]
         return cls(
             serial_mean=np.array(means, dtype=float),
             serial_cov=np.array(covs, dtype=float),
             downey_a=np.array(a, dtype=float),
             downey_sigma=np.array(sigma, dtype=float),
-            slowdown_alpha=np.array([first[t]["alpha"] for t in types]),  # type: ignore[index]
-            slowdown_beta=np.array([first[t]["beta"] for t in types]),  # type: ignore[index]
+            slowdown_alpha=np.array([first[t]["alpha"] for t in types]),
+            slowdown_beta=np.array([first[t]["beta"] for t in types]),
             processors=np.array([processors[t] for t in types], dtype=int),
-            makespan_goal=float(goals.pop()),  # type: ignore[arg-type]
+            makespan_goal=float(goals.pop()),
             applications=tuple(str(job["id"]) for job in jobs),
             processor_types=tuple(types),
         )

@@ -56,6 +56,7 @@ def generated(seed: int, applications: int = 32, types: int = 4, slowdown: str =
     ("changes", "message"),
     [
         ({"serial_mean": [[100.0, 200.0]]}, r"serial_cov: need finite numbers of shape \(1, 2\)"),
+        ({"serial_mean": [100.0, 200.0]}, r"serial_mean: need an N_a x N_p table, got shape"),
         ({"serial_mean": [[100.0, -1.0], [1.0, 1.0]]}, "every mean must be > 0"),
         ({"serial_cov": [[0.2, -0.1], [0.3, 0.0]]}, "every COV must be >= 0"),
         ({"downey_a": [0.5, 2.0]}, "every A must be >= 1"),
@@ -115,6 +116,10 @@ def test_batch_from_jobs_names_what_is_missing() -> None:
     other = [dict(job) for job in workload["jobs"]]
     other[1]["makespan_goal"] = 1.0
     with pytest.raises(ValueError, match="the jobs have 2 makespan goals"):
+        MoldableBatch.from_jobs(other, processors)
+    other = [dict(job) for job in workload["jobs"]]
+    other[4]["slowdown"] = {t: {"alpha": 9.0, "beta": 2.0} for t in processors}
+    with pytest.raises(ValueError, match="job 4: its slowdown differs from job 0's"):
         MoldableBatch.from_jobs(other, processors)
 
 
