@@ -48,6 +48,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from hetsched.files import write_atomically
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, SpecError
 from hetsched.platforms.properties import (
     COMPUTE_ROLE,
@@ -120,12 +121,10 @@ def platform_to_xml(platform: PlatformSpec) -> str:
 
 
 def write_platform(platform: PlatformSpec, path: str | Path, force: bool = False) -> Path:
-    """Write ``platform`` to ``path``; an existing file is only replaced with ``force=True``."""
+    """Write ``platform`` to ``path``, whole or not at all; an existing file is only replaced
+    with ``force=True``."""
     path = Path(path)
-    text = platform_to_xml(platform)
-    if path.exists() and not force:
-        raise FileExistsError(f"{path} already exists (use --force / force=True to overwrite it)")
-    path.write_text(text, encoding="utf-8")
+    write_atomically(path, platform_to_xml(platform).encode("utf-8"), force=force)
     return path
 
 

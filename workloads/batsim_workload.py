@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import cast
 
+from hetsched.files import write_atomically
 from hetsched.workloads.schema import WorkloadError, validate_workload
 
 
@@ -70,27 +70,14 @@ def write_workload(
 ) -> None:
     """Validate ``document`` and write it to ``path`` (canonical, deterministic bytes).
 
-    An existing ``path`` is a :class:`FileExistsError` unless ``force``; with ``force`` the
-    file is replaced atomically (written next to it, then renamed).
+    An existing ``path`` is a :class:`FileExistsError` unless ``force``. The file is written
+    whole or not at all (:func:`hetsched.files.write_atomically`): an error or an
+    interruption never leaves a partial workload behind.
     """
     path = Path(path)
     if validate:
         validate_workload(document, str(path), path.parent)
-    data = dumps_workload(document).encode("ascii")
-    if not force:
-        if path.exists():
-            raise FileExistsError(f"{path} exists: pass force=True (--force) to overwrite it")
-        with path.open("xb") as stream:
-            stream.write(data)
-        return
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temporary.open("wb") as stream:  # default permissions, like the no-force path
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    write_atomically(path, dumps_workload(document).encode("ascii"), force=force)
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -20,6 +20,10 @@ is the window start, so the measure window is ``[4 h, 28 h]`` in simulation time
 **Filters.** Every job record is counted once: outside the window, dropped for the first
 of these reasons that applies (in this order), or kept:
 
+``submit_missing``   submit time -1 (the SWF reader warns about it): no arrival to simulate;
+``job_number_missing`` job number -1: no Batsim job id;
+``duplicate_job_number`` a job number already kept (Batsim job ids are unique): the first
+                     kept record with that number stays;
 ``runtime_missing``  run time -1: nothing to simulate;
 ``zero_runtime``     run time 0 (Batsim refuses a delay of 0); with ``keep_zero_runtime``
                      such jobs are kept with a run time of 1 s, the SWF's resolution;
@@ -55,7 +59,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hetsched.workloads.clusters import ClusterShape
-from hetsched.workloads.swf import MISSING, SwfHeader, SwfJob
+from hetsched.workloads.swf import MISSING, QUIRKS, SwfHeader, SwfJob, SwfQuirk
 
 WARMUP = 4 * 3600
 MEASURE = 24 * 3600
@@ -67,6 +71,9 @@ CANCELLED_STATUS = 5
 
 DROP_REASONS: Mapping[str, str] = MappingProxyType(
     {
+        "submit_missing": "submit time missing (-1)",
+        "job_number_missing": "job number missing (-1)",
+        "duplicate_job_number": "job number already kept (first kept record stays)",
         "runtime_missing": "run time missing (-1)",
         "zero_runtime": "run time 0",
         "failed": "failed (status 0 or 4)",
@@ -239,7 +246,11 @@ class SelectedJob:
 
 @dataclass(frozen=True)
 class TraceStats:
-    """Facts about the whole trace, gathered during the selection pass."""
+    """Facts about the whole trace, gathered during the selection pass.
+
+    ``first_submit`` and ``last_submit`` are the earliest and latest known submit times
+    (``-1`` if no record has one); ``max_run_time`` the largest run time.
+    """
 
     records: int
     first_submit: int
@@ -252,7 +263,9 @@ class SelectionReport:
     """Counts of what was kept and why the rest was not.
 
     ``records == outside_window + sum(dropped.values()) + kept``. ``adjusted`` counts kept
-    jobs whose cores, run time or walltime were derived (they may overlap).
+    jobs whose cores, run time or walltime were derived (they may overlap). ``warnings``
+    are the quirks the SWF reader met in the whole file (:data:`.swf.QUIRKS`), each with
+    its count and first line.
     """
 
     records: int
@@ -261,10 +274,12 @@ class SelectionReport:
     kept: int
     adjusted: Mapping[str, int] = field(default_factory=dict)
     window: str = "whole trace"
+    warnings: tuple[SwfQuirk, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", MappingProxyType(dict(self.dropped)))
         object.__setattr__(self, "adjusted", MappingProxyType(dict(self.adjusted)))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
         unknown = (set(self.dropped) - set(DROP_REASONS)) | (set(self.adjusted) - set(ADJUSTMENTS))
         if unknown:
             raise ValueError(f"selection report: unknown count(s) {sorted(unknown)}")
@@ -282,6 +297,10 @@ class SelectionReport:
             "dropped": dict(self.dropped),
             "kept": self.kept,
             "adjusted": dict(self.adjusted),
+            "warnings": {
+                quirk.kind: {"count": quirk.count, "first_line": quirk.line}
+                for quirk in self.warnings
+            },
         }
 
     def lines(self) -> list[str]:
@@ -298,6 +317,12 @@ class SelectionReport:
         for name, count in self.adjusted.items():
             if count:
                 out.append(f"    of which {ADJUSTMENTS[name]}: {count:,}")
+        if self.warnings:
+            out.append(f"warnings (the whole file, {sum(q.count for q in self.warnings):,}):")
+            out.extend(
+                f"  {QUIRKS[quirk.kind]}: {quirk.count:,} (first at line {quirk.line})"
+                for quirk in self.warnings
+            )
         return out
 
 
@@ -319,22 +344,35 @@ def select_jobs(
     dropped = dict.fromkeys(DROP_REASONS, 0)
     adjusted = dict.fromkeys(ADJUSTMENTS, 0)
     kept: list[SelectedJob] = []
+    kept_numbers: set[int] = set()
     count = outside = 0
     first_submit = last_submit = max_run_time = MISSING
     for job in records:
         count += 1
-        if count == 1:
-            first_submit = job.submit_time
-        last_submit = job.submit_time
+        submit = job.submit_time
+        if submit != MISSING:
+            if first_submit == MISSING or submit < first_submit:
+                first_submit = submit
+            last_submit = max(last_submit, submit)
         if job.run_time > max_run_time:
             max_run_time = job.run_time
-        if window is not None and not window.contains(job.submit_time):
+        if submit == MISSING:
+            dropped["submit_missing"] += 1
+            continue
+        if window is not None and not window.contains(submit):
             outside += 1
+            continue
+        if job.job_number == MISSING:
+            dropped["job_number_missing"] += 1
+            continue
+        if job.job_number in kept_numbers:
+            dropped["duplicate_job_number"] += 1
             continue
         result = _select(job, options, reference, largest, nb_res, adjusted)
         if isinstance(result, str):
             dropped[result] += 1
         else:
+            kept_numbers.add(job.job_number)
             kept.append(result)
     report = SelectionReport(
         records=count,
