@@ -48,6 +48,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from hetsched.errors import PlatformError
 from hetsched.files import write_atomically
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, SpecError
 from hetsched.platforms.properties import (
@@ -134,10 +135,10 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def error(self, element: ElementTree.Element, problem: str) -> ValueError:
+    def error(self, element: ElementTree.Element, problem: str) -> PlatformError:
         ident = element.get("id")
         where = f"<{element.tag} id={ident!r}>" if ident is not None else f"<{element.tag}>"
-        return ValueError(f"{self.path}: {where}: {problem} (not a hetsched platform file?)")
+        return PlatformError(f"{self.path}: {where}: {problem} (not a hetsched platform file?)")
 
     def properties(self, host: ElementTree.Element) -> dict[str, str]:
         properties: dict[str, str] = {}
@@ -151,7 +152,7 @@ class _Reader:
         try:
             root = ElementTree.parse(self.path).getroot()
         except ElementTree.ParseError as error:
-            raise ValueError(f"{self.path}: not well-formed XML: {error}") from None
+            raise PlatformError(f"{self.path}: not well-formed XML: {error}") from None
         if root.tag != "platform" or root.get("version") != PLATFORM_VERSION:
             raise self.error(root, f"expected <platform version=\"{PLATFORM_VERSION}\">")
         zones = list(root)

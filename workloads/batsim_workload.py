@@ -114,9 +114,13 @@ def parse_workload(text: str, filename: str = "<workload>") -> object:
             f"Invalid JSON file '{filename}': could not be parsed (line {error.lineno}"
             f" column {error.colno}: {error.msg})"
         ) from None
-    except WorkloadError as error:
+    except (WorkloadError, ValueError) as error:  # ValueError: an integer of 4,300+ digits
         raise WorkloadError(
             f"Invalid JSON file '{filename}': could not be parsed: {error}"
+        ) from None
+    except RecursionError:
+        raise WorkloadError(
+            f"Invalid JSON file '{filename}': could not be parsed: nested too deeply"
         ) from None
 
 
@@ -124,7 +128,13 @@ def load_workload(path: str | Path, *, require_annotations: bool = False) -> dic
     """Read and validate a Batsim workload; with ``require_annotations`` it must carry the
     ``hetsched`` annotation object (schema version 1)."""
     path = Path(path)
-    parsed = parse_workload(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise WorkloadError(
+            f"Invalid JSON file '{path}': not UTF-8 text (byte {error.start})"
+        ) from None
+    parsed = parse_workload(text, str(path))
     validate_workload(parsed, str(path), path.parent)
     document = cast(dict, parsed)  # validate_workload refuses anything but an object
     if require_annotations and "hetsched" not in document:

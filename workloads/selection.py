@@ -58,6 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from hetsched.errors import TraceError
 from hetsched.workloads.clusters import ClusterShape
 from hetsched.workloads.swf import MISSING, QUIRKS, SwfHeader, SwfJob, SwfQuirk
 
@@ -153,12 +154,23 @@ def trace_day(header: SwfHeader, first_submit: int, submit: int) -> tuple[int, d
     (2, datetime.date(1970, 1, 3))
     """
     if header.unix_start_time is None:
-        raise ValueError(f"{header.path}: trace days need the header's UnixStartTime")
+        raise TraceError(f"{header.path}: trace days need the header's UnixStartTime")
     zone, _ = trace_time_zone(header)
-    origin = header.unix_start_time
-    first = datetime.datetime.fromtimestamp(origin + first_submit, zone).date()
-    date = datetime.datetime.fromtimestamp(origin + submit, zone).date()
+    first = _local(header, first_submit, zone).date()
+    date = _local(header, submit, zone).date()
     return (date - first).days, date
+
+
+def _local(header: SwfHeader, submit: int, zone: datetime.tzinfo) -> datetime.datetime:
+    """The local date and time of a submission (``UnixStartTime`` + submit time)."""
+    assert header.unix_start_time is not None
+    try:
+        return datetime.datetime.fromtimestamp(header.unix_start_time + submit, zone)
+    except (OverflowError, OSError, ValueError):
+        raise TraceError(
+            f"{header.path}: UnixStartTime {header.unix_start_time} + submit time {submit} s"
+            " is not a date"
+        ) from None
 
 
 def day_window(
@@ -184,15 +196,18 @@ def day_window(
     if warmup < 0 or measure <= 0:
         raise ValueError(f"need warm-up >= 0 and measure > 0 seconds, got {warmup}, {measure}")
     if header.unix_start_time is None:
-        raise ValueError(
+        raise TraceError(
             f"{header.path}: day windows need the header's UnixStartTime, which is missing"
         )
     zone, zone_name = trace_time_zone(header)
     origin = header.unix_start_time
-    first = datetime.datetime.fromtimestamp(origin + first_submit, zone)
-    date = first.date() + datetime.timedelta(days=day)
-    midnight = datetime.datetime.combine(date, datetime.time(0), tzinfo=zone)
-    day_start = int(midnight.timestamp()) - origin
+    first = _local(header, first_submit, zone)
+    try:
+        date = first.date() + datetime.timedelta(days=day)
+        midnight = datetime.datetime.combine(date, datetime.time(0), tzinfo=zone)
+        day_start = int(midnight.timestamp()) - origin
+    except (OverflowError, OSError, ValueError):
+        raise TraceError(f"{header.path}: day {day} is past the end of the calendar") from None
     return TraceWindow(
         start=day_start - warmup,
         end=day_start + measure,

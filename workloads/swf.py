@@ -39,9 +39,9 @@ is not an IANA zone
 given twice with different values          ``MaxQueues`` 4 and 3)
 ``header_not_integer``: a numeric header   it is ignored (Sandia Ross: ``MaxRuntime:
 field that is not a number                 N/A``)
-``header_inconsistent``: ``MaxNodes`` or   the value is ignored (below 1) or kept
-``MaxProcs`` below 1, ``MaxProcs`` below   (contradiction)
-``MaxNodes``
+``header_inconsistent``: ``MaxNodes`` or   the value is ignored (below 1, beyond 24 h)
+``MaxProcs`` below 1, ``MaxProcs`` below   or kept (contradiction)
+``MaxNodes``, ``TimeZone`` beyond 24 h
 ``over_max_records``: more records than    all records are read
 ``MaxRecords``
 ``over_max_procs``: a job allocated more   the job is kept (the platform decides)
@@ -124,7 +124,8 @@ QUIRKS: Mapping[str, str] = MappingProxyType(
         "timezone_unknown": "TimeZoneString not a known zone (TimeZone or UTC used)",
         "header_conflict": "header key given twice with different values (first used)",
         "header_not_integer": "numeric header field not a number (ignored)",
-        "header_inconsistent": "MaxNodes/MaxProcs below 1 or contradicting (ignored)",
+        "header_inconsistent": "MaxNodes/MaxProcs below 1 or contradicting, TimeZone beyond"
+        " 24 h (ignored)",
         "over_max_records": "more records than MaxRecords",
         "over_max_procs": "jobs allocated more processors than MaxProcs (kept)",
         "negative_value": "values below 0 other than -1 (read as missing)",
@@ -441,7 +442,7 @@ def _build_header(
         max_procs=_machine_size(numbers, "MaxProcs", where, quirks),
         max_runtime=numbers.get("MaxRuntime"),
         unix_start_time=numbers.get("UnixStartTime"),
-        time_zone=numbers.get("TimeZone"),
+        time_zone=_offset(numbers, where, quirks),
         time_zone_string=_zone_name(values, where, quirks),
         start_time=values.get("StartTime", [None])[0],
         end_time=values.get("EndTime", [None])[0],
@@ -457,6 +458,15 @@ def _machine_size(
     value = numbers.get(key)
     if value is not None and value < 1:
         quirks.add("header_inconsistent", where[key], f"header {key} is {value}, below 1")
+        return None
+    return value
+
+
+def _offset(numbers: dict[str, int | None], where: dict[str, int], quirks: QuirkLog) -> int | None:
+    value = numbers.get("TimeZone")
+    if value is not None and not -86400 < value < 86400:
+        quirks.add("header_inconsistent", where["TimeZone"], f"header TimeZone {value} s is not"
+                   " an offset from UTC (beyond 24 h)")
         return None
     return value
 
