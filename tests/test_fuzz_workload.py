@@ -92,6 +92,8 @@ def mutated_documents(draw: st.DrawFn) -> dict:
     document = copy.deepcopy(draw(st.sampled_from(BASES)))
     for _ in range(draw(st.integers(1, 3))):
         paths = [path for path in _paths(document) if path]
+        if not paths:
+            break
         path = draw(st.sampled_from(paths))
         parent = _parent(document, path)
         kind = draw(st.sampled_from(["replace", "delete", "add"]))
