@@ -367,7 +367,7 @@ def ratios(
 ) -> dict[str, dict[str, float]]:
     """Per environment: mean % of ``best`` divided by each other heuristic's mean %."""
     table: dict[str, dict[str, float]] = {}
-    for env in {a.environment for a in aggregates}:
+    for env in dict.fromkeys(a.environment for a in aggregates):  # first-seen order, not hash
         means = {a.heuristic: a.mean_percent for a in aggregates if a.environment == env}
         if best in means:
             table[env] = {
