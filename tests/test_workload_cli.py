@@ -213,3 +213,13 @@ def test_presets_lists_the_papers(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["workload", "presets"]) == 0
     names = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
     assert {"machovec", "tarplee", "hansen", "hwang"} <= names
+
+
+def test_a_folder_or_a_missing_file_is_one_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["workload", "validate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"hetsched workload: error: {tmp_path}: Is a directory\n"
+    assert main(["workload", "show", str(tmp_path / "absent.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"hetsched workload: error: {tmp_path / 'absent.json'}: No such file or directory\n"
+    )

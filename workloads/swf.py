@@ -60,6 +60,13 @@ think time)                                whole seconds
 an earlier record's                        by submit time
 =========================================  ================================================
 
+Read without a warning, since they are normal in the archive: keys the SWF does not define
+(``Copyright``, ``Conversion``...) and free text (kept in :attr:`SwfHeader.fields`),
+``; Key:`` without the space, values with trailing text (``MaxNodes: 338 (batch partition;
+512 total)``), fewer records than ``MaxJobs`` or ``MaxRecords`` (cleaned logs), a header
+without ``UnixStartTime`` (only day windows need it, and they say so), and reals in the
+real fields 6, 7 and 10.
+
 >>> import gzip, io, pathlib, tempfile
 >>> text = ("; MaxProcs: 8\\n; UnixStartTime: 0\\n"
 ...         " 1 0 5 100 4 -1 -1 4 200 -1 1 3 -1 -1 -1 -1 -1 -1\\n")
