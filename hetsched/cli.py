@@ -63,7 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("always", InputWarning)  # loaders warn once per kind
+            # Loaders warn once per kind and file; "default" also drops the same warning
+            # from another read of the same file in this command (a study reads a trace often).
+            warnings.simplefilter("default", InputWarning)
             warnings.showwarning = show
             return int(args.func(args) or 0)
     except BrokenPipeError:

@@ -223,3 +223,25 @@ def test_a_folder_or_a_missing_file_is_one_line(tmp_path: Path,
     assert capsys.readouterr().err == (
         f"hetsched workload: error: {tmp_path / 'absent.json'}: No such file or directory\n"
     )
+
+
+def test_a_quirk_is_warned_once_per_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The same file read twice in one command (a stand-in command converting it twice, as
+    a study does) gives each warning once; the next command warns again."""
+    from hetsched.workloads import cli as workloads_cli
+    from hetsched.workloads.clusters import parse_clusters
+    from hetsched.workloads.convert import swf_to_workload
+
+    quirky = tmp_path / "quirky.swf"
+    quirky.write_text(TRACE.replace("; UnixStartTime", "; MaxRuntime: N/A\n; UnixStartTime"))
+
+    def convert_twice(args: object) -> int:
+        for _ in range(2):
+            swf_to_workload(quirky, parse_clusters("a:2:8"))
+        return 0
+
+    monkeypatch.setattr(workloads_cli, "run_presets", convert_twice)
+    for _ in range(2):
+        assert main(["workload", "presets"]) == 0
+        assert capsys.readouterr().err.count("MaxRuntime: 'N/A' is not a number") == 1
