@@ -57,8 +57,9 @@ def outcome(target: str, path: Path, load: Callable[[], T], *, bad: bool = False
 def report_lines() -> list[str]:
     """The tallies as a table, one line per target."""
     targets = sorted({target for target, _ in TALLY})
-    lines = [f"{'fuzz target':<40} {'inputs':>8} {'loaded':>8} {'refused':>8}"]
+    width = max(len(target) for target in targets) if targets else 11
+    lines = [f"{'fuzz target':<{width}} {'inputs':>8} {'loaded':>8} {'refused':>8}"]
     for target in targets:
         loaded, refused = TALLY[target, "loaded"], TALLY[target, "refused"]
-        lines.append(f"{target:<40} {loaded + refused:>8} {loaded:>8} {refused:>8}")
+        lines.append(f"{target:<{width}} {loaded + refused:>8} {loaded:>8} {refused:>8}")
     return lines
