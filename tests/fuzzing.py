@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from hetsched.errors import HetschedError
 
@@ -63,3 +64,46 @@ def report_lines() -> list[str]:
         loaded, refused = TALLY[target, "loaded"], TALLY[target, "refused"]
         lines.append(f"{target:<{width}} {loaded + refused:>8} {loaded:>8} {refused:>8}")
     return lines
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=6,
+)
+"""Random JSON values, NaN and infinities included."""
+
+
+def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value of the JSON tree."""
+    found = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found.extend(_paths(value, (*prefix, key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found.extend(_paths(value, (*prefix, index)))
+    return found
+
+
+def mutate_tree(draw: st.DrawFn, document: dict) -> dict:
+    """1 to 3 random edits of a JSON tree, in place: a value replaced by random JSON, a key
+    or item deleted, a key added."""
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [path for path in _paths(document) if path]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent: object = document
+        for step in path[:-1]:
+            parent = parent[step]  # type: ignore[index]
+        kind = draw(st.sampled_from(["replace", "delete", "add"]))
+        if kind == "replace":
+            parent[path[-1]] = draw(JSON_VALUES)  # type: ignore[index]
+        elif kind == "delete" and isinstance(parent, (dict, list)):
+            del parent[path[-1]]  # type: ignore[arg-type]
+        elif isinstance(parent, dict):
+            parent[draw(st.text(max_size=8))] = draw(JSON_VALUES)
+    return document

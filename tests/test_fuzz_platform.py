@@ -18,7 +18,7 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from fuzzing import FUZZ, outcome
+from fuzzing import FUZZ, mutate_tree, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -38,42 +38,11 @@ SPEC = {
 }
 PLATFORM = platform_from_dict(SPEC)
 XML = platform_to_xml(PLATFORM)
-SCALARS = (st.none() | st.booleans() | st.integers(-(2**40), 2**40)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8))
-VALUES = st.recursive(SCALARS, lambda c: st.lists(c, max_size=3)
-                      | st.dictionaries(st.text(max_size=6), c, max_size=3), max_leaves=5)
-
-
-def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found.extend(_paths(value, (*prefix, key)))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found.extend(_paths(value, (*prefix, index)))
-    return found
 
 
 @st.composite
 def mutated_specs(draw: st.DrawFn) -> dict:
-    spec = copy.deepcopy(SPEC)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(spec) if p]
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent: object = spec
-        for step in path[:-1]:
-            parent = parent[step]  # type: ignore[index]
-        kind = draw(st.sampled_from(["replace", "delete", "add"]))
-        if kind == "replace":
-            parent[path[-1]] = draw(VALUES)  # type: ignore[index]
-        elif kind == "delete" and isinstance(parent, (dict, list)):
-            del parent[path[-1]]  # type: ignore[arg-type]
-        elif isinstance(parent, dict):
-            parent[draw(st.text(max_size=8))] = draw(VALUES)
-    return spec
+    return mutate_tree(draw, copy.deepcopy(SPEC))
 
 
 def _toml_value(value: object) -> str:

@@ -16,7 +16,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from fuzzing import FUZZ, outcome
+from fuzzing import FUZZ, mutate_tree, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,52 +60,11 @@ def _bases() -> list[dict]:
 
 
 BASES = _bases()
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
-    max_leaves=6,
-)
-
-
-def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
-    """Every path to a value of the JSON tree."""
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found.extend(_paths(value, (*prefix, key)))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found.extend(_paths(value, (*prefix, index)))
-    return found
-
-
-def _parent(document: object, path: tuple) -> object:
-    for step in path[:-1]:
-        document = document[step]  # type: ignore[index]
-    return document
 
 
 @st.composite
 def mutated_documents(draw: st.DrawFn) -> dict:
-    document = copy.deepcopy(draw(st.sampled_from(BASES)))
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [path for path in _paths(document) if path]
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = _parent(document, path)
-        kind = draw(st.sampled_from(["replace", "delete", "add"]))
-        if kind == "replace":
-            parent[path[-1]] = draw(JSON_VALUES)  # type: ignore[index]
-        elif kind == "delete" and isinstance(parent, dict):
-            del parent[path[-1]]
-        elif kind == "delete" and isinstance(parent, list):
-            parent.pop(path[-1])
-        elif isinstance(parent, dict):
-            parent[draw(st.text(max_size=8))] = draw(JSON_VALUES)
-    return document
+    return mutate_tree(draw, copy.deepcopy(draw(st.sampled_from(BASES))))
 
 
 def _write(folder: str, text: str | bytes) -> Path:
