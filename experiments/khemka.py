@@ -50,7 +50,7 @@ from hetsched.experiments.cells import Cell, ScenarioCells, run_groups
 from hetsched.experiments.scenario import Scenario
 from hetsched.metrics.summary import RunSummary
 from hetsched.workloads.selection import trace_day
-from hetsched.workloads.swf import read_swf
+from hetsched.workloads.swf import MISSING, read_swf
 from hetsched.workloads.traces import resolve_trace
 
 CURIE = "CEA-Curie-2011-2.1-cln"
@@ -98,13 +98,13 @@ ENVIRONMENTS: dict[str, Environment] = {
 def daily_arrivals(trace: str, trace_dir: str | Path | None = None) -> dict[int, int]:
     """Job records submitted on each day of the trace (:func:`trace_day`), in one pass."""
     header, records = read_swf(resolve_trace(trace, trace_dir))
-    counts: Counter[int] = Counter()
-    first = None
-    for record in records:
-        first = record.submit_time if first is None else first
-        counts[trace_day(header, first, record.submit_time)[0]] += 1
-    if first is None:
+    # Day 0 is the date of the earliest submission, as for the conversion; records without
+    # a submit time (the reader warned) are not arrivals.
+    submits = [record.submit_time for record in records if record.submit_time != MISSING]
+    if not submits:
         raise ValueError(f"{trace}: the trace has no job record")
+    first = min(submits)
+    counts = Counter(trace_day(header, first, submit)[0] for submit in submits)
     return dict(sorted(counts.items()))
 
 
@@ -367,7 +367,7 @@ def ratios(
 ) -> dict[str, dict[str, float]]:
     """Per environment: mean % of ``best`` divided by each other heuristic's mean %."""
     table: dict[str, dict[str, float]] = {}
-    for env in {a.environment for a in aggregates}:
+    for env in dict.fromkeys(a.environment for a in aggregates):  # first-seen order, not hash
         means = {a.heuristic: a.mean_percent for a in aggregates if a.environment == env}
         if best in means:
             table[env] = {

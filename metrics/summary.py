@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.energy import energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
@@ -135,14 +136,15 @@ def summarize(
 ) -> RunSummary:
     """Metrics of the run whose Batsim outputs start with ``prefix`` (``outdir/out``).
 
-    Raises ``ValueError`` if the output files do not account for every task
+    Raises :class:`~hetsched.errors.OutputFileError` if the output files do not account
+    for every task
     (run :func:`hetsched.metrics.checker.check_run` for the full diagnosis).
     """
     prefix = Path(prefix)
     workload = read_workload_info(workload_path)
     accounting = account(read_jobs(_output(prefix, "jobs.csv")), workload)
     if accounting.problems:
-        raise ValueError(
+        raise OutputFileError(
             f"{_output(prefix, 'jobs.csv')} does not account for the workload's tasks: "
             + "; ".join(accounting.problems)
         )

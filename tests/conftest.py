@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Iterator
 
@@ -31,3 +32,12 @@ def _destroy_zmq_contexts() -> Iterator[None]:
     for context in list(_CONTEXTS):
         if not context.closed:
             context.destroy(linger=0)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Inputs tried per fuzz target (tests/fuzzing.py), when fuzz tests ran."""
+    fuzzing = sys.modules.get("fuzzing")
+    if fuzzing is not None and fuzzing.TALLY:
+        terminalreporter.section("fuzz targets")
+        for line in fuzzing.report_lines():
+            terminalreporter.write_line(line)
