@@ -18,7 +18,9 @@ down on its other hosts: SimGrid does not update those, and their next update ch
 power since their previous update. :class:`EnergyModel` reproduces that with ``synced=False``.
 
 Everything is O(1) per call except :meth:`EnergyModel.update_all`, which only visits hosts left
-out of date by such unsynced changes; totals are kept as running sums.
+out of date by such unsynced changes; totals are kept as running sums. :attr:`EnergyModel.fresh`
+tells which hosts were updated at the current date, which decides how long an energy query
+takes (:mod:`hetsched.engine.energy_queries`).
 
 >>> from hetsched.engine.platform import PowerRange
 >>> model = EnergyModel([(PowerRange(100.0, 100.0, 200.0), PowerRange(60.0, 60.0, 120.0))] * 2,
@@ -59,8 +61,7 @@ class EnergyModel:
         self._last = [0.0] * len(self._power)
         self._watts = [self._compute_watts(host) for host in range(len(self._power))]
         self._stale: set[int] = set()
-        self._updated_at: dict[int, float] = {}
-        self._all_updated_at = 0.0
+        self.fresh = Freshness(len(self._power))
         # total(t) = sum(energy - watts x last) + t x sum(watts)
         self._sum_offset = 0.0
         self._sum_watts = sum(self._watts)
@@ -89,26 +90,13 @@ class EnergyModel:
         self._saved_pstate[host] = self._pstate[host]
         self._set_state(host, self._energy[host], self._last[host], self._compute_watts(host))
         self._stale.discard(host)
-        self._updated_at[host] = now
+        self.fresh.mark(host, now)
 
     def update_all(self, now: float) -> None:
         """Every host updated (Batsim's ``total_consumed_energy`` queries them all)."""
         for host in sorted(self._stale):
             self.update(host, now)
-        self._all_updated_at = now
-        self._updated_at.clear()
-
-    def nb_out_of_date(self, hosts: Sequence[int] | None, now: float) -> int:
-        """How many of ``hosts`` (all if None) an energy query at ``now`` has to update.
-
-        Each one costs Batsim's querying actor one answered simcall (one SimGrid sub-round).
-        """
-        if self._all_updated_at >= now:
-            return 0
-        if hosts is None:
-            fresh = sum(1 for date in self._updated_at.values() if date >= now)
-            return len(self._power) - fresh
-        return sum(1 for host in hosts if self._updated_at.get(host, -1.0) < now)
+        self.fresh.mark_all(now)
 
     def set_pstate(self, host: int, pstate: int, now: float) -> None:
         """A P-state change (SimGrid updates the host's energy with the old P-state first)."""
@@ -150,3 +138,82 @@ class EnergyModel:
     def wattmin(self) -> float:
         """Sum of the ``epsilon`` watts of every host at its current P-state (Batsim's wattmin)."""
         return self._sum_wattmin
+
+
+class Freshness:
+    """Which hosts were updated at the current date (SimGrid: ``last_updated_ == clock``).
+
+    An energy query on a host that is not fresh is a simcall. Hosts ``< prefix`` are fresh, and
+    the hosts of ``extra`` (all ``> prefix``); everything is fresh at date 0, nothing at a new
+    date until updated. Dates never go back.
+
+    >>> fresh = Freshness(5)
+    >>> fresh.is_fresh(4, 0.0), fresh.is_fresh(4, 1.0)
+    (True, False)
+    >>> fresh.mark(3, 1.0); fresh.mark(0, 1.0)
+    >>> [fresh.is_fresh(host, 1.0) for host in range(5)]
+    [True, False, False, True, False]
+    >>> fresh.next_stale(0, 1.0), fresh.count_stale(0, 1.0)
+    (1, 3)
+    >>> fresh.mark_stale(2, 1.0)  # the next 2 stale hosts (1 and 2) become fresh
+    >>> fresh.next_stale(0, 1.0), fresh.count_stale(0, 1.0)
+    (4, 1)
+    """
+
+    def __init__(self, nb_hosts: int) -> None:
+        self.nb_hosts = nb_hosts
+        self.date = 0.0
+        self.prefix = nb_hosts
+        self.extra: set[int] = set()
+
+    def _at(self, now: float) -> None:
+        if now != self.date:
+            self.date, self.prefix, self.extra = now, 0, set()
+
+    def _compact(self) -> None:
+        extra = self.extra
+        while self.prefix in extra:
+            extra.discard(self.prefix)
+            self.prefix += 1
+
+    def is_fresh(self, host: int, now: float) -> bool:
+        return now == self.date and (host < self.prefix or host in self.extra)
+
+    def mark(self, host: int, now: float) -> None:
+        self._at(now)
+        if host >= self.prefix:
+            self.extra.add(host)
+            self._compact()
+
+    def mark_all(self, now: float) -> None:
+        self._at(now)
+        self.prefix, self.extra = self.nb_hosts, set()
+
+    def next_stale(self, start: int, now: float) -> int:
+        """The first host >= ``start`` that is not fresh (``nb_hosts`` if none)."""
+        self._at(now)
+        host = max(start, self.prefix)
+        while host in self.extra:
+            host += 1
+        return host
+
+    def count_stale(self, start: int, now: float) -> int:
+        """How many hosts >= ``start`` are not fresh."""
+        self._at(now)
+        start = max(start, self.prefix)
+        return self.nb_hosts - start - sum(1 for host in self.extra if host >= start)
+
+    def mark_stale(self, count: int, now: float) -> None:
+        """Make the first ``count`` stale hosts fresh (a sweep over all hosts from the prefix)."""
+        self._at(now)
+        end = self.prefix + count
+        for host in sorted(self.extra):
+            if host < end:
+                end += 1  # a fresh host inside the swept range: the sweep goes one further
+            else:
+                break
+        if end > self.nb_hosts:
+            raise ValueError(f"cannot sweep {count} stale hosts: only {self.count_stale(0, now)}")
+        self.prefix = end
+        self.extra = {host for host in self.extra if host >= end}
+        self._compact()

@@ -2,7 +2,10 @@
 
 Messages are ``{"now": float, "events": [{"timestamp": float, "type": str, "data": {...}}]}``
 (``docs/protocol.rst``). :class:`MessageWriter` builds Batsim's messages with the members
-``src/protocol.cpp`` (``JsonProtocolWriter``) writes, in the same order. The ``parse_*``
+``src/protocol.cpp`` (``JsonProtocolWriter``) writes, in the same order, and writes them as
+Batsim does (:func:`encode`): compact JSON in which every floating-point number, ``now`` and
+the timestamps included, has six decimals (Batsim's ``Writer::Double`` prints ``"%6f"``), so the
+scheduler computes with ``642.666667`` where the clock says ``642.6666666666666``. The ``parse_*``
 functions check a scheduler reply the way ``JsonProtocolReader`` does and turn each event into
 a record; a reply Batsim would abort on raises :class:`ProtocolError` naming the event. Two
 checks go beyond Batsim, which applies such events late without a word: an event may not be
@@ -14,9 +17,11 @@ timestamp order (both are constraints of ``docs/protocol.rst``).
 >>> parse_intervals("3 0-1 1")
 (0, 1, 3)
 >>> writer = MessageWriter()
->>> writer.append("REQUESTED_CALL", {}, 25.5)
->>> writer.generate(25.5)
-{'now': 25.5, 'events': [{'timestamp': 25.5, 'type': 'REQUESTED_CALL', 'data': {}}]}
+>>> writer.append("REQUESTED_CALL", {}, 2.0 / 3.0)
+>>> writer.generate(2.0 / 3.0)
+'{"now":0.666667,"events":[{"timestamp":0.666667,"type":"REQUESTED_CALL","data":{}}]}'
+>>> encode({"etc": {"c1": 7.0, "c2": 5.549890401968235}, "res": 16, "ok": True, "u": None})
+'{"etc":{"c1":7.000000,"c2":5.549890},"res":16,"ok":true,"u":null}'
 >>> now, events = parse_reply('{"now": 3, "events": [{"timestamp": 3, "type": "CALL_ME_LATER",'
 ...                           ' "data": {"timestamp": 10}}]}')
 >>> check_event(0, events[0], now, sent_now=1.0, previous=None)
@@ -51,6 +56,68 @@ SCHEDULER_EVENT_TYPES = (
     "TO_JOB_MSG",
 )
 _STOI = re.compile(r"\s*([+-]?\d+)")
+_RAPIDJSON_INTEGERS = (-(2**63), 2**64 - 1)
+"""Integers rapidjson reads as integers (``Int64``/``Uint64``); larger ones become doubles."""
+
+
+def number(value: float) -> str:
+    """A double as Batsim writes it in a message (``snprintf("%6f")``).
+
+    >>> number(28.0), number(642.6666666666666), number(1e-7), number(-0.0)
+    ('28.000000', '642.666667', '0.000000', '-0.000000')
+    """
+    return f"{value:f}"
+
+
+def batsim_float(value: float) -> float:
+    """The value a scheduler reads for ``value`` in Batsim's message (rounded to 6 decimals)."""
+    return float(f"{value:f}")
+
+
+def _encode(value: Any, parts: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        parts.append(json.dumps(value, ensure_ascii=False))
+    elif kind is float:
+        parts.append(f"{value:f}")
+    elif kind is bool:
+        parts.append("true" if value else "false")
+    elif kind is int:
+        low, high = _RAPIDJSON_INTEGERS
+        parts.append(str(value) if low <= value <= high else f"{float(value):f}")
+    elif value is None:
+        parts.append("null")
+    elif isinstance(value, Mapping):
+        parts.append("{")
+        first = True
+        for key, item in value.items():
+            if not first:
+                parts.append(",")
+            first = False
+            parts.append(json.dumps(str(key), ensure_ascii=False))
+            parts.append(":")
+            _encode(item, parts)
+        parts.append("}")
+    elif isinstance(value, (list, tuple)):
+        parts.append("[")
+        for index, item in enumerate(value):
+            if index:
+                parts.append(",")
+            _encode(item, parts)
+        parts.append("]")
+    else:
+        raise TypeError(f"cannot write {value!r} in a Batsim message")
+
+
+def encode(value: Any) -> str:
+    """``value`` as Batsim's message writer prints it: compact JSON, doubles with ``"%6f"``.
+
+    Integers stay integers (rapidjson keeps a JSON integer an integer when it reads a job's
+    JSON, up to 64 bits); every double, whatever its origin, gets six decimals.
+    """
+    parts: list[str] = []
+    _encode(value, parts)
+    return "".join(parts)
 
 
 def format_intervals(ids: Iterable[int]) -> str:
@@ -92,10 +159,10 @@ def parse_intervals(text: str) -> tuple[int, ...]:
 
 
 class MessageWriter:
-    """The events of Batsim's next message (``JsonProtocolWriter``)."""
+    """The events of Batsim's next message (``JsonProtocolWriter``), written as Batsim does."""
 
     def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
+        self.events: list[str] = []
         self._last_date = 0.0
 
     @property
@@ -104,14 +171,18 @@ class MessageWriter:
 
     def append(self, event_type: str, data: Mapping[str, Any], date: float) -> None:
         """Add an event dated ``date`` (dates never go back, as Batsim asserts)."""
+        self.append_encoded(event_type, encode(data), date)
+
+    def append_encoded(self, event_type: str, data: str, date: float) -> None:
+        """Add an event whose ``data`` object is already written (see :func:`encode`)."""
         if date < self._last_date:
             raise AssertionError(f"Batsim date inconsistency: {date} < {self._last_date}")
         self._last_date = date
-        self.events.append({"timestamp": float(date), "type": event_type, "data": dict(data)})
+        self.events.append(f'{{"timestamp":{date:f},"type":"{event_type}","data":{data}}}')
 
-    def generate(self, now: float) -> dict[str, Any]:
-        """The message ``{"now": now, "events": [...]}``; the writer is then empty."""
-        message = {"now": float(now), "events": self.events}
+    def generate(self, now: float) -> str:
+        """The message ``{"now": now, "events": [...]}`` as text; the writer is then empty."""
+        message = f'{{"now":{now:f},"events":[{",".join(self.events)}]}}'
         self.events = []
         return message
 

@@ -25,10 +25,11 @@ first host of its allocation).
 
 from __future__ import annotations
 
-import json
 import time
+import warnings
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -38,7 +39,9 @@ import batsim.batsim
 from hetsched import __version__
 from hetsched.engine import protocol
 from hetsched.engine.energy import EnergyModel
+from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import (
+    EngineWarning,
     ProtocolError,
     SimulationError,
     UnsupportedFeature,
@@ -100,7 +103,9 @@ class SimulationResult:
 
     ``final_states`` counts the ``final_state`` column of ``PREFIX_jobs.csv``;
     ``nb_messages`` is the number of messages Batsim sent to the scheduler (each one answered);
-    ``consumed_joules`` is ``PREFIX_schedule.csv``'s figure (``None`` without energy).
+    ``consumed_joules`` is ``PREFIX_schedule.csv``'s figure (``None`` without energy);
+    ``deadlock`` says why the run ended on a deadlock (SimGrid's "Deadlock detected", after
+    which Batsim writes its outputs and exits 0), ``None`` if it ended with SIMULATION_ENDS.
     """
 
     output_files: Mapping[str, Path]
@@ -110,6 +115,7 @@ class SimulationResult:
     simulated_time: float
     consumed_joules: float | None
     scheduling_time: float
+    deadlock: str | None = None
 
     @property
     def jobs_csv(self) -> Path:
@@ -177,7 +183,8 @@ class _PTask(Execution):
     Executor ``i`` runs ``flops[i]`` on machine ``hosts[i]`` at one core's speed at most; all
     executors progress together, so the task's rate (fraction of the work per second) is the
     smallest ``speed / flops`` over executors and ``cores x speed / flops on the host`` over
-    hosts. It is recomputed when a host changes P-state.
+    hosts (SimGrid's LMM value for a variable alone on its constraints). It is recomputed when
+    a host changes P-state; the kernel decrements the work left at every step, as SimGrid does.
     """
 
     def __init__(self, sim: _Batsim, job: _Job, hosts: list[int], flops: list[float]) -> None:
@@ -188,9 +195,6 @@ class _PTask(Execution):
         self.weight: dict[int, float] = {}
         for host, amount in self.executors:
             self.weight[host] = self.weight.get(host, 0.0) + amount
-        self.remaining = 1.0
-        self.rate = 0.0
-        self.last = 0.0
 
     def _compute_rate(self) -> float:
         sim = self.sim
@@ -212,26 +216,22 @@ class _PTask(Execution):
             energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
 
     def start(self, now: float) -> None:
+        """Set the rate before the kernel starts it (an execution with no work ends at once)."""
         self.rate = self._compute_rate()
-        self.last = now
+        if self.rate == float("inf"):
+            self.left = 0.0
         for host in self.weight:
             self.sim.machines[host].tasks.add(self)
-        end = now if self.rate == float("inf") else now + self.remaining / self.rate
-        self.sim.kernel.schedule(self, end)
         self._usages(now, None, True)
 
     def speed_changed(self, now: float, host: int) -> None:
-        """A host of the task changed speed: same work left, new rate, new end."""
-        self.remaining = max(0.0, self.remaining - self.rate * (now - self.last))
-        self.last = now
+        """A host of the task changed speed: same work left, new rate."""
         self.rate = self._compute_rate()
-        self.sim.kernel.schedule(self, now + self.remaining / self.rate)
         self._usages(now, host, False)
 
-    def progress(self, now: float) -> float:
-        if self.rate == float("inf"):
-            return 1.0
-        return 1.0 - max(0.0, self.remaining - self.rate * (now - self.last))
+    def progress(self) -> float:
+        """``1 - Exec::get_remaining_ratio()`` (the work left is up to date at every step)."""
+        return 1.0 - self.left
 
     def _ended(self, kernel: Kernel, cancelled: bool) -> None:
         for host in self.weight:
@@ -271,6 +271,7 @@ class _Batsim:
         self.cores = [m.cores for m in platform.machines]
         self.machine_of_host = {m.name: m.id for m in platform.machines}
         self.energy: EnergyModel | None = None
+        self.queries: EnergyQueries | None = None
         if energy:
             self.energy = EnergyModel(
                 [m.power or () for m in platform.machines],
@@ -278,6 +279,9 @@ class _Batsim:
                 self.cores,
                 [m.speeds for m in platform.machines],
             )
+            self.queries = EnergyQueries(self.energy, lambda: self.kernel.now)
+            self.kernel.fast_forward = self.queries.fast_forward
+            self.kernel.on_sleep_end = self._sleep_ended
         self.workload_files = list(workload_files)
         self.workloads: dict[str, _Workload] = {}
         for wf in workload_files:
@@ -358,36 +362,23 @@ class _Batsim:
             raise ProtocolError(f"{where}: cannot get job {job_id!r}: it does not exist")
         return job
 
-    def _answered(self, count: int) -> Generator[Any, Any, None]:
-        if count > 0:
-            yield Answered(count)
-
     def _energy_of(self, machines: Sequence[int]) -> Generator[Any, Any, float]:
-        """``consumed_energy_on_machines``: one answered simcall per out-of-date host."""
-        assert self.energy is not None
-        now = self.kernel.now
-        count = self.energy.nb_out_of_date(machines, now)
-        total = sum(self.energy.host_energy(machine, now) for machine in machines)
-        yield from self._answered(count)
+        """``consumed_energy_on_machines`` (see :mod:`hetsched.engine.energy_queries`)."""
+        assert self.queries is not None
+        total: float = yield self.queries.hosts(machines)
         return total
 
     def _energy_entry(self, event_type: str) -> Generator[Any, Any, float]:
-        """A line of ``PREFIX_consumed_energy.csv`` (queries every host)."""
-        assert self.energy is not None
-        now = self.kernel.now
-        count = self.energy.nb_out_of_date(None, now)
-        energy = self.energy.total(now)
-        self.energy_tracer.add_entry(now, energy, event_type, self.energy.wattmin())
-        yield from self._answered(count)
+        """A line of ``PREFIX_consumed_energy.csv`` (queries every host, then writes)."""
+        assert self.energy is not None and self.queries is not None
+        energy: float = yield self.queries.all_hosts()
+        self.energy_tracer.add_entry(self.kernel.now, energy, event_type, self.energy.wattmin())
         return energy
 
     def _total_energy(self) -> Generator[Any, Any, float]:
-        if self.energy is None:
+        if self.queries is None:
             return -1.0
-        now = self.kernel.now
-        count = self.energy.nb_out_of_date(None, now)
-        energy = self.energy.total(now)
-        yield from self._answered(count)
+        energy: float = yield self.queries.all_hosts()
         return energy
 
     def _set_machine_state(self, machine: _Machine, state: str) -> None:
@@ -439,25 +430,39 @@ class _Batsim:
             self.progress_callback(self.kernel.now, self.nb_jobs_done, self.nb_jobs_total)
 
     # ------------------------------------------------------------------ run
-    def run(self) -> None:
+    def run(self) -> str | None:
+        """Run the simulation; return why it deadlocked (None if it ended normally).
+
+        When nothing is left to happen before SIMULATION_ENDS could be sent, SimGrid reports
+        a deadlock, kills every actor and Batsim writes its outputs and exits 0: the engine
+        does the same, with an :class:`EngineWarning` that says why.
+        """
         for workload_file in self.workload_files:
             self.kernel.spawn(self._static_submitter(workload_file))
         self.kernel.spawn(self._server())
         self.kernel.run()
-        if not self.end_ack:
-            reason = "the simulation cannot go on: nothing is left to happen"
-            if self.dynamic_jobs and not self.registration_finished:
-                reason += (
-                    " (dynamic jobs are enabled: the scheduler must send NOTIFY "
-                    "registration_finished; real Batsim/SimGrid also stops on a deadlock here)"
-                )
-            elif self.nb_completed != self.nb_submitted:
-                reason += (
-                    f" but {self.nb_submitted - self.nb_completed} submitted jobs are neither "
-                    "executed nor rejected (the scheduler never decided on them)"
-                )
-            raise SimulationError(reason)
         self._report_progress(force=True)
+        if self.end_ack:
+            return None
+        reason = (
+            f"deadlock at t={self.kernel.now:f}: nothing is left to happen but the simulation "
+            "has not ended (SimGrid: 'Deadlock detected'; real Batsim writes its outputs and "
+            "exits 0 too)"
+        )
+        if self.dynamic_jobs and not self.registration_finished:
+            reason += (
+                ": dynamic jobs are enabled and the scheduler never sent NOTIFY "
+                "registration_finished, so no SIMULATION_ENDS was sent"
+            )
+        if self.nb_completed != self.nb_submitted:
+            reason += (
+                f"; {self.nb_submitted - self.nb_completed} submitted jobs were neither executed "
+                "nor rejected (the scheduler never decided on them)"
+            )
+        if self.submitters_finished != self.expected_submitters:
+            reason += "; some static jobs were never submitted"
+        warnings.warn(reason, EngineWarning, stacklevel=3)
+        return reason
 
     def schedule_figures(self) -> dict[str, str]:
         total_time = dict(self.state_time)
@@ -550,8 +555,9 @@ class _Batsim:
         )
 
     def _generate_and_send(self) -> Generator[Any, Any, None]:
-        message = self.writer.generate(self.kernel.now)
-        yield Spawn(self._request_reply(message))
+        now = self.kernel.now
+        message = self.writer.generate(now)
+        yield Spawn(self._request_reply(message, protocol.batsim_float(now)))
         self.sched_ready = False
 
     def _delete_jobs(self) -> None:
@@ -617,10 +623,10 @@ class _Batsim:
         yield
 
     def _job_submitted_event(self, job: _Job) -> None:
-        data: dict[str, Any] = {"job_id": job.id, "job": job.description}
+        data = f'{{"job_id":{protocol.encode(job.id)},"job":{protocol.encode(job.description)}'
         if self.forward_profiles:
-            data["profile"] = dict(job.profile.description)
-        self.writer.append("JOB_SUBMITTED", data, self.kernel.now)
+            data += f',"profile":{protocol.encode(job.profile.description)}'
+        self.writer.append_encoded("JOB_SUBMITTED", data + "}", self.kernel.now)
 
     def _on_job_submitted(self, jobs: list[_Job]) -> Generator[Any, Any, None]:
         for job in jobs:
@@ -831,12 +837,8 @@ class _Batsim:
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(machine_ids)
         for machine_id in machine_ids:
-            machine = self.machines[machine_id]
-            self.energy.set_pstate(machine_id, pstate, now)
-            machine.pstate = pstate
-            for task in list(machine.tasks):
-                task.speed_changed(now, machine_id)
-            yield Answered(1)  # Host::set_pstate is an answered simcall
+            # Host::set_pstate is an answered simcall: the kernel sets it when handling it
+            yield Answered(1, partial(self._set_pstate, machine_id, pstate))
         self.pstate_tracer.add(f"{format_g(now)},{interval},{pstate}")
         yield from self._energy_entry("p")
         self.writer.append(
@@ -844,11 +846,23 @@ class _Batsim:
         )
         self._trace_machine_states()
 
+    def _set_pstate(self, machine_id: int, pstate: int) -> None:
+        """``Host::set_pstate`` (SimGrid updates the host's energy, re-rates its tasks)."""
+        assert self.energy is not None
+        now = self.kernel.now
+        machine = self.machines[machine_id]
+        self.energy.set_pstate(machine_id, pstate, now)
+        machine.pstate = pstate
+        for task in list(machine.tasks):
+            task.speed_changed(now, machine_id)
+
     # ------------------------------------------------------------------ request-reply
-    def _request_reply(self, message: dict[str, Any]) -> Generator[Any, Any, None]:
-        """``request_reply_scheduler_process`` + ``JsonProtocolReader``."""
+    def _request_reply(self, text: str, sent_now: float) -> Generator[Any, Any, None]:
+        """``request_reply_scheduler_process`` + ``JsonProtocolReader``.
+
+        ``sent_now`` is the ``now`` the scheduler read (six decimals).
+        """
         kernel = self.kernel
-        text = json.dumps(message, separators=(",", ":"))
         started = time.perf_counter()
         self.nb_messages += 1
         try:
@@ -862,7 +876,7 @@ class _Batsim:
             ) from error
         self.scheduling_time += time.perf_counter() - started
         self._report_progress()
-        where_message = f"scheduler reply to message #{self.nb_messages} (t={message['now']})"
+        where_message = f"scheduler reply to message #{self.nb_messages} (t={sent_now:f})"
         try:
             now, events = protocol.parse_reply(reply)
         except ProtocolError as error:
@@ -871,7 +885,7 @@ class _Batsim:
         for index, event in enumerate(events):
             try:
                 timestamp, kind, data = protocol.check_event(
-                    index, event, now, message["now"], previous
+                    index, event, now, sent_now, previous
                 )
             except ProtocolError as error:
                 raise ProtocolError(f"{where_message}: {error}") from None
@@ -1045,11 +1059,9 @@ class _Batsim:
         if profile.type == "delay":
             job.delay_start = self.kernel.now
             if remaining < 0 or profile.delay < remaining:
-                yield Sleep(profile.delay)
-                self._sleep_ended(alloc[0])
+                yield Sleep(profile.delay, alloc[0])
                 return profile.return_code
-            yield Sleep(remaining)
-            self._sleep_ended(alloc[0])
+            yield Sleep(remaining, alloc[0])
             return -1
         executors = [alloc[index] for index in mapping] if mapping else list(alloc)
         task = _PTask(self, job, executors, profile.flops(len(executors)))
@@ -1059,18 +1071,17 @@ class _Batsim:
         if remaining < 0:
             result = yield Wait(task)
         else:
-            result = yield Wait(task, remaining)
+            result = yield Wait(task, remaining, alloc[0])  # a sleep on the executor's host
         if result == "done":
             return profile.return_code
         if result == "timeout":
-            self._sleep_ended(alloc[0])  # the timeout is a sleep on the executor's host
             return -1
         return -2
 
     def _sleep_ended(self, machine: int) -> None:
-        """SimGrid updates the energy of a host when a sleep action on it ends."""
-        if self.energy is not None:
-            self.energy.update(machine, self.kernel.now)
+        """SimGrid updates the energy of a host when a sleep action on it ends (maestro)."""
+        assert self.energy is not None
+        self.energy.update(machine, self.kernel.now)
 
     def _killer(self, jobs: list[_Job]) -> Generator[Any, Any, None]:
         """``killer_process``."""
@@ -1081,7 +1092,7 @@ class _Batsim:
                 continue
             now = kernel.now
             if job.ptask is not None:
-                ratio = job.ptask.progress(now)
+                ratio = job.ptask.progress()
                 yield Answered(1)  # Exec::get_remaining_ratio is an answered simcall
             elif job.profile.delay == 0:
                 ratio = 1.0
@@ -1132,6 +1143,7 @@ def simulate(
     profile_reuse: bool = False,
     force: bool = False,
     socket_timeout: float | None = None,
+    transport: Transport | None = None,
 ) -> SimulationResult:
     """Run Batsim 4.2.1's simulation of ``workloads`` on ``platform`` with ``scheduler``.
 
@@ -1150,7 +1162,9 @@ def simulate(
     files are only overwritten with ``force``. Raises :class:`~hetsched.engine.errors.EngineError`
     (a ``ValueError``) when Batsim would abort or the input is not supported.
     """
-    if scheduler is None and socket_endpoint is None:
+    if transport is not None and (scheduler is not None or socket_endpoint is not None):
+        raise ValueError("simulate(): give a transport, or a scheduler and/or socket_endpoint")
+    if transport is None and scheduler is None and socket_endpoint is None:
         raise ValueError("simulate() needs a scheduler object or a socket_endpoint")
     if profile_reuse and not dynamic_jobs:
         raise ValueError(
@@ -1161,8 +1175,9 @@ def simulate(
     workload_files = [load_workload(path, f"w{index}") for index, path in enumerate(workloads)]
     paths = output_paths(output_prefix, energy)
     check_writable(paths, force)
-    transport: Transport
-    if socket_endpoint is None:
+    if transport is not None:
+        pass
+    elif socket_endpoint is None:
         assert scheduler is not None
         transport = InProcessTransport(scheduler)
     else:
@@ -1180,7 +1195,7 @@ def simulate(
             profile_reuse=profile_reuse,
             progress=progress,
         )
-        sim.run()
+        deadlock = sim.run()
     except BaseException:
         transport.close(check=False)  # keep the first error
         raise
@@ -1202,4 +1217,5 @@ def simulate(
         simulated_time=sim.kernel.now,
         consumed_joules=consumed if energy else None,
         scheduling_time=sim.scheduling_time,
+        deadlock=deadlock,
     )
