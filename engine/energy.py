@@ -17,8 +17,8 @@ integrated exactly over time, except when a P-state change on one host slows a p
 down on its other hosts: SimGrid does not update those, and their next update charges the new
 power since their previous update. :class:`EnergyModel` reproduces that with ``synced=False``.
 
-Everything is O(1) per call except :meth:`EnergyModel.update_all`, which only visits hosts left
-out of date by such unsynced changes; totals are kept as running sums. :attr:`EnergyModel.fresh`
+Everything is O(1) per call except the sums over every host, which are vectorised.
+:attr:`EnergyModel.fresh`
 tells which hosts were updated at the current date, which decides how long an energy query
 takes (:mod:`hetsched.engine.energy_queries`).
 
@@ -30,19 +30,32 @@ takes (:mod:`hetsched.engine.energy_queries`).
 >>> model.set_usage(0, 0.0, 30.0); model.set_usage(1, 0.0, 30.0)
 >>> model.host_energy(0, 30.0), model.host_energy(1, 30.0)  # 10 s x 100 W + 20 s x 120 or 75 W
 (3400.0, 2500.0)
->>> model.total(30.0)
+>>> float(model.total(30.0))
 5900.0
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from hetsched.engine.platform import PowerRange
 
+LONG_DOUBLE = np.longdouble
+"""C's ``long double`` (x87 80-bit on x86-64 Linux, where Batsim runs), in which Batsim sums
+energies and times."""
+
 
 class EnergyModel:
-    """Energy of the compute hosts, numbered like Batsim's machines."""
+    """Energy of the compute hosts, numbered like Batsim's machines.
+
+    Each host's energy is a double that SimGrid increases at each update by ``watts x (now -
+    last update)``; Batsim sums hosts in ``long double`` (:data:`LONG_DOUBLE`), in machine
+    order. Both are reproduced operation for operation, so that the energies Batsim prints
+    with ``%Lf`` come out to the last digit.
+    """
 
     def __init__(
         self,
@@ -51,23 +64,22 @@ class EnergyModel:
         cores: Sequence[int],
         speeds: Sequence[Sequence[float]],
     ) -> None:
+        nb_hosts = len(power)
         self._power = [tuple(ranges) for ranges in power]
         self._pstate = list(pstates)  # current P-state
         self._saved_pstate = list(pstates)  # P-state saved at the last update
         self._cores = list(cores)
         self._speeds = [tuple(values) for values in speeds]
-        self._usage = [0.0] * len(self._power)  # flop/s in use on the host
-        self._energy = [0.0] * len(self._power)
-        self._last = [0.0] * len(self._power)
-        self._watts = [self._compute_watts(host) for host in range(len(self._power))]
+        self._usage = [0.0] * nb_hosts  # flop/s in use on the host
+        self._energy = np.zeros(nb_hosts)
+        self._last = np.zeros(nb_hosts)
+        self._watts = np.array([self._compute_watts(host) for host in range(nb_hosts)])
         self._stale: set[int] = set()
-        self.fresh = Freshness(len(self._power))
-        # total(t) = sum(energy - watts x last) + t x sum(watts)
-        self._sum_offset = 0.0
-        self._sum_watts = sum(self._watts)
-        self._sum_wattmin = sum(
-            self._power[h][self._pstate[h]].epsilon for h in range(len(self._power))
+        self._epsilon = np.array(
+            [self._power[host][self._pstate[host]].epsilon for host in range(nb_hosts)]
         )
+        self._wattmin: Any = None  # cached long double sum of _epsilon
+        self.fresh = Freshness(nb_hosts)
 
     def _compute_watts(self, host: int) -> float:
         pstate = self._saved_pstate[host]
@@ -75,20 +87,17 @@ class EnergyModel:
         load = 1.0 if speed <= 0 else self._usage[host] / speed / self._cores[host]
         return self._power[host][pstate].watts(load)
 
-    def _set_state(self, host: int, energy: float, last: float, watts: float) -> None:
-        self._sum_offset -= self._energy[host] - self._watts[host] * self._last[host]
-        self._sum_watts -= self._watts[host]
-        self._energy[host], self._last[host], self._watts[host] = energy, last, watts
-        self._sum_offset += energy - watts * last
-        self._sum_watts += watts
+    def _charge(self, host: int, now: float) -> None:
+        last = float(self._last[host])
+        if last < now:
+            self._energy[host] = float(self._energy[host]) + float(self._watts[host]) * (now - last)
+            self._last[host] = now
 
     def update(self, host: int, now: float) -> None:
         """SimGrid's ``HostEnergy::update``: charge the interval since the last update."""
-        if self._last[host] < now:
-            energy = self._energy[host] + self._watts[host] * (now - self._last[host])
-            self._set_state(host, energy, now, self._watts[host])
+        self._charge(host, now)
         self._saved_pstate[host] = self._pstate[host]
-        self._set_state(host, self._energy[host], self._last[host], self._compute_watts(host))
+        self._watts[host] = self._compute_watts(host)
         self._stale.discard(host)
         self.fresh.mark(host, now)
 
@@ -96,15 +105,16 @@ class EnergyModel:
         """Every host updated (Batsim's ``total_consumed_energy`` queries them all)."""
         for host in sorted(self._stale):
             self.update(host, now)
+        self._energy += self._watts * (now - self._last)  # + 0.0 for hosts already updated
+        self._last.fill(now)
         self.fresh.mark_all(now)
 
     def set_pstate(self, host: int, pstate: int, now: float) -> None:
         """A P-state change (SimGrid updates the host's energy with the old P-state first)."""
         self.update(host, now)
-        self._sum_wattmin += (
-            self._power[host][pstate].epsilon - self._power[host][self._pstate[host]].epsilon
-        )
         self._pstate[host] = pstate
+        self._epsilon[host] = self._power[host][pstate].epsilon
+        self._wattmin = None
         self.update(host, now)
 
     def set_usage(self, host: int, usage: float, now: float, synced: bool = True) -> None:
@@ -115,29 +125,47 @@ class EnergyModel:
         the time since the host's last update.
         """
         if synced:
-            if self._last[host] < now:
-                energy = self._energy[host] + self._watts[host] * (now - self._last[host])
-                self._set_state(host, energy, now, self._watts[host])
+            self._charge(host, now)
             self._usage[host] = usage
             self.update(host, now)
         else:
             self._usage[host] = usage
-            self._set_state(host, self._energy[host], self._last[host], self._compute_watts(host))
+            self._watts[host] = self._compute_watts(host)
             self._stale.add(host)
 
     def host_energy(self, host: int, now: float) -> float:
         """``sg_host_get_consumed_energy``: energy of ``host`` so far (updates it)."""
         self.update(host, now)
-        return self._energy[host]
+        return float(self._energy[host])
 
-    def total(self, now: float) -> float:
-        """Energy of all compute hosts so far (as Batsim sums them; updates them all)."""
+    def hosts_energy(self, hosts: Sequence[int], now: float) -> Any:
+        """``consumed_energy_on_machines``: the ``long double`` sum over ``hosts`` (ascending)."""
+        for host in hosts:
+            self.update(host, now)
+        return long_double_sum(self._energy[np.asarray(hosts, dtype=np.intp)])
+
+    def total(self, now: float) -> Any:
+        """``Machines::total_consumed_energy`` (``long double``; updates every host)."""
         self.update_all(now)
-        return self._sum_offset + self._sum_watts * now
+        return long_double_sum(self._energy)
 
-    def wattmin(self) -> float:
-        """Sum of the ``epsilon`` watts of every host at its current P-state (Batsim's wattmin)."""
-        return self._sum_wattmin
+    def wattmin(self) -> Any:
+        """``Machines::total_wattmin``: the ``long double`` sum of every host's ``epsilon`` watts
+        at its current P-state."""
+        if self._wattmin is None:
+            self._wattmin = long_double_sum(self._epsilon)
+        return self._wattmin
+
+
+def long_double_sum(values: np.ndarray) -> Any:
+    """``long double total = 0; for (v : values) total += v;`` (in order, 80-bit).
+
+    >>> float(long_double_sum(np.array([1e16, 1.0, 1.0]))), 1e16 + 1.0 + 1.0
+    (1.0000000000000002e+16, 1e+16)
+    """
+    if not len(values):
+        return LONG_DOUBLE(0)
+    return np.cumsum(values, dtype=LONG_DOUBLE)[-1]
 
 
 class Freshness:

@@ -28,13 +28,14 @@ lets the kernel skip thousands of sub-rounds at once when only queries are under
 >>> while walk.stop():
 ...     stops.append(walk.at)
 ...     walk.handle()
->>> stops, walk.result()  # host 2 costs no simcall; 6 hosts x 10 W x 5 s
+>>> stops, float(walk.result())  # host 2 costs no simcall; 6 hosts x 10 W x 5 s
 ([0, 1, 3, 4, 5], 300.0)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from hetsched.engine.energy import EnergyModel
 from hetsched.engine.kernel import Walk
@@ -68,7 +69,7 @@ class _AllHostsQuery:
     def handle(self) -> None:
         self.commit(self.at)
 
-    def result(self) -> float:
+    def result(self) -> Any:
         return self.queries.model.total(self.queries.clock())
 
 
@@ -105,9 +106,8 @@ class _HostsQuery:
     def handle(self) -> None:
         self.commit(self.hosts[self.index])
 
-    def result(self) -> float:
-        model, now = self.queries.model, self.queries.clock()
-        return sum(model.host_energy(host, now) for host in self.hosts)
+    def result(self) -> Any:
+        return self.queries.model.hosts_energy(self.hosts, self.queries.clock())
 
 
 class EnergyQueries:

@@ -449,9 +449,8 @@ class Kernel:
             return False
         self.now += delta
         self.subround = 0
-        if delta > 0:
-            for activity in activities:
-                activity.advance(delta)
+        for activity in activities:  # even by 0: what is left under the precision ends now
+            activity.advance(delta)
         ending = [activity for activity in activities if activity.left <= 0]
         self._activities = [activity for activity in activities if activity.left > 0]
         ended = {id(activity) for activity in ending}

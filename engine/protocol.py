@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hetsched.engine import batsim_json
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 
 SCHEDULER_EVENT_TYPES = (
@@ -188,9 +189,10 @@ class MessageWriter:
 
 
 def parse_reply(text: str) -> tuple[float, list[Any]]:
-    """``now`` and the events of a scheduler reply (``parse_and_apply_message``)."""
+    """``now`` and the events of a scheduler reply (``parse_and_apply_message``), numbers read
+    as Batsim's rapidjson reads them (:mod:`hetsched.engine.batsim_json`)."""
     try:
-        document = json.loads(text)
+        document = batsim_json.loads(text)
     except ValueError as error:
         raise ProtocolError(f"Invalid JSON message: could not be parsed ({error})") from None
     if not isinstance(document, dict):

@@ -37,8 +37,8 @@ from typing import Any
 import batsim.batsim
 
 from hetsched import __version__
-from hetsched.engine import protocol
-from hetsched.engine.energy import EnergyModel
+from hetsched.engine import batsim_json, protocol
+from hetsched.engine.energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import (
     EngineWarning,
@@ -69,12 +69,13 @@ from hetsched.engine.outputs import (
     JobRecord,
     JobsTracer,
     LinesTracer,
+    MachineStateTimes,
     check_writable,
     format_g,
     output_paths,
     to_string,
 )
-from hetsched.engine.platform import Platform, load_platform
+from hetsched.engine.platform import DEFAULT_MASTER_HOST, Platform, load_platform
 from hetsched.engine.protocol import MessageWriter, format_intervals
 from hetsched.engine.transport import InProcessTransport, Transport, ZmqTransport
 from hetsched.engine.workload import (
@@ -88,8 +89,9 @@ from hetsched.engine.workload import (
 
 BATSIM_VERSION = f"hetsched-{__version__}-embedded-batsim-4.2.1"
 """What the engine writes in the ``batsim_version`` column of ``PREFIX_schedule.csv``."""
-NULL_RUNTIME = 1e-5
-"""Batsim puts this runtime instead of 0 ("Job computed in null time. Putting epsilon")."""
+NULL_RUNTIME = LONG_DOUBLE("1e-5")
+"""Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
+epsilon")."""
 MIN_WAITER_SLEEP = 1e-5
 """Batsim's waiter sleeps at least this long (``waiter_process``)."""
 _PROGRESS_PERIOD = 0.5
@@ -126,6 +128,20 @@ class SimulationResult:
         return self.output_files["schedule"]
 
 
+@dataclass(frozen=True)
+class BatsimOptions:
+    """Batsim's command-line switches that change the simulation (see :func:`simulate`)."""
+
+    energy: bool = False
+    dynamic_jobs: bool = False
+    acknowledge_dynamic_jobs: bool = False
+    forward_profiles: bool = False
+    profile_reuse: bool = False
+    compute_sharing: bool = False
+    storage_sharing: bool = True
+    sched_config: str = ""
+
+
 class _Job:
     """A job inside the simulation (``src/jobs.hpp``)."""
 
@@ -140,9 +156,9 @@ class _Job:
         self.description = description.description
         self.state = "NOT_SUBMITTED"
         self.starting_time = -1.0
-        self.runtime = -1.0
+        self.runtime: Any = LONG_DOUBLE(-1)  # long double, as in Batsim
         self.allocation: tuple[int, ...] = ()
-        self.consumed_energy = -1.0
+        self.consumed_energy: Any = LONG_DOUBLE(-1)
         self.return_code = -1
         self.metadata = ""
         self.kill_requested = False
@@ -170,10 +186,9 @@ class _Machine:
     id: int
     name: str
     state: str = "idle"
-    last_change: float = 0.0
     pstate: int = 0
     jobs: set[str] = field(default_factory=set)
-    booked_by: str | None = None
+    booked: set[str] = field(default_factory=set)  # executed, executor not started yet
     tasks: set[_PTask] = field(default_factory=set)
 
 
@@ -247,23 +262,20 @@ class _Batsim:
         platform: Platform,
         workload_files: Sequence[WorkloadFile],
         transport: Transport,
-        *,
-        energy: bool,
-        dynamic_jobs: bool,
-        acknowledge_dynamic_jobs: bool,
-        forward_profiles: bool,
-        profile_reuse: bool,
+        options: BatsimOptions,
         progress: Callable[[float, int, int], None] | None,
     ) -> None:
+        energy = options.energy
         self.platform = platform
         self.kernel = Kernel(platform.message_delay)
         self.kernel.on_transfer_end = self._transfer_ended
         self.transport = transport
+        self.options = options
         self.energy_enabled = energy
-        self.dynamic_jobs = dynamic_jobs
-        self.ack_dynamic = acknowledge_dynamic_jobs
-        self.forward_profiles = forward_profiles
-        self.garbage_collect_profiles = not profile_reuse
+        self.dynamic_jobs = options.dynamic_jobs
+        self.ack_dynamic = options.acknowledge_dynamic_jobs
+        self.forward_profiles = options.forward_profiles
+        self.garbage_collect_profiles = not options.profile_reuse
         self.progress_callback = progress
         self.master = platform.master_name
         self.machines = [_Machine(m.id, m.name, pstate=m.initial_pstate) for m in platform.machines]
@@ -311,9 +323,9 @@ class _Batsim:
         self.machine_tracer = LinesTracer(MACHINE_STATE_HEADER)
         self.state_counts = dict.fromkeys(MACHINE_STATES, 0)
         self.state_counts["idle"] = len(self.machines)
-        self.state_time = dict.fromkeys(MACHINE_STATES, 0.0)
-        self.energy_first_submission = -1.0
-        self.energy_last_completion = -1.0
+        self.state_times = MachineStateTimes(len(self.machines))
+        self.energy_first_submission: Any = LONG_DOUBLE(-1)
+        self.energy_last_completion: Any = LONG_DOUBLE(-1)
         self.nb_machine_switches = 0
         self.nb_grouped_switches = 0
         self.nb_messages = 0
@@ -381,13 +393,17 @@ class _Batsim:
         energy: float = yield self.queries.all_hosts()
         return energy
 
-    def _set_machine_state(self, machine: _Machine, state: str) -> None:
-        now = self.kernel.now
-        self.state_time[machine.state] += now - machine.last_change
-        self.state_counts[machine.state] -= 1
-        self.state_counts[state] += 1
-        machine.state = state
-        machine.last_change = now
+    def _set_machines_state(self, machine_ids: Sequence[int], state: str) -> None:
+        """``Machine::update_machine_state`` for each of ``machine_ids``."""
+        by_state: dict[str, list[int]] = {}
+        for machine_id in machine_ids:
+            machine = self.machines[machine_id]
+            by_state.setdefault(machine.state, []).append(machine_id)
+            machine.state = state
+        for old_state, ids in by_state.items():
+            self.state_times.change(ids, old_state, self.kernel.now)
+            self.state_counts[old_state] -= len(ids)
+            self.state_counts[state] += len(ids)
 
     def _trace_machine_states(self) -> None:
         counts = self.state_counts
@@ -411,7 +427,7 @@ class _Batsim:
             consumed_energy=job.consumed_energy,
             metadata=job.metadata,
         )
-        self.jobs_tracer.write_job(record, job.allocation)
+        self.jobs_tracer.write_job(record)
         self.nb_jobs_done += 1
 
     def _send_at(self, when: float, message: tuple[str, Any]) -> Generator[Any, Any, None]:
@@ -465,8 +481,7 @@ class _Batsim:
         return reason
 
     def schedule_figures(self) -> dict[str, str]:
-        total_time = dict(self.state_time)
-        consumed = self.energy_last_completion - self.energy_first_submission
+        consumed = float(self.energy_last_completion - self.energy_first_submission)
         return {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": to_string(consumed),
@@ -474,7 +489,7 @@ class _Batsim:
             "nb_grouped_switches": str(self.nb_grouped_switches),
             "nb_machine_switches": str(self.nb_machine_switches),
             "scheduling_time": to_string(self.scheduling_time),
-            **{f"time_{state}": to_string(total_time[state]) for state in MACHINE_STATES},
+            **{f"time_{state}": total for state, total in self.state_times.totals().items()},
         }
 
     # ------------------------------------------------------------------ submitters
@@ -579,7 +594,7 @@ class _Batsim:
             "dynamic-jobs-enabled": self.dynamic_jobs,
             "dynamic-jobs-acknowledged": self.ack_dynamic,
             "profile-reuse-enabled": not self.garbage_collect_profiles,
-            "sched-config": "",
+            "sched-config": self.options.sched_config,
             "forward-unknown-events": False,
         }
         resources = [
@@ -601,8 +616,8 @@ class _Batsim:
             "nb_resources": len(self.machines),
             "nb_compute_resources": len(self.machines),
             "nb_storage_resources": 0,
-            "allow_compute_sharing": False,
-            "allow_storage_sharing": True,
+            "allow_compute_sharing": self.options.compute_sharing,
+            "allow_storage_sharing": self.options.storage_sharing,
             "config": config,
             "compute_resources": resources,
             "storage_resources": [],
@@ -680,13 +695,23 @@ class _Batsim:
                     f"{machine_id} does not exist"
                 )
             machine = self.machines[machine_id]
-            if machine.jobs or machine.booked_by is not None:
-                other = ", ".join(sorted(machine.jobs)) or machine.booked_by
+            others = machine.jobs | machine.booked
+            if others and not self.options.compute_sharing:
                 raise ProtocolError(
                     f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
                     f"{machine_id} (hostname={machine.name!r}) is currently computing jobs "
-                    f"({other}) whereas time-sharing on compute machines is disabled"
+                    f"({', '.join(sorted(others))}) whereas time-sharing on compute machines "
+                    "is disabled"
                 )
+            if others and job.profile.is_parallel_task:
+                sharing = sorted(other for other in others if self._is_parallel_task(other))
+                if sharing:
+                    raise UnsupportedFeature(
+                        f"{where}: job {job.id!r} (profile {job.profile.name!r}) would share "
+                        f"machine {machine_id} with the parallel task of job {sharing[0]!r}: "
+                        "their speeds come from SimGrid's max-min sharing (compute sharing of "
+                        "parallel tasks)"
+                    )
             if machine.state not in ("idle", "computing"):
                 raise ProtocolError(
                     f"{where}: job {job.id!r}: machine {machine_id} cannot compute jobs now "
@@ -711,10 +736,15 @@ class _Batsim:
         job.allocation = record.alloc
         self.nb_running += 1
         for machine_id in record.alloc:
-            self.machines[machine_id].booked_by = job.id
+            self.machines[machine_id].booked.add(job.id)
         actor = self._job_actor(job, record.alloc, record.mapping)
         job.actor = actor
         yield Spawn(actor)
+
+    def _is_parallel_task(self, job_id: str) -> bool:
+        workload, _, _ = job_id.partition("!")
+        job = self.workloads[workload].jobs.get(job_id)
+        return job is not None and job.profile.is_parallel_task
 
     def _on_reject_job(self, payload: tuple[str, str]) -> Generator[Any, Any, None]:
         job_id, where = payload
@@ -768,7 +798,7 @@ class _Batsim:
                 "energy simulation is not enabled."
             )
         energy = yield from self._total_energy()
-        self.writer.append("ANSWER", {"consumed_energy": energy}, self.kernel.now)
+        self.writer.append("ANSWER", {"consumed_energy": float(energy)}, self.kernel.now)
 
     def _on_set_job_metadata(self, payload: tuple[str, str, str]) -> Generator[Any, Any, None]:
         job_id, metadata, where = payload
@@ -972,7 +1002,9 @@ class _Batsim:
             raise ProtocolError(
                 f"Cannot register new job {record.job_id!r}, it already exists in the workload."
             )
-        description = parse_job(record.job, workload.name, workload.profiles, "registered job")
+        description = parse_job(
+            _rewritten(record.job), workload.name, workload.profiles, "registered job"
+        )
         if (description.workload, description.name) != (parts[0], parts[1]):
             raise ProtocolError(
                 f"the job's id {description.id!r} differs from the event's job_id {record.job_id!r}"
@@ -998,7 +1030,7 @@ class _Batsim:
                 f"Invalid new profile registration: profile {record.name!r} already existed in "
                 f"workload {record.workload!r}"
             )
-        workload.profiles[record.name] = parse_profile(record.name, record.profile)
+        workload.profiles[record.name] = parse_profile(record.name, _rewritten(record.profile))
 
     # ------------------------------------------------------------------ jobs
     def _job_actor(
@@ -1014,9 +1046,9 @@ class _Batsim:
             yield from self._energy_entry("s")
         for machine_id in alloc:
             machine = self.machines[machine_id]
-            machine.booked_by = None
-            self._set_machine_state(machine, "computing")
+            machine.booked.discard(job.id)
             machine.jobs.add(job.id)
+        self._set_machines_state(alloc, "computing")
         self._trace_machine_states()
 
         return_code = yield from self._execute_task(job, alloc, mapping)
@@ -1030,9 +1062,7 @@ class _Batsim:
         else:
             job.state = "COMPLETED_KILLED"
         self._machines_on_job_end(job)
-        job.runtime = kernel.now - job.starting_time
-        if job.runtime == 0:
-            job.runtime = NULL_RUNTIME
+        job.runtime = _runtime(job.starting_time, kernel.now)
         if self.energy is not None:
             after = yield from self._energy_of(alloc)
             job.consumed_energy = after - job.consumed_energy
@@ -1041,13 +1071,14 @@ class _Batsim:
             yield from send(SERVER, ("JOB_COMPLETED", job), host)
 
     def _machines_on_job_end(self, job: _Job) -> None:
+        idle = []
         for machine_id in job.allocation:
             machine = self.machines[machine_id]
-            if machine.booked_by == job.id:  # killed before its executor started
-                machine.booked_by = None
+            machine.booked.discard(job.id)  # killed before its executor started
             machine.jobs.discard(job.id)
             if not machine.jobs and machine.state != "unavailable":
-                self._set_machine_state(machine, "idle")
+                idle.append(machine_id)
+        self._set_machines_state(idle, "idle")
         self._trace_machine_states()
 
     def _execute_task(
@@ -1106,9 +1137,7 @@ class _Batsim:
             yield Kill(job.actor)
             job.state = "COMPLETED_KILLED"
             self._machines_on_job_end(job)
-            job.runtime = kernel.now - job.starting_time
-            if job.runtime == 0:
-                job.runtime = NULL_RUNTIME
+            job.runtime = _runtime(job.starting_time, kernel.now)
             if self.energy is not None:
                 after = yield from self._energy_of(job.allocation)
                 job.consumed_energy = after - job.consumed_energy
@@ -1122,6 +1151,18 @@ class _Batsim:
             yield Sleep(max(target - now, MIN_WAITER_SLEEP))
         if not (self.end_sent or self.end_ack):
             yield from send(SERVER, ("WAITING_DONE", None), self.master)
+
+
+def _rewritten(value: dict[str, Any]) -> Any:
+    """A registered job or profile as Batsim keeps it: written by its message writer (doubles
+    with six decimals, ``%6f``), then read back (``handle_register_job``/``_profile``)."""
+    return batsim_json.loads(protocol.encode(value))
+
+
+def _runtime(start: float, end: float) -> Any:
+    """``job->runtime``: ``long double`` end - start, :data:`NULL_RUNTIME` if 0."""
+    runtime = LONG_DOUBLE(end) - LONG_DOUBLE(start)
+    return NULL_RUNTIME if runtime == 0 else runtime
 
 
 def _name(workload_file: WorkloadFile) -> str:
@@ -1144,13 +1185,24 @@ def simulate(
     force: bool = False,
     socket_timeout: float | None = None,
     transport: Transport | None = None,
+    compute_sharing: bool = False,
+    storage_sharing: bool = True,
+    sched_config: str = "",
+    master_host: str = DEFAULT_MASTER_HOST,
+    machine_state_tracing: bool = True,
 ) -> SimulationResult:
     """Run Batsim 4.2.1's simulation of ``workloads`` on ``platform`` with ``scheduler``.
 
     Arguments mirror ``batsim -p PLATFORM -w W0 -w W1 ... -e OUTPUT_PREFIX``; ``energy`` is
     ``-E``, ``dynamic_jobs`` ``--enable-dynamic-jobs``, ``acknowledge_dynamic_jobs``
     ``--acknowledge-dynamic-jobs``, ``forward_profiles`` ``--forward-profiles-on-submission``,
-    ``profile_reuse`` ``--enable-profile-reuse`` (see :func:`batsim_command`).
+    ``profile_reuse`` ``--enable-profile-reuse``, ``compute_sharing``
+    ``--enable-compute-sharing`` (jobs may share machines; parallel tasks sharing one are
+    refused), ``storage_sharing=False`` ``--disable-storage-sharing``, ``sched_config``
+    ``--sched-cfg``, ``master_host`` ``-m``, ``machine_state_tracing=False``
+    ``--disable-machine-state-tracing`` (see :func:`batsim_command`,
+    :mod:`hetsched.engine.batsim_cli`). ``transport`` replaces the scheduler (e.g. a
+    :class:`~hetsched.engine.replay.ReplayTransport`).
 
     ``scheduler`` is an unchanged pybatsim ``BatsimScheduler``. Without ``socket_endpoint`` it
     runs in process; with one, the engine talks to it over a real ZeroMQ socket (Batsim's
@@ -1171,9 +1223,19 @@ def simulate(
             "profile reuse needs dynamic jobs (Batsim: 'Profile reuse is enabled but dynamic "
             "registration is not')"
         )
-    loaded_platform = load_platform(platform, energy=energy)
+    options = BatsimOptions(
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        forward_profiles=forward_profiles,
+        profile_reuse=profile_reuse,
+        compute_sharing=compute_sharing,
+        storage_sharing=storage_sharing,
+        sched_config=sched_config,
+    )
+    loaded_platform = load_platform(platform, energy=energy, master_host=master_host)
     workload_files = [load_workload(path, f"w{index}") for index, path in enumerate(workloads)]
-    paths = output_paths(output_prefix, energy)
+    paths = output_paths(output_prefix, energy, machine_state_tracing)
     check_writable(paths, force)
     if transport is not None:
         pass
@@ -1184,17 +1246,7 @@ def simulate(
         transport = ZmqTransport(socket_endpoint, scheduler, socket_timeout)
     wall_start = time.perf_counter()
     try:
-        sim = _Batsim(
-            loaded_platform,
-            workload_files,
-            transport,
-            energy=energy,
-            dynamic_jobs=dynamic_jobs,
-            acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
-            forward_profiles=forward_profiles,
-            profile_reuse=profile_reuse,
-            progress=progress,
-        )
+        sim = _Batsim(loaded_platform, workload_files, transport, options, progress)
         deadlock = sim.run()
     except BaseException:
         transport.close(check=False)  # keep the first error
@@ -1204,11 +1256,12 @@ def simulate(
     figures["simulation_time"] = to_string(time.perf_counter() - wall_start)
     sim.jobs_tracer.write_jobs(paths["jobs"])
     sim.jobs_tracer.write_schedule(paths["schedule"], figures)
-    sim.machine_tracer.write(paths["machine_states"])
+    if machine_state_tracing:
+        sim.machine_tracer.write(paths["machine_states"])
     if energy:
         sim.energy_tracer.write(paths["consumed_energy"])
         sim.pstate_tracer.write(paths["pstate_changes"])
-    consumed = sim.energy_last_completion - sim.energy_first_submission
+    consumed = float(sim.energy_last_completion - sim.energy_first_submission)
     return SimulationResult(
         output_files=MappingProxyType(dict(paths)),
         makespan=sim.jobs_tracer.makespan,

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from hetsched import __version__
+from hetsched.engine import batsim_cli
 from hetsched.experiments import cli as experiments_cli
 from hetsched.experiments import study_cli
 from hetsched.platforms import cli as platforms_cli
@@ -30,12 +31,24 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(subparsers)
+    subparsers.add_parser(
+        "batsim",
+        add_help=False,
+        help="the embedded engine as a drop-in batsim (Batsim 4.2.1's options; see --help)",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the chosen command; each command sets ``func`` on its parser."""
-    args = build_parser().parse_args(argv)
+    """Parse ``argv`` and run the chosen command; each command sets ``func`` on its parser.
+
+    ``hetsched batsim ...`` takes Batsim's own command line and exit codes
+    (:mod:`hetsched.engine.batsim_cli`), so it is dispatched before the parser.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["batsim"]:
+        return batsim_cli.main(arguments[1:])
+    args = build_parser().parse_args(arguments)
     try:
         return int(args.func(args) or 0)
     except (UserError, ValueError, FileNotFoundError, FileExistsError) as error:
