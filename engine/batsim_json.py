@@ -30,6 +30,7 @@ from typing import Any
 _POW10 = [float(f"1e{exponent}") for exponent in range(309)]
 """rapidjson's ``internal::Pow10`` table (C literals ``1e+0`` ... ``1e+308``)."""
 _FAST_PATH_LIMIT = (1 << 53) - 1
+_EXACT_INTEGERS = 1 << 53
 _UINT64_TENTH = 0x1999999999999999  # (2^64 - 1) // 10
 _INT64_TENTH = 0x0CCCCCCCCCCCCCCC  # 2^63 // 10
 _UINT32_TENTH = 429496729
@@ -136,12 +137,25 @@ def _parse(text: str) -> int | float:
 
 
 def read_float(text: str) -> float:
-    """A JSON number with a fraction or an exponent, as Batsim reads it (always a double)."""
+    """A JSON number with a fraction or an exponent, as Batsim reads it (always a double).
+
+    When all its digits make an integer of at most 2^53 and the power of ten is at most
+    10^22, rapidjson computes one exact integer times or divided by one exact power of ten: a
+    single correctly rounded operation, Python's ``float`` (the usual case, taken without
+    going through :func:`_parse`).
+    """
+    mantissa, _, exponent = text.replace("E", "e").partition("e")
+    whole, _, fraction = mantissa.lstrip("-").partition(".")
+    power = (int(exponent) if exponent else 0) - len(fraction)
+    if -22 <= power <= 22 and int(whole + fraction) <= _EXACT_INTEGERS:
+        return float(text)
     return float(_parse(text))
 
 
 def read_int(text: str) -> int | float:
     """A JSON integer as Batsim reads it: an integer up to 64 bits, a double beyond."""
+    if len(text) < 19:  # at most 18 digits: within 64 bits
+        return int(text)
     return _parse(text)
 
 

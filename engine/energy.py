@@ -55,6 +55,10 @@ class EnergyModel:
     last update)``; Batsim sums hosts in ``long double`` (:data:`LONG_DOUBLE`), in machine
     order. Both are reproduced operation for operation, so that the energies Batsim prints
     with ``%Lf`` come out to the last digit.
+
+    An update that only records that a host is up to date at this date (an energy query's
+    simcall, :meth:`mark_updated`) charges it lazily: the charge is made, with the power of that
+    moment, before anything changes the host's power, or when its energy is read.
     """
 
     def __init__(
@@ -66,88 +70,126 @@ class EnergyModel:
     ) -> None:
         nb_hosts = len(power)
         self._power = [tuple(ranges) for ranges in power]
-        self._pstate = list(pstates)  # current P-state
-        self._saved_pstate = list(pstates)  # P-state saved at the last update
+        self._pstate = list(pstates)
         self._cores = list(cores)
         self._speeds = [tuple(values) for values in speeds]
-        self._usage = [0.0] * nb_hosts  # flop/s in use on the host
+        self._usage = np.zeros(nb_hosts)  # flop/s in use on the host
+        self._cores_array = np.array(self._cores, dtype=float)
+        # power parameters at each host's current P-state, for vectorised power changes
+        self._speed_now = np.zeros(nb_hosts)
+        self._idle_now = np.zeros(nb_hosts)
+        self._eps_now = np.zeros(nb_hosts)
+        self._slope_now = np.zeros(nb_hosts)
+        for host in range(nb_hosts):
+            self._set_pstate_parameters(host)
         self._energy = np.zeros(nb_hosts)
         self._last = np.zeros(nb_hosts)
         self._watts = np.array([self._compute_watts(host) for host in range(nb_hosts)])
-        self._stale: set[int] = set()
         self._epsilon = np.array(
             [self._power[host][self._pstate[host]].epsilon for host in range(nb_hosts)]
         )
         self._wattmin: Any = None  # cached long double sum of _epsilon
+        self._total: tuple[float, Any] = (-1.0, None)  # (date, total) of the last update_all
         self.fresh = Freshness(nb_hosts)
 
+    def _set_pstate_parameters(self, host: int) -> None:
+        pstate = self._pstate[host]
+        power = self._power[host][pstate]
+        self._speed_now[host] = self._speeds[host][pstate]
+        self._idle_now[host] = power.idle
+        self._eps_now[host] = power.epsilon
+        self._slope_now[host] = power.full - power.epsilon
+
     def _compute_watts(self, host: int) -> float:
-        pstate = self._saved_pstate[host]
+        """SimGrid's ``get_current_watts_value`` at the host's P-state and load."""
+        pstate = self._pstate[host]
         speed = self._speeds[host][pstate]
-        load = 1.0 if speed <= 0 else self._usage[host] / speed / self._cores[host]
+        load = 1.0 if speed <= 0 else self._usage.item(host) / speed / self._cores[host]
         return self._power[host][pstate].watts(load)
 
+    def _watts_of(self, ids: np.ndarray) -> np.ndarray:
+        """:meth:`_compute_watts` of several hosts (same operations, vectorised)."""
+        speed = self._speed_now[ids]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            load = np.where(speed <= 0, 1.0, self._usage[ids] / speed / self._cores_array[ids])
+        busy = self._eps_now[ids] + np.minimum(load, 1.0) * self._slope_now[ids]
+        return np.where(load > 0, busy, self._idle_now[ids])
+
     def _charge(self, host: int, now: float) -> None:
-        last = float(self._last[host])
+        last = self._last.item(host)
         if last < now:
-            self._energy[host] = float(self._energy[host]) + float(self._watts[host]) * (now - last)
+            self._energy[host] = self._energy.item(host) + self._watts.item(host) * (now - last)
             self._last[host] = now
 
     def update(self, host: int, now: float) -> None:
         """SimGrid's ``HostEnergy::update``: charge the interval since the last update."""
         self._charge(host, now)
-        self._saved_pstate[host] = self._pstate[host]
-        self._watts[host] = self._compute_watts(host)
-        self._stale.discard(host)
+        self.fresh.mark(host, now)
+
+    def mark_updated(self, host: int, now: float) -> None:
+        """``update`` without the charge yet (made before any power change or read)."""
         self.fresh.mark(host, now)
 
     def update_all(self, now: float) -> None:
         """Every host updated (Batsim's ``total_consumed_energy`` queries them all)."""
-        for host in sorted(self._stale):
-            self.update(host, now)
+        if self._total[0] == now:
+            return  # done at this date: nothing can have changed since
         self._energy += self._watts * (now - self._last)  # + 0.0 for hosts already updated
         self._last.fill(now)
         self.fresh.mark_all(now)
+        self._total = (now, None)
 
     def set_pstate(self, host: int, pstate: int, now: float) -> None:
         """A P-state change (SimGrid updates the host's energy with the old P-state first)."""
         self.update(host, now)
         self._pstate[host] = pstate
+        self._set_pstate_parameters(host)
         self._epsilon[host] = self._power[host][pstate].epsilon
         self._wattmin = None
-        self.update(host, now)
+        self._watts[host] = self._compute_watts(host)
 
     def set_usage(self, host: int, usage: float, now: float, synced: bool = True) -> None:
         """The flop/s used on ``host`` become ``usage``.
 
         ``synced`` when SimGrid updates the host at that moment (start after Batsim's query,
         end or cancellation of an execution); otherwise the new power will also be charged for
-        the time since the host's last update.
+        the time since the host's last update (unless the host was updated at this date).
         """
         if synced:
-            self._charge(host, now)
-            self._usage[host] = usage
             self.update(host, now)
-        else:
-            self._usage[host] = usage
-            self._watts[host] = self._compute_watts(host)
-            self._stale.add(host)
+        elif self.fresh.is_fresh(host, now):
+            self._charge(host, now)
+        self._usage[host] = usage
+        self._watts[host] = self._compute_watts(host)
+
+    def set_usages(self, ids: np.ndarray, usages: np.ndarray | float, now: float) -> None:
+        """:meth:`set_usage` (synced) of several distinct hosts at once."""
+        if self._total[0] != now:
+            self._energy[ids] += self._watts[ids] * (now - self._last[ids])  # + 0.0 if charged
+            self._last[ids] = now
+        self.fresh.mark_many(ids, now)
+        self._usage[ids] = usages
+        self._watts[ids] = self._watts_of(ids)
 
     def host_energy(self, host: int, now: float) -> float:
         """``sg_host_get_consumed_energy``: energy of ``host`` so far (updates it)."""
         self.update(host, now)
-        return float(self._energy[host])
+        return self._energy.item(host)
 
-    def hosts_energy(self, hosts: Sequence[int], now: float) -> Any:
-        """``consumed_energy_on_machines``: the ``long double`` sum over ``hosts`` (ascending)."""
-        for host in hosts:
-            self.update(host, now)
-        return long_double_sum(self._energy[np.asarray(hosts, dtype=np.intp)])
+    def hosts_energy(self, ids: np.ndarray, now: float) -> Any:
+        """``consumed_energy_on_machines``: the ``long double`` sum over ``ids`` (ascending),
+        once the query made them all up to date (charges what is due)."""
+        if self._total[0] != now:
+            self._energy[ids] += self._watts[ids] * (now - self._last[ids])  # + 0.0 if charged
+            self._last[ids] = now
+        return long_double_sum(self._energy[ids])
 
     def total(self, now: float) -> Any:
         """``Machines::total_consumed_energy`` (``long double``; updates every host)."""
         self.update_all(now)
-        return long_double_sum(self._energy)
+        if self._total[1] is None:
+            self._total = (now, long_double_sum(self._energy))
+        return self._total[1]
 
     def wattmin(self) -> Any:
         """``Machines::total_wattmin``: the ``long double`` sum of every host's ``epsilon`` watts
@@ -200,18 +242,42 @@ class Freshness:
 
     def _compact(self) -> None:
         extra = self.extra
-        while self.prefix in extra:
-            extra.discard(self.prefix)
-            self.prefix += 1
+        prefix = self.prefix
+        while prefix in extra:
+            extra.discard(prefix)
+            prefix += 1
+        self.prefix = prefix
 
     def is_fresh(self, host: int, now: float) -> bool:
         return now == self.date and (host < self.prefix or host in self.extra)
 
     def mark(self, host: int, now: float) -> None:
-        self._at(now)
+        if now != self.date:
+            self.date, self.prefix, self.extra = now, 0, set()
         if host >= self.prefix:
-            self.extra.add(host)
+            if host == self.prefix:
+                self.prefix += 1
+                if self.extra:
+                    self._compact()
+            else:
+                self.extra.add(host)
+
+    def mark_many(self, ids: np.ndarray, now: float) -> None:
+        """:meth:`mark` each of ``ids`` (ascending)."""
+        if now != self.date:
+            self.date, self.prefix, self.extra = now, 0, set()
+        if len(ids) and ids[-1] >= self.prefix:
+            self.extra.update(ids.tolist())
             self._compact()
+
+    def stale_among(self, ids: np.ndarray, now: float) -> np.ndarray:
+        """The hosts of ``ids`` that are not fresh (in the same order)."""
+        if now != self.date:
+            return ids
+        stale = ids[ids >= self.prefix]
+        if self.extra and len(stale):
+            stale = stale[~np.isin(stale, np.fromiter(self.extra, np.intp, len(self.extra)))]
+        return stale
 
     def mark_all(self, now: float) -> None:
         self._at(now)

@@ -34,8 +34,10 @@ lets the kernel skip thousands of sub-rounds at once when only queries are under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from hetsched.engine.energy import EnergyModel
 from hetsched.engine.kernel import Walk
@@ -55,7 +57,7 @@ class _AllHostsQuery:
         return None if host >= queries.nb_hosts else host
 
     def commit(self, host: int) -> None:
-        self.queries.model.update(host, self.queries.clock())
+        self.queries.model.mark_updated(host, self.queries.clock())
         self.next = host + 1
 
     def stop(self) -> bool:
@@ -74,27 +76,27 @@ class _AllHostsQuery:
 
 
 class _HostsQuery:
-    """``consumed_energy_on_machines``: the given hosts, ascending."""
+    """``consumed_energy_on_machines``: the given hosts, ascending (a sorted id array)."""
 
-    def __init__(self, queries: EnergyQueries, hosts: Sequence[int]) -> None:
+    def __init__(self, queries: EnergyQueries, hosts: np.ndarray) -> None:
         self.queries = queries
-        self.hosts = sorted(set(hosts))
+        self.hosts = hosts
         self.index = 0
 
     @property
     def at(self) -> int:
-        return self.hosts[self.index]
+        return int(self.hosts[self.index])
 
     def peek(self) -> int | None:
         fresh, now = self.queries.model.fresh, self.queries.clock()
         hosts, index = self.hosts, self.index
-        while index < len(hosts) and fresh.is_fresh(hosts[index], now):
+        while index < len(hosts) and fresh.is_fresh(int(hosts[index]), now):
             index += 1
         self.index = index  # skipping fresh hosts is idempotent: they stay fresh
-        return hosts[index] if index < len(hosts) else None
+        return int(hosts[index]) if index < len(hosts) else None
 
     def commit(self, host: int) -> None:
-        self.queries.model.update(host, self.queries.clock())
+        self.queries.model.mark_updated(host, self.queries.clock())
         self.index += 1
 
     def stop(self) -> bool:
@@ -104,7 +106,17 @@ class _HostsQuery:
         return True
 
     def handle(self) -> None:
-        self.commit(self.hosts[self.index])
+        self.commit(int(self.hosts[self.index]))
+
+    def remaining(self) -> np.ndarray:
+        """The hosts left to query that are not up to date (each one will be a stop)."""
+        fresh, now = self.queries.model.fresh, self.queries.clock()
+        return fresh.stale_among(self.hosts[self.index :], now)
+
+    def skip(self, stops: np.ndarray) -> None:
+        """Make the given stops (the first ones of :meth:`remaining`), all in a row."""
+        self.queries.model.fresh.mark_many(stops, self.queries.clock())
+        self.index = int(np.searchsorted(self.hosts, stops[-1])) + 1
 
     def result(self) -> Any:
         return self.queries.model.hosts_energy(self.hosts, self.queries.clock())
@@ -119,8 +131,9 @@ class EnergyQueries:
         self.nb_hosts = model.fresh.nb_hosts
         self.active: list[_AllHostsQuery | _HostsQuery] = []
 
-    def hosts(self, hosts: Sequence[int]) -> Walk:
-        """The energy consumed so far by ``hosts`` (yield it: the actor gets the sum)."""
+    def hosts(self, hosts: np.ndarray) -> Walk:
+        """The energy consumed so far by ``hosts`` (sorted distinct ids; yield it: the actor
+        gets the sum)."""
         query = _HostsQuery(self, hosts)
         self.active.append(query)
         return Walk(query)
@@ -136,11 +149,24 @@ class EnergyQueries:
 
         Queries over every host that are under way stop at the same hosts (each one caught up
         with the others in its first sub-round), so without a query on given hosts they go
-        on for as many sub-rounds as there are hosts left to update.
+        on for as many sub-rounds as there are hosts left to update. Queries on disjoint sets
+        of hosts, without a query over every host, each stop at their hosts left to update.
+        Other mixes are advanced sub-round by sub-round.
         """
         active = self.active
         now = self.clock()
-        if all(type(query) is _AllHostsQuery for query in active):
+        sweeps = [query for query in active if type(query) is _AllHostsQuery]
+        if not sweeps:
+            partial = [query for query in active if type(query) is _HostsQuery]
+            left = [query.remaining() for query in partial]
+            nb_stops = sum(len(stops) for stops in left)
+            if len(left) == 1 or len(np.unique(np.concatenate(left))) == nb_stops:  # disjoint
+                count = min(limit, *(len(stops) for stops in left))
+                if count > 0:
+                    for query, stops in zip(partial, left, strict=True):
+                        query.skip(stops[:count])
+                return count
+        if len(sweeps) == len(active):
             fresh = self.model.fresh
             count = min(limit, fresh.count_stale(0, now))
             if count > 0:

@@ -38,6 +38,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hetsched.engine import batsim_json
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 
@@ -75,39 +77,12 @@ def batsim_float(value: float) -> float:
     return float(f"{value:f}")
 
 
-def _encode(value: Any, parts: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        parts.append(json.dumps(value, ensure_ascii=False))
-    elif kind is float:
-        parts.append(f"{value:f}")
-    elif kind is bool:
-        parts.append("true" if value else "false")
-    elif kind is int:
-        low, high = _RAPIDJSON_INTEGERS
-        parts.append(str(value) if low <= value <= high else f"{float(value):f}")
-    elif value is None:
-        parts.append("null")
-    elif isinstance(value, Mapping):
-        parts.append("{")
-        first = True
-        for key, item in value.items():
-            if not first:
-                parts.append(",")
-            first = False
-            parts.append(json.dumps(str(key), ensure_ascii=False))
-            parts.append(":")
-            _encode(item, parts)
-        parts.append("}")
-    elif isinstance(value, (list, tuple)):
-        parts.append("[")
-        for index, item in enumerate(value):
-            if index:
-                parts.append(",")
-            _encode(item, parts)
-        parts.append("]")
-    else:
-        raise TypeError(f"cannot write {value!r} in a Batsim message")
+_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A JSON string, UTF-8 kept (C implementation): ``"id"`` -> ``'"id"'``."""
+
+
+class Raw(str):
+    """Text already written as JSON, that :func:`encode` copies as it is."""
 
 
 def encode(value: Any) -> str:
@@ -116,13 +91,35 @@ def encode(value: Any) -> str:
     Integers stay integers (rapidjson keeps a JSON integer an integer when it reads a job's
     JSON, up to 64 bits); every double, whatever its origin, gets six decimals.
     """
-    parts: list[str] = []
-    _encode(value, parts)
-    return "".join(parts)
+    kind = type(value)
+    if kind is str:
+        return _json_string(value)
+    if kind is Raw:
+        return value
+    if kind is float:
+        return f"{value:f}"
+    if kind is dict or isinstance(value, Mapping):
+        return (
+            "{"
+            + ",".join(f"{_json_string(str(key))}:{encode(item)}" for key, item in value.items())
+            + "}"
+        )
+    if kind is list or kind is tuple:
+        return "[" + ",".join([encode(item) for item in value]) + "]"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        low, high = _RAPIDJSON_INTEGERS
+        return str(value) if low <= value <= high else f"{float(value):f}"
+    if value is None:
+        return "null"
+    raise TypeError(f"cannot write {value!r} in a Batsim message")
 
 
 def format_intervals(ids: Iterable[int]) -> str:
     """Batsim's ``IntervalSet::to_string_hyphen(" ", "-")`` of a set of resource ids."""
+    if isinstance(ids, np.ndarray) and len(ids) > 8:
+        return _format_sorted_array(np.unique(ids))
     parts: list[str] = []
     start = previous = None
     for value in sorted(set(ids)):
@@ -137,26 +134,39 @@ def format_intervals(ids: Iterable[int]) -> str:
     return " ".join(parts)
 
 
+def _format_sorted_array(ids: np.ndarray) -> str:
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = np.concatenate(([ids[0]], ids[breaks + 1])).tolist()
+    ends = np.concatenate((ids[breaks], [ids[-1]])).tolist()
+    return " ".join(
+        str(start) if start == end else f"{start}-{end}"
+        for start, end in zip(starts, ends, strict=True)
+    )
+
+
 def parse_intervals(text: str) -> tuple[int, ...]:
     """The sorted resource ids of a ``"1 2 4-8"`` string (``IntervalSet::from_string_hyphen``)."""
-    ids: set[int] = set()
+    ids: list[int] = []
+    ordered = True  # tokens ascending and disjoint (the usual case): no sorting needed
     for token in text.split(" "):
         if not token:
             continue
         bounds = token.split("-")
         try:
             if len(bounds) == 1:
-                ids.add(int(bounds[0]))
-                continue
-            if len(bounds) == 2:
+                low = high = int(bounds[0])
+            elif len(bounds) == 2:
                 low, high = int(bounds[0]), int(bounds[1])
-                if low <= high:
-                    ids.update(range(low, high + 1))
-                    continue
+            else:
+                raise ValueError
+            if low > high:
+                raise ValueError
         except ValueError:
-            pass
-        raise ValueError(f"invalid interval {token!r} in {text!r}")
-    return tuple(sorted(ids))
+            raise ValueError(f"invalid interval {token!r} in {text!r}") from None
+        if ids and low <= ids[-1]:
+            ordered = False
+        ids.extend(range(low, high + 1))
+    return tuple(ids) if ordered else tuple(sorted(set(ids)))
 
 
 class MessageWriter:

@@ -25,6 +25,7 @@ first host of its allocation).
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -35,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 import batsim.batsim
+import numpy as np
 
 from hetsched import __version__
 from hetsched.engine import batsim_json, protocol
@@ -158,6 +160,9 @@ class _Job:
         self.starting_time = -1.0
         self.runtime: Any = LONG_DOUBLE(-1)  # long double, as in Batsim
         self.allocation: tuple[int, ...] = ()
+        self.ids = np.zeros(0, dtype=np.intp)  # the allocation as an id array
+        self.alloc_text = ""
+        self.started = False  # its executor started (booked -> being computed)
         self.consumed_energy: Any = LONG_DOUBLE(-1)
         self.return_code = -1
         self.metadata = ""
@@ -181,15 +186,9 @@ class _Workload:
     profiles: dict[str, Profile | None] = field(default_factory=dict)
 
 
-@dataclass
-class _Machine:
-    id: int
-    name: str
-    state: str = "idle"
-    pstate: int = 0
-    jobs: set[str] = field(default_factory=set)
-    booked: set[str] = field(default_factory=set)  # executed, executor not started yet
-    tasks: set[_PTask] = field(default_factory=set)
+_IDLE = MACHINE_STATES.index("idle")
+_COMPUTING = MACHINE_STATES.index("computing")
+_UNAVAILABLE = MACHINE_STATES.index("unavailable")
 
 
 class _PTask(Execution):
@@ -206,37 +205,46 @@ class _PTask(Execution):
         super().__init__(on_end=self._ended)
         self.sim = sim
         self.job = job
-        self.executors = list(zip(hosts, flops, strict=True))
-        self.weight: dict[int, float] = {}
-        for host, amount in self.executors:
-            self.weight[host] = self.weight.get(host, 0.0) + amount
+        weight: dict[int, float] = {}
+        for host, amount in zip(hosts, flops, strict=True):
+            weight[host] = weight.get(host, 0.0) + amount
+        self.hosts = np.fromiter(weight, np.intp, len(weight))  # distinct, executor order
+        self.weights = np.fromiter(weight.values(), float, len(weight))
+        computing = [(h, amount) for h, amount in zip(hosts, flops, strict=True) if amount > 0]
+        self.executor_hosts = np.fromiter((h for h, _ in computing), np.intp, len(computing))
+        self.executor_flops = np.fromiter((a for _, a in computing), float, len(computing))
+        busy = self.weights > 0
+        self.busy_hosts, self.busy_weights = self.hosts[busy], self.weights[busy]
 
     def _compute_rate(self) -> float:
-        sim = self.sim
-        rate = float("inf")
-        for host, amount in self.executors:
-            if amount > 0:
-                rate = min(rate, sim.speed(host) / amount)
-        for host, amount in self.weight.items():
-            if amount > 0:
-                rate = min(rate, sim.cores[host] * sim.speed(host) / amount)
-        return rate
+        """The smallest of ``speed / flops`` (executors) and ``cores x speed / flops`` (hosts)."""
+        if not len(self.executor_hosts):
+            return float("inf")
+        speed = self.sim.speed_now
+        rate = float(np.min(speed[self.executor_hosts] / self.executor_flops))
+        hosts = self.busy_hosts
+        capacity = self.sim.cores_array[hosts] * speed[hosts]
+        return min(rate, float(np.min(capacity / self.busy_weights)))
 
     def _usages(self, now: float, synced_host: int | None, all_synced: bool) -> None:
         energy = self.sim.energy
         if energy is None:
             return
-        for host, amount in self.weight.items():
-            usage = 0.0 if self.done or self.rate == float("inf") else amount * self.rate
-            energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
+        idle = self.done or self.rate == float("inf")
+        usages = 0.0 if idle else self.weights * self.rate
+        if all_synced:
+            energy.set_usages(self.hosts, usages, now)
+            return
+        for index, host in enumerate(self.hosts.tolist()):
+            usage = 0.0 if idle else float(usages[index])  # type: ignore[index]
+            energy.set_usage(host, usage, now, synced=host == synced_host)
 
     def start(self, now: float) -> None:
         """Set the rate before the kernel starts it (an execution with no work ends at once)."""
         self.rate = self._compute_rate()
         if self.rate == float("inf"):
             self.left = 0.0
-        for host in self.weight:
-            self.sim.machines[host].tasks.add(self)
+        self.sim.ptasks.add(self)
         self._usages(now, None, True)
 
     def speed_changed(self, now: float, host: int) -> None:
@@ -249,8 +257,7 @@ class _PTask(Execution):
         return 1.0 - self.left
 
     def _ended(self, kernel: Kernel, cancelled: bool) -> None:
-        for host in self.weight:
-            self.sim.machines[host].tasks.discard(self)
+        self.sim.ptasks.discard(self)
         self._usages(kernel.now, None, True)
 
 
@@ -278,9 +285,23 @@ class _Batsim:
         self.garbage_collect_profiles = not options.profile_reuse
         self.progress_callback = progress
         self.master = platform.master_name
-        self.machines = [_Machine(m.id, m.name, pstate=m.initial_pstate) for m in platform.machines]
+        # machines (``src/machines.cpp``), one entry per machine id
+        nb_machines = len(platform.machines)
+        self.nb_machines = nb_machines
         self.specs = platform.machines
+        self.pstates = [m.initial_pstate for m in platform.machines]
         self.cores = [m.cores for m in platform.machines]
+        self.cores_array = np.array(self.cores, dtype=float)
+        self.speed_now = np.array([m.speeds[m.initial_pstate] for m in platform.machines])
+        self.machine_state = np.full(nb_machines, _IDLE, dtype=np.int8)
+        self.booked = np.zeros(nb_machines, dtype=np.int32)  # executed, executor not started
+        self.running = np.zeros(nb_machines, dtype=np.int32)  # jobs being computed
+        self.ptask_jobs = np.zeros(nb_machines, dtype=np.int32)  # booked or running ptasks
+        self.computable = np.array(
+            [m.initial_pstate in m.computation_pstates for m in platform.machines], dtype=bool
+        )
+        self.running_jobs: dict[str, _Job] = {}  # executed and not finished
+        self.ptasks: set[_PTask] = set()
         self.machine_of_host = {m.name: m.id for m in platform.machines}
         self.energy: EnergyModel | None = None
         self.queries: EnergyQueries | None = None
@@ -322,8 +343,8 @@ class _Batsim:
         self.pstate_tracer = LinesTracer(PSTATE_HEADER)
         self.machine_tracer = LinesTracer(MACHINE_STATE_HEADER)
         self.state_counts = dict.fromkeys(MACHINE_STATES, 0)
-        self.state_counts["idle"] = len(self.machines)
-        self.state_times = MachineStateTimes(len(self.machines))
+        self.state_counts["idle"] = nb_machines
+        self.state_times = MachineStateTimes(nb_machines)
         self.energy_first_submission: Any = LONG_DOUBLE(-1)
         self.energy_last_completion: Any = LONG_DOUBLE(-1)
         self.nb_machine_switches = 0
@@ -335,15 +356,12 @@ class _Batsim:
         self._last_progress = time.monotonic()
         if energy:
             by_pstate: dict[int, list[int]] = {}
-            for machine in self.machines:
-                by_pstate.setdefault(machine.pstate, []).append(machine.id)
+            for machine_id, pstate in enumerate(self.pstates):
+                by_pstate.setdefault(pstate, []).append(machine_id)
             for pstate in sorted(by_pstate):
                 self.pstate_tracer.add(f"0,{format_intervals(by_pstate[pstate])},{pstate}")
 
     # ------------------------------------------------------------------ helpers
-    def speed(self, machine: int) -> float:
-        return self.specs[machine].speeds[self.machines[machine].pstate]
-
     def _transfer_ended(self, comm: Any) -> None:
         """SimGrid updates the energy of a transfer's hosts when it ends."""
         if self.energy is None:
@@ -374,7 +392,7 @@ class _Batsim:
             raise ProtocolError(f"{where}: cannot get job {job_id!r}: it does not exist")
         return job
 
-    def _energy_of(self, machines: Sequence[int]) -> Generator[Any, Any, float]:
+    def _energy_of(self, machines: np.ndarray) -> Generator[Any, Any, float]:
         """``consumed_energy_on_machines`` (see :mod:`hetsched.engine.energy_queries`)."""
         assert self.queries is not None
         total: float = yield self.queries.hosts(machines)
@@ -393,17 +411,22 @@ class _Batsim:
         energy: float = yield self.queries.all_hosts()
         return energy
 
-    def _set_machines_state(self, machine_ids: Sequence[int], state: str) -> None:
-        """``Machine::update_machine_state`` for each of ``machine_ids``."""
-        by_state: dict[str, list[int]] = {}
-        for machine_id in machine_ids:
-            machine = self.machines[machine_id]
-            by_state.setdefault(machine.state, []).append(machine_id)
-            machine.state = state
-        for old_state, ids in by_state.items():
-            self.state_times.change(ids, old_state, self.kernel.now)
-            self.state_counts[old_state] -= len(ids)
-            self.state_counts[state] += len(ids)
+    def _set_machines_state(self, ids: np.ndarray, state: str) -> None:
+        """``Machine::update_machine_state`` for each machine of ``ids`` (ascending)."""
+        if not len(ids):
+            return
+        old = self.machine_state[ids]
+        first = old[0]
+        if (old == first).all():
+            groups = [(int(first), ids)]
+        else:
+            groups = [(int(value), ids[old == value]) for value in np.unique(old)]
+        self.machine_state[ids] = MACHINE_STATES.index(state)
+        for value, members in groups:
+            old_state = MACHINE_STATES[value]
+            self.state_times.change(members, old_state, self.kernel.now)
+            self.state_counts[old_state] -= len(members)
+            self.state_counts[state] += len(members)
 
     def _trace_machine_states(self) -> None:
         counts = self.state_counts
@@ -423,7 +446,7 @@ class _Batsim:
             state=job.state,
             starting_time=job.starting_time,
             runtime=job.runtime,
-            allocation=format_intervals(job.allocation),
+            allocation=job.alloc_text,
             consumed_energy=job.consumed_energy,
             metadata=job.metadata,
         )
@@ -485,7 +508,7 @@ class _Batsim:
         return {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": to_string(consumed),
-            "nb_computing_machines": str(len(self.machines)),
+            "nb_computing_machines": str(self.nb_machines),
             "nb_grouped_switches": str(self.nb_grouped_switches),
             "nb_machine_switches": str(self.nb_machine_switches),
             "scheduling_time": to_string(self.scheduling_time),
@@ -606,20 +629,23 @@ class _Batsim:
                 "zone_properties": dict(spec.zone_properties),
             }
             for spec in self.specs
-        ]
+        ]  # strings and integers only: json writes them as Batsim does, faster
+        compute_resources = protocol.Raw(
+            json.dumps(resources, separators=(",", ":"), ensure_ascii=False)
+        )
         workloads = {wf.name: str(wf.path) for wf in sorted(self.workload_files, key=_name)}
         profiles = {
             wf.name: {name: dict(p.description) for name, p in wf.profiles.items()}
             for wf in sorted(self.workload_files, key=_name)
         }
         return {
-            "nb_resources": len(self.machines),
-            "nb_compute_resources": len(self.machines),
+            "nb_resources": self.nb_machines,
+            "nb_compute_resources": self.nb_machines,
             "nb_storage_resources": 0,
             "allow_compute_sharing": self.options.compute_sharing,
             "allow_storage_sharing": self.options.storage_sharing,
             "config": config,
-            "compute_resources": resources,
+            "compute_resources": compute_resources,
             "storage_resources": [],
             "workloads": workloads,
             "profiles": profiles,
@@ -669,7 +695,7 @@ class _Batsim:
                 "job_id": job.id,
                 "job_state": job.state,
                 "return_code": job.return_code,
-                "alloc": format_intervals(job.allocation),
+                "alloc": job.alloc_text,
             },
             self.kernel.now,
         )
@@ -687,45 +713,52 @@ class _Batsim:
             raise ProtocolError(
                 f"{where}: Cannot execute job {job.id!r}: its state ({job.state}) is not SUBMITTED."
             )
-        alloc_text = format_intervals(record.alloc)
-        for machine_id in record.alloc:
-            if not 0 <= machine_id < len(self.machines):
+        alloc = record.alloc
+        ids = np.fromiter(alloc, np.intp, len(alloc))
+        alloc_text = format_intervals(ids)
+        if alloc[0] < 0 or alloc[-1] >= self.nb_machines:
+            machine_id = alloc[0] if alloc[0] < 0 else alloc[-1]
+            raise ProtocolError(
+                f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
+                f"{machine_id} does not exist"
+            )
+        busy = (self.booked[ids] + self.running[ids]) > 0
+        if busy.any():
+            machine_id = int(ids[np.argmax(busy)])
+            others = self._jobs_on(machine_id)
+            if not self.options.compute_sharing:
                 raise ProtocolError(
                     f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
-                    f"{machine_id} does not exist"
+                    f"{machine_id} (hostname={self.specs[machine_id].name!r}) is currently "
+                    f"computing jobs ({', '.join(other.id for other in others)}) whereas "
+                    "time-sharing on compute machines is disabled"
                 )
-            machine = self.machines[machine_id]
-            others = machine.jobs | machine.booked
-            if others and not self.options.compute_sharing:
-                raise ProtocolError(
-                    f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
-                    f"{machine_id} (hostname={machine.name!r}) is currently computing jobs "
-                    f"({', '.join(sorted(others))}) whereas time-sharing on compute machines "
-                    "is disabled"
+            sharing = (self.ptask_jobs[ids] > 0) if job.profile.is_parallel_task else busy & False
+            if sharing.any():
+                machine_id = int(ids[np.argmax(sharing)])
+                other = next(o for o in self._jobs_on(machine_id) if o.profile.is_parallel_task)
+                raise UnsupportedFeature(
+                    f"{where}: job {job.id!r} (profile {job.profile.name!r}) would share "
+                    f"machine {machine_id} with the parallel task of job {other.id!r}: their "
+                    "speeds come from SimGrid's max-min sharing (compute sharing of parallel "
+                    "tasks)"
                 )
-            if others and job.profile.is_parallel_task:
-                sharing = sorted(other for other in others if self._is_parallel_task(other))
-                if sharing:
-                    raise UnsupportedFeature(
-                        f"{where}: job {job.id!r} (profile {job.profile.name!r}) would share "
-                        f"machine {machine_id} with the parallel task of job {sharing[0]!r}: "
-                        "their speeds come from SimGrid's max-min sharing (compute sharing of "
-                        "parallel tasks)"
-                    )
-            if machine.state not in ("idle", "computing"):
-                raise ProtocolError(
-                    f"{where}: job {job.id!r}: machine {machine_id} cannot compute jobs now "
-                    f"(state {machine.state})"
-                )
-            if (
-                self.energy_enabled
-                and machine.pstate not in self.specs[machine_id].computation_pstates
-            ):
-                raise ProtocolError(
-                    f"{where}: job {job.id!r}: machine {machine_id} (hostname={machine.name!r}) "
-                    f"is not in a computation pstate (ps={machine.pstate})"
-                )
-        size = len(record.mapping) if record.mapping else len(record.alloc)
+        states = self.machine_state[ids]
+        unusable = (states != _IDLE) & (states != _COMPUTING)
+        if unusable.any():
+            index = int(np.argmax(unusable))
+            raise ProtocolError(
+                f"{where}: job {job.id!r}: machine {int(ids[index])} cannot compute jobs now "
+                f"(state {MACHINE_STATES[int(states[index])]})"
+            )
+        if self.energy_enabled and not self.computable[ids].all():
+            machine_id = int(ids[np.argmin(self.computable[ids])])
+            raise ProtocolError(
+                f"{where}: job {job.id!r}: machine {machine_id} "
+                f"(hostname={self.specs[machine_id].name!r}) is not in a computation pstate "
+                f"(ps={self.pstates[machine_id]})"
+            )
+        size = len(record.mapping) if record.mapping else len(alloc)
         if job.profile.type != "parallel_homogeneous_total" and size != job.res:
             what = "custom mapping size" if record.mapping else "allocation size"
             raise ProtocolError(
@@ -733,18 +766,21 @@ class _Batsim:
                 f"{job.res} machines but its {what} is {size}"
             )
         job.state = "RUNNING"
-        job.allocation = record.alloc
+        job.allocation = alloc
+        job.ids = ids
+        job.alloc_text = alloc_text
         self.nb_running += 1
-        for machine_id in record.alloc:
-            self.machines[machine_id].booked.add(job.id)
-        actor = self._job_actor(job, record.alloc, record.mapping)
+        self.booked[ids] += 1
+        if job.profile.is_parallel_task:
+            self.ptask_jobs[ids] += 1
+        self.running_jobs[job.id] = job
+        actor = self._job_actor(job, alloc, record.mapping)
         job.actor = actor
         yield Spawn(actor)
 
-    def _is_parallel_task(self, job_id: str) -> bool:
-        workload, _, _ = job_id.partition("!")
-        job = self.workloads[workload].jobs.get(job_id)
-        return job is not None and job.profile.is_parallel_task
+    def _jobs_on(self, machine_id: int) -> list[_Job]:
+        """The executed, unfinished jobs allocated ``machine_id`` (for error messages)."""
+        return [job for job in self.running_jobs.values() if machine_id in job.allocation]
 
     def _on_reject_job(self, payload: tuple[str, str]) -> Generator[Any, Any, None]:
         job_id, where = payload
@@ -851,14 +887,14 @@ class _Batsim:
                 "has not been launched with energy support (batsim -E)."
             )
         for machine_id in machine_ids:
-            if not 0 <= machine_id < len(self.machines):
+            if not 0 <= machine_id < self.nb_machines:
                 raise ProtocolError(f"{where}: machine {machine_id} does not exist")
             spec = self.specs[machine_id]
             if not 0 <= pstate < len(spec.speeds):
                 raise ProtocolError(f"{where}: machine {machine_id} has no pstate {pstate}")
             if pstate not in spec.computation_pstates:
                 raise UnsupportedFeature(f"{where}: switching machines to sleep P-states")
-            if self.machines[machine_id].pstate not in spec.computation_pstates:
+            if self.pstates[machine_id] not in spec.computation_pstates:
                 raise UnsupportedFeature(f"{where}: switching machines out of sleep P-states")
         now = self.kernel.now
         yield from self._energy_entry("p")
@@ -880,10 +916,12 @@ class _Batsim:
         """``Host::set_pstate`` (SimGrid updates the host's energy, re-rates its tasks)."""
         assert self.energy is not None
         now = self.kernel.now
-        machine = self.machines[machine_id]
         self.energy.set_pstate(machine_id, pstate, now)
-        machine.pstate = pstate
-        for task in list(machine.tasks):
+        self.pstates[machine_id] = pstate
+        self.speed_now[machine_id] = self.specs[machine_id].speeds[pstate]
+        self.computable[machine_id] = pstate in self.specs[machine_id].computation_pstates
+        tasks = sorted((t for t in self.ptasks if machine_id in t.hosts), key=lambda t: t.seq)
+        for task in tasks:
             task.speed_changed(now, machine_id)
 
     # ------------------------------------------------------------------ request-reply
@@ -1038,17 +1076,15 @@ class _Batsim:
     ) -> Generator[Any, Any, None]:
         """``execute_job_process``."""
         kernel = self.kernel
-        host = self.machines[alloc[0]].name
+        host = self.specs[alloc[0]].name
         job.starting_time = kernel.now
-        job.allocation = alloc
         if self.energy is not None:
-            job.consumed_energy = yield from self._energy_of(alloc)
+            job.consumed_energy = yield from self._energy_of(job.ids)
             yield from self._energy_entry("s")
-        for machine_id in alloc:
-            machine = self.machines[machine_id]
-            machine.booked.discard(job.id)
-            machine.jobs.add(job.id)
-        self._set_machines_state(alloc, "computing")
+        self.booked[job.ids] -= 1
+        self.running[job.ids] += 1
+        job.started = True
+        self._set_machines_state(job.ids, "computing")
         self._trace_machine_states()
 
         return_code = yield from self._execute_task(job, alloc, mapping)
@@ -1064,21 +1100,23 @@ class _Batsim:
         self._machines_on_job_end(job)
         job.runtime = _runtime(job.starting_time, kernel.now)
         if self.energy is not None:
-            after = yield from self._energy_of(alloc)
+            after = yield from self._energy_of(job.ids)
             job.consumed_energy = after - job.consumed_energy
             self.energy_last_completion = yield from self._energy_entry("e")
         if job.state != "COMPLETED_KILLED":
             yield from send(SERVER, ("JOB_COMPLETED", job), host)
 
     def _machines_on_job_end(self, job: _Job) -> None:
-        idle = []
-        for machine_id in job.allocation:
-            machine = self.machines[machine_id]
-            machine.booked.discard(job.id)  # killed before its executor started
-            machine.jobs.discard(job.id)
-            if not machine.jobs and machine.state != "unavailable":
-                idle.append(machine_id)
-        self._set_machines_state(idle, "idle")
+        ids = job.ids
+        if job.started:
+            self.running[ids] -= 1
+        else:  # killed before its executor started
+            self.booked[ids] -= 1
+        if job.profile.is_parallel_task:
+            self.ptask_jobs[ids] -= 1
+        self.running_jobs.pop(job.id, None)
+        idle = (self.running[ids] == 0) & (self.machine_state[ids] != _UNAVAILABLE)
+        self._set_machines_state(ids[idle], "idle")
         self._trace_machine_states()
 
     def _execute_task(
@@ -1139,7 +1177,7 @@ class _Batsim:
             self._machines_on_job_end(job)
             job.runtime = _runtime(job.starting_time, kernel.now)
             if self.energy is not None:
-                after = yield from self._energy_of(job.allocation)
+                after = yield from self._energy_of(job.ids)
                 job.consumed_energy = after - job.consumed_energy
                 self.energy_last_completion = yield from self._energy_entry("e")
         yield from send(SERVER, ("KILLING_DONE", (jobs, progress)), self.master)
