@@ -55,6 +55,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 SURF_PRECISION = 1e-9
 """SimGrid's ``surf/precision``: an activity with less than this left ends with the step."""
 _WORK_PRECISION = 1e-5 * SURF_PRECISION
@@ -172,26 +174,49 @@ class Activity:
     in the same step.
 
     ``left`` is what is left of it: seconds for a sleep or a transfer (SimGrid's
-    ``max_duration``), work for an execution (SimGrid's ``remains``, 1.0 at start).
+    ``max_duration``), work for an execution (SimGrid's ``remains``, 1.0 at start). While it
+    runs, ``left`` lives in the kernel's :class:`_Actions` table, which steps every activity
+    at once.
     """
 
     precision = SURF_PRECISION
 
     def __init__(self, left: float = 0.0) -> None:
         self.seq = -1
-        self.done = False
+        self._done = False
         self.result: Any = None
         self.waiters: list[Actor] = []
-        self.left = left
+        self._left = left
+        self._table: _Actions | None = None
+        self._slot = -1
 
-    def next_event(self) -> float:
-        """Seconds to its end at the current rate (SimGrid's ``next_occurring_event``)."""
-        return self.left
+    @property
+    def left(self) -> float:
+        if self._table is not None:
+            return float(self._table.left[self._slot])
+        return self._left
 
-    def advance(self, delta: float) -> None:
-        """``delta`` seconds went by (SimGrid's ``double_update``)."""
-        left = self.left - delta
-        self.left = 0.0 if left < SURF_PRECISION else left
+    @left.setter
+    def left(self, value: float) -> None:
+        if self._table is not None:
+            self._table.left[self._slot] = value
+        else:
+            self._left = value
+
+    def decrement(self) -> float:
+        """What one second takes away from ``left`` (1 for a sleep or a transfer)."""
+        return 1.0
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        self._done = value
+        if value and self._table is not None:
+            self._left = self.left
+            self._table.remove(self)
 
 
 class Comm(Activity):
@@ -217,23 +242,120 @@ class Execution(Activity):
     ``inf`` means there is nothing to do (it ends in the next step); 0 means it never ends.
     """
 
+    precision = _WORK_PRECISION
+
     def __init__(
         self, rate: float = 0.0, on_end: Callable[[Kernel, bool], None] | None = None
     ) -> None:
         super().__init__(0.0 if rate == float("inf") else 1.0)
-        self.rate = rate
+        self._rate = rate
         self.on_end = on_end
 
-    def next_event(self) -> float:
-        if self.rate <= 0:
-            return -1.0
-        return self.left / self.rate if self.left > 0 else 0.0
+    @property
+    def rate(self) -> float:
+        return self._rate
 
-    def advance(self, delta: float) -> None:
-        if self.rate == float("inf"):
-            return
-        left = self.left - self.rate * delta
-        self.left = 0.0 if left < _WORK_PRECISION else left
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self._rate = value
+        if self._table is not None:
+            self._table.rate[self._slot] = self.decrement()
+
+    def decrement(self) -> float:
+        # An execution without work has nothing left: nothing to take away.
+        return 0.0 if self._rate == float("inf") else self._rate
+
+
+class _Actions:
+    """The running activities as arrays, stepped all at once as SimGrid's model loop does.
+
+    Slot ``i`` holds what is left, what a second takes away (``rate``) and the precision
+    under which what is left is rounded to 0 (``double_update``).
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.left = np.zeros(capacity)
+        self.rate = np.zeros(capacity)
+        self.precision = np.zeros(capacity)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.items: list[Activity | None] = [None] * capacity
+        self.free = list(range(capacity - 1, -1, -1))
+        self.high = 0  # slots >= high are unused
+        self.count = 0
+        self.zero: list[Activity] = []  # added with nothing left: the next step is 0 s long
+        self.tiny: list[Activity] = []  # added with less than their precision left
+
+    def _grow(self) -> None:
+        capacity = len(self.items)
+        for name in ("left", "rate", "precision", "alive"):
+            old = getattr(self, name)
+            new = np.zeros(2 * capacity, dtype=old.dtype)
+            new[:capacity] = old
+            setattr(self, name, new)
+        self.items.extend([None] * capacity)
+        self.free = list(range(2 * capacity - 1, capacity - 1, -1)) + self.free
+
+    def add(self, activity: Activity) -> None:
+        if not self.free:
+            self._grow()
+        slot = self.free.pop()
+        self.left[slot] = activity._left
+        self.rate[slot] = activity.decrement()
+        self.precision[slot] = activity.precision
+        self.alive[slot] = True
+        self.items[slot] = activity
+        activity._table, activity._slot = self, slot
+        self.high = max(self.high, slot + 1)
+        self.count += 1
+        if activity._left <= 0:
+            self.zero.append(activity)
+        elif activity._left < activity.precision:
+            self.tiny.append(activity)
+
+    def remove(self, activity: Activity) -> None:
+        slot = activity._slot
+        self.alive[slot] = False
+        self.items[slot] = None
+        activity._table, activity._slot = None, -1
+        self.free.append(slot)
+        self.count -= 1
+
+    def step(self) -> tuple[float, list[Activity]] | None:
+        """``delta``, then the activities that end, in creation order (None: nothing left).
+
+        ``delta`` is the smallest next event (``left / rate``; 0 for an activity with nothing
+        left; none for a rate of 0); every activity loses ``rate x delta`` and what is left
+        under its precision becomes 0.
+        """
+        if not self.count:
+            return None
+        if self.zero:  # a 0 s step: only what has (almost) nothing left ends, in this step
+            ending = [activity for activity in self.zero + self.tiny if not activity.done]
+            self.zero, self.tiny = [], []
+            if ending:
+                for activity in ending:
+                    activity.left = 0.0
+                ending.sort(key=lambda activity: activity.seq)
+                return 0.0, ending
+        self.tiny = []
+        high = self.high
+        left, rate = self.left[:high], self.rate[:high]
+        alive = self.alive[:high]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            events = left / rate
+        events[rate <= 0] = np.inf
+        events[left <= 0] = 0.0
+        events[~alive] = np.inf
+        delta = float(events.min())
+        if delta == np.inf:
+            return None
+        after = left - rate * delta
+        after[after < self.precision[:high]] = 0.0
+        np.copyto(left, after, where=alive)
+        ending_slots = np.flatnonzero(alive & (left <= 0)).tolist()
+        ending = [self.items[slot] for slot in ending_slots]
+        ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
+        return delta, ending  # type: ignore[return-value]
 
 
 @dataclass
@@ -258,7 +380,7 @@ class Kernel:
         self._seq = itertools.count()
         # (actor, value to send, sub-rounds to wait, walker in progress or None)
         self._run: list[tuple[Actor, Any, int, Walker | None]] = []
-        self._activities: list[Activity] = []  # started and not ended, in creation order
+        self._actions = _Actions()
         self._mailboxes: dict[str, _Mailbox] = {}
         self._waiting_on: dict[int, Activity] = {}  # id(actor) -> activity it blocks on
         self._owned: dict[int, list[Execution]] = {}  # id(actor) -> executions it started
@@ -280,7 +402,7 @@ class Kernel:
     def start(self, activity: Activity) -> None:
         """Start ``activity`` now (SimGrid creates its model action: this fixes its order)."""
         activity.seq = next(self._seq)
-        self._activities.append(activity)
+        self._actions.add(activity)
 
     def run(self) -> None:
         """Run until no actor can run and no activity remains."""
@@ -436,32 +558,21 @@ class Kernel:
     # ------------------------------------------------------------------ time
     def _advance_time(self) -> bool:
         """One step of SimGrid's model loop (``EngineImpl::solve``); False when nothing is left."""
-        activities = [activity for activity in self._activities if not activity.done]
-        delta = -1.0
-        for activity in activities:
-            event = activity.next_event()
-            if event >= 0 and (delta < 0 or event < delta):
-                delta = event
-                if event == 0:
-                    break
-        if delta < 0:
-            self._activities = activities
+        step = self._actions.step()
+        if step is None:
             return False
+        delta, ending = step
         self.now += delta
         self.subround = 0
-        for activity in activities:  # even by 0: what is left under the precision ends now
-            activity.advance(delta)
-        ending = [activity for activity in activities if activity.left <= 0]
-        self._activities = [activity for activity in activities if activity.left > 0]
         ended = {id(activity) for activity in ending}
         for activity in ending:
-            if activity.done:
+            if activity.done:  # e.g. the timeout of a wait that another end answered
                 continue
+            activity.done = True
             self._end(activity, ended)
         return True
 
     def _end(self, activity: Activity, ended_together: set[int]) -> None:
-        activity.done = True
         if isinstance(activity, Comm):
             activity.result = activity.payload
             if self.on_transfer_end is not None:
