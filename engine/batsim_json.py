@@ -24,17 +24,15 @@ Integers stay integers up to 64 bits (``Int64``/``Uint64``); larger ones become 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 _POW10 = [float(f"1e{exponent}") for exponent in range(309)]
 """rapidjson's ``internal::Pow10`` table (C literals ``1e+0`` ... ``1e+308``)."""
+_NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]+))?")
 _FAST_PATH_LIMIT = (1 << 53) - 1
 _EXACT_INTEGERS = 1 << 53
-_UINT64_TENTH = 0x1999999999999999  # (2^64 - 1) // 10
-_INT64_TENTH = 0x0CCCCCCCCCCCCCCC  # 2^63 // 10
-_UINT32_TENTH = 429496729
-_INT32_TENTH = 214748364
 
 
 def _fast_path(significand: float, exponent: int) -> float:
@@ -54,86 +52,49 @@ def _scale(value: float, exponent: int) -> float:
 
 def _parse(text: str) -> int | float:
     """rapidjson's ``ParseNumber`` on a JSON number ``text`` (already validated by json)."""
-    pos = 0
-    minus = text.startswith("-")
-    if minus:
-        pos = 1
-    end = len(text)
-
-    def digit_at(index: int) -> int | None:
-        if index < end and "0" <= text[index] <= "9":
-            return ord(text[index]) - 48
-        return None
-
-    small = 0  # rapidjson's `unsigned i`
-    big = 0  # rapidjson's `uint64_t i64`
-    use64bit = use_double = False
-    significant = 0
+    match = _NUMBER.fullmatch(text)
+    assert match is not None, text
+    sign, whole, fraction, exponent_text = match.groups()
+    minus = sign == "-"
+    limit = (1 << 63) if minus else (1 << 64) - 1  # rapidjson's Int64 / Uint64 range
+    use_double = False
     value = 0.0
-    if text[pos] == "0":
-        pos += 1
-    else:
-        small = ord(text[pos]) - 48
-        pos += 1
-        tenth, last = (_INT32_TENTH, 8) if minus else (_UINT32_TENTH, 5)
-        while (digit := digit_at(pos)) is not None:
-            if small >= tenth and (small != tenth or digit > last):
-                big, use64bit = small, True
-                break
-            small = small * 10 + digit
-            pos += 1
-            significant += 1
-    if use64bit:
-        tenth, last = (_INT64_TENTH, 8) if minus else (_UINT64_TENTH, 5)
-        while (digit := digit_at(pos)) is not None:
-            if big >= tenth and (big != tenth or digit > last):
-                value, use_double = float(big), True
-                break
-            big = big * 10 + digit
-            pos += 1
-            significant += 1
-    if use_double:
-        while (digit := digit_at(pos)) is not None:
-            value = value * 10 + digit
-            pos += 1
+    significant = len(whole) - 1 if whole != "0" else 0
+    big = int(whole)
+    if big > limit:  # rapidjson switches to a double before the digit that would overflow
+        count = 1
+        while int(whole[: count + 1]) <= limit:
+            count += 1
+        big = int(whole[:count])
+        value, use_double = float(big), True
+        for digit in whole[count:]:
+            value = value * 10 + (ord(digit) - 48)
+        significant = count - 1  # not updated in the double loop
     exponent_fraction = 0
-    if pos < end and text[pos] == ".":
-        pos += 1
+    if fraction is not None:
+        digits = fraction
+        position = 0
         if not use_double:
-            if not use64bit:
-                big = small
-            while (digit := digit_at(pos)) is not None:
-                if big > _FAST_PATH_LIMIT:
-                    break
-                big = big * 10 + digit
-                pos += 1
+            while position < len(digits) and big <= _FAST_PATH_LIMIT:
+                big = big * 10 + (ord(digits[position]) - 48)
+                position += 1
                 exponent_fraction -= 1
                 if big != 0:
                     significant += 1
             value, use_double = float(big), True
-        while (digit := digit_at(pos)) is not None:
-            pos += 1
+        for digit in digits[position:]:
             if significant < 17:
-                value = value * 10.0 + digit
+                value = value * 10.0 + (ord(digit) - 48)
                 exponent_fraction -= 1
                 if value > 0.0:
                     significant += 1
-    exponent = 0
-    if pos < end and text[pos] in "eE":
-        pos += 1
-        if not use_double:
-            value, use_double = float(big if use64bit else small), True
-        negative_exponent = text[pos] == "-"
-        if text[pos] in "+-":
-            pos += 1
-        exponent = int(text[pos:])
-        if negative_exponent:
-            exponent = -exponent
+    if exponent_text is not None and not use_double:
+        value, use_double = float(big), True
     if use_double:
+        exponent = int(exponent_text) if exponent_text is not None else 0
         result = _scale(value, exponent + exponent_fraction)
         return -result if minus else result
-    magnitude = big if use64bit else small
-    return -magnitude if minus else magnitude
+    return -big if minus else big
 
 
 def read_float(text: str) -> float:

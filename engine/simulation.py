@@ -108,7 +108,10 @@ class SimulationResult:
     ``final_states`` counts the ``final_state`` column of ``PREFIX_jobs.csv``;
     ``nb_messages`` is the number of messages Batsim sent to the scheduler (each one answered);
     ``consumed_joules`` is ``PREFIX_schedule.csv``'s figure (``None`` without energy);
-    ``deadlock`` says why the run ended on a deadlock (SimGrid's "Deadlock detected", after
+    ``wall_time`` and ``scheduling_time`` are ``PREFIX_schedule.csv``'s ``simulation_time``
+    (from reading the inputs to the end of the run, as Batsim measures it) and
+    ``scheduling_time`` (seconds waiting for the scheduler's replies); ``deadlock`` says why the
+    run ended on a deadlock (SimGrid's "Deadlock detected", after
     which Batsim writes its outputs and exits 0), ``None`` if it ended with SIMULATION_ENDS.
     """
 
@@ -120,6 +123,7 @@ class SimulationResult:
     consumed_joules: float | None
     scheduling_time: float
     deadlock: str | None = None
+    wall_time: float = 0.0
 
     @property
     def jobs_csv(self) -> Path:
@@ -1261,6 +1265,7 @@ def simulate(
             "profile reuse needs dynamic jobs (Batsim: 'Profile reuse is enabled but dynamic "
             "registration is not')"
         )
+    wall_start = time.perf_counter()  # as Batsim's simulation_time: inputs read, run, no files
     options = BatsimOptions(
         energy=energy,
         dynamic_jobs=dynamic_jobs,
@@ -1282,7 +1287,6 @@ def simulate(
         transport = InProcessTransport(scheduler)
     else:
         transport = ZmqTransport(socket_endpoint, scheduler, socket_timeout)
-    wall_start = time.perf_counter()
     try:
         sim = _Batsim(loaded_platform, workload_files, transport, options, progress)
         deadlock = sim.run()
@@ -1291,7 +1295,8 @@ def simulate(
         raise
     transport.close()
     figures = sim.schedule_figures()
-    figures["simulation_time"] = to_string(time.perf_counter() - wall_start)
+    wall_time = time.perf_counter() - wall_start
+    figures["simulation_time"] = to_string(wall_time)
     sim.jobs_tracer.write_jobs(paths["jobs"])
     sim.jobs_tracer.write_schedule(paths["schedule"], figures)
     if machine_state_tracing:
@@ -1309,4 +1314,5 @@ def simulate(
         consumed_joules=consumed if energy else None,
         scheduling_time=sim.scheduling_time,
         deadlock=deadlock,
+        wall_time=wall_time,
     )
