@@ -37,6 +37,7 @@ What these runs caught (each would fail here again if it came back):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -71,9 +72,9 @@ def replay(case: ReferenceCase, directory: Path) -> SimulationResult:
         )
 
 
-def output_differences(expected: dict[str, str], result: SimulationResult) -> list[str]:
-    """Where the engine's output files differ from Batsim's (empty: identical)."""
-    found = {kind: path.read_text() for kind, path in result.output_files.items()}
+def output_differences(expected: dict[str, str], files: Mapping[str, Path]) -> list[str]:
+    """Where the engine's output ``files`` (by kind) differ from Batsim's (empty: identical)."""
+    found = {kind: path.read_text() for kind, path in files.items()}
     differences = []
     if set(found) != set(expected):
         differences.append(f"files: Batsim wrote {sorted(expected)}, the engine {sorted(found)}")
@@ -99,7 +100,7 @@ def output_differences(expected: dict[str, str], result: SimulationResult) -> li
 def test_replay_matches_batsim(name: str, tmp_path: Path) -> None:
     case = reference_case(name)
     result = replay(case, tmp_path)
-    differences = output_differences(case.outputs(), result)
+    differences = output_differences(case.outputs(), result.output_files)
     assert not differences, "\n".join(differences[:20])
     assert case.exit_code == 0
     summary = (case.path / "batsim-summary.txt").read_text()
