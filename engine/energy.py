@@ -213,9 +213,9 @@ def long_double_sum(values: np.ndarray) -> Any:
 class Freshness:
     """Which hosts were updated at the current date (SimGrid: ``last_updated_ == clock``).
 
-    An energy query on a host that is not fresh is a simcall. Hosts ``< prefix`` are fresh, and
-    the hosts of ``extra`` (all ``> prefix``); everything is fresh at date 0, nothing at a new
-    date until updated. Dates never go back.
+    An energy query on a host that is not fresh is a simcall. One byte per host (1: fresh),
+    reset at each new date; ``prefix`` is the number of leading fresh hosts. Everything is fresh
+    at date 0, nothing at a new date until updated. Dates never go back.
 
     >>> fresh = Freshness(5)
     >>> fresh.is_fresh(4, 0.0), fresh.is_fresh(4, 1.0)
@@ -226,88 +226,73 @@ class Freshness:
     >>> fresh.next_stale(0, 1.0), fresh.count_stale(0, 1.0)
     (1, 3)
     >>> fresh.mark_stale(2, 1.0)  # the next 2 stale hosts (1 and 2) become fresh
-    >>> fresh.next_stale(0, 1.0), fresh.count_stale(0, 1.0)
-    (4, 1)
+    >>> fresh.next_stale(0, 1.0), fresh.count_stale(0, 1.0), fresh.prefix
+    (4, 1, 4)
     """
 
     def __init__(self, nb_hosts: int) -> None:
         self.nb_hosts = nb_hosts
         self.date = 0.0
+        self.flags = bytearray(b"\x01" * nb_hosts)
+        self.view = np.frombuffer(self.flags, dtype=np.uint8)
         self.prefix = nb_hosts
-        self.extra: set[int] = set()
 
     def _at(self, now: float) -> None:
         if now != self.date:
-            self.date, self.prefix, self.extra = now, 0, set()
+            self.date, self.prefix = now, 0
+            self.view.fill(0)
 
-    def _compact(self) -> None:
-        extra = self.extra
-        prefix = self.prefix
-        while prefix in extra:
-            extra.discard(prefix)
-            prefix += 1
-        self.prefix = prefix
+    def _advance_prefix(self) -> None:
+        stale = self.flags.find(0, self.prefix)
+        self.prefix = self.nb_hosts if stale < 0 else stale
 
     def is_fresh(self, host: int, now: float) -> bool:
-        return now == self.date and (host < self.prefix or host in self.extra)
+        return now == self.date and self.flags[host] == 1
 
     def mark(self, host: int, now: float) -> None:
         if now != self.date:
-            self.date, self.prefix, self.extra = now, 0, set()
-        if host >= self.prefix:
-            if host == self.prefix:
-                self.prefix += 1
-                if self.extra:
-                    self._compact()
-            else:
-                self.extra.add(host)
+            self._at(now)
+        self.flags[host] = 1
+        if host == self.prefix:
+            self._advance_prefix()
 
     def mark_many(self, ids: np.ndarray, now: float) -> None:
-        """:meth:`mark` each of ``ids`` (ascending)."""
+        """:meth:`mark` each of ``ids``."""
         if now != self.date:
-            self.date, self.prefix, self.extra = now, 0, set()
-        if len(ids) and ids[-1] >= self.prefix:
-            self.extra.update(ids.tolist())
-            self._compact()
+            self._at(now)
+        self.view[ids] = 1
+        self._advance_prefix()
 
     def stale_among(self, ids: np.ndarray, now: float) -> np.ndarray:
         """The hosts of ``ids`` that are not fresh (in the same order)."""
         if now != self.date:
             return ids
-        stale = ids[ids >= self.prefix]
-        if self.extra and len(stale):
-            stale = stale[~np.isin(stale, np.fromiter(self.extra, np.intp, len(self.extra)))]
-        return stale
+        return ids[self.view[ids] == 0]
 
     def mark_all(self, now: float) -> None:
         self._at(now)
-        self.prefix, self.extra = self.nb_hosts, set()
+        self.view.fill(1)
+        self.prefix = self.nb_hosts
 
     def next_stale(self, start: int, now: float) -> int:
         """The first host >= ``start`` that is not fresh (``nb_hosts`` if none)."""
         self._at(now)
-        host = max(start, self.prefix)
-        while host in self.extra:
-            host += 1
-        return host
+        stale = self.flags.find(0, max(start, self.prefix))
+        return self.nb_hosts if stale < 0 else stale
 
     def count_stale(self, start: int, now: float) -> int:
         """How many hosts >= ``start`` are not fresh."""
         self._at(now)
         start = max(start, self.prefix)
-        return self.nb_hosts - start - sum(1 for host in self.extra if host >= start)
+        return self.nb_hosts - start - int(np.count_nonzero(self.view[start:]))
 
     def mark_stale(self, count: int, now: float) -> None:
         """Make the first ``count`` stale hosts fresh (a sweep over all hosts from the prefix)."""
         self._at(now)
-        end = self.prefix + count
-        for host in sorted(self.extra):
-            if host < end:
-                end += 1  # a fresh host inside the swept range: the sweep goes one further
-            else:
-                break
-        if end > self.nb_hosts:
-            raise ValueError(f"cannot sweep {count} stale hosts: only {self.count_stale(0, now)}")
-        self.prefix = end
-        self.extra = {host for host in self.extra if host >= end}
-        self._compact()
+        if count <= 0:
+            return
+        stale = np.flatnonzero(self.view[self.prefix :] == 0)
+        if len(stale) < count:
+            raise ValueError(f"cannot sweep {count} stale hosts: only {len(stale)}")
+        self.view[stale[:count] + self.prefix] = 1
+        self._advance_prefix()
