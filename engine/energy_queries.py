@@ -90,10 +90,14 @@ class _HostsQuery:
     def peek(self) -> int | None:
         fresh, now = self.queries.model.fresh, self.queries.clock()
         hosts, index = self.hosts, self.index
-        while index < len(hosts) and fresh.is_fresh(int(hosts[index]), now):
-            index += 1
-        self.index = index  # skipping fresh hosts is idempotent: they stay fresh
-        return int(hosts[index]) if index < len(hosts) else None
+        if now != fresh.date:
+            return int(hosts[index]) if index < len(hosts) else None
+        stale = np.flatnonzero(fresh.view[hosts[index:]] == 0)
+        if not len(stale):
+            self.index = len(hosts)
+            return None
+        self.index = index + int(stale[0])  # skipping fresh hosts is idempotent: they stay fresh
+        return int(hosts[self.index])
 
     def commit(self, host: int) -> None:
         self.queries.model.mark_updated(host, self.queries.clock())
