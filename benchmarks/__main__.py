@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_hansen, bench_mapping, bench_runs, bench_tarplee
+from benchmarks import bench_engine, bench_hansen, bench_mapping, bench_runs, bench_tarplee
 
 if __name__ == "__main__":
-    print("== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
+    print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
+    bench_engine.main([])
+    print("\n== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
     bench_mapping.main([])
     print("\n== real trace day: whole runs (benchmarks.bench_runs)")
     bench_runs.main([])

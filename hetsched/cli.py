@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from hetsched import __version__
+from hetsched.engine import batsim_cli
 from hetsched.errors import InputWarning
 from hetsched.experiments import cli as experiments_cli
 from hetsched.experiments import study_cli
@@ -33,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(subparsers)
+    subparsers.add_parser(
+        "batsim",
+        add_help=False,
+        help="the embedded engine as a drop-in batsim (Batsim 4.2.1's options; see --help)",
+    )
     return parser
 
 
@@ -42,9 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Bad input (a ``ValueError``, which every :mod:`hetsched.errors` error is, or a file
     that cannot be opened or written) is one line on standard error and exit status 2;
     :class:`~hetsched.errors.InputWarning` warnings are one line each. Anything else is
-    a bug and keeps its traceback.
+    a bug and keeps its traceback. ``hetsched batsim ...`` takes Batsim's own command line
+    and exit codes (:mod:`hetsched.engine.batsim_cli`), so it is dispatched before the parser.
     """
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["batsim"]:
+        return batsim_cli.main(arguments[1:])
+    args = build_parser().parse_args(arguments)
     command = f"hetsched {args.command}"
     original = warnings.showwarning
 
