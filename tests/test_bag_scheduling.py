@@ -1,0 +1,207 @@
+"""The bag mappers behind the mapping-event interface (heuristics/bag_scheduling.py): batch and
+online variants, the bag built from an event, hand-computed schedules in model time."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.driver import MappingDriver
+from hetsched.core.mapping import MappingEvent
+from hetsched.core.runner import ModelTimeRunner
+from hetsched.core.schedule import SystemSchedule
+from hetsched.core.state import TaskState
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.heuristics.bag_of_tasks import BagOfTasks, check_schedule
+from hetsched.heuristics.bag_scheduling import (
+    BAG_HEURISTICS,
+    BagHeuristic,
+    LpMakespanBatch,
+    LpMakespanOnline,
+    MinMinOnline,
+    bag_of_event,
+)
+from hetsched.heuristics.lp_makespan import LpMakespan
+
+FAST, SLOW = Cluster("fast", 1, (0,)), Cluster("slow", 1, (1, 2))
+A = {"fast": 2.0, "slow": 4.0}  # task type a: 2 s on the fast machine, 4 s on a slow one
+B = {"fast": 6.0, "slow": 3.0}  # task type b
+
+
+def _task(n: int, etc: dict[str, float], arrival: float = 0.0, task_type: str | None = None,
+          cores: int = 1) -> Task:
+    return Task(f"w0!{n}", arrival, cores, etc, task_type=task_type)
+
+
+def _intervals(records) -> dict[str, tuple[str, tuple[int, ...], float, float]]:
+    return {
+        r.task.id: (r.decision.cluster, r.decision.nodes, r.started, r.ended) for r in records
+    }
+
+
+class Recorded:
+    """Wraps a bag heuristic; keeps the decisions of every call by event time."""
+
+    def __init__(self, heuristic: BagHeuristic) -> None:
+        self.heuristic = heuristic
+        self.name = heuristic.name
+        self.calls: list[tuple[float, list[Decision]]] = []
+
+    def reset(self) -> None:
+        self.heuristic.reset()
+
+    def map(self, event: MappingEvent) -> list[Decision]:
+        decisions = self.heuristic.map(event)
+        self.calls.append((event.time, decisions))
+        return decisions
+
+
+def _plan(decisions: list[Decision]) -> list[tuple[str, str, tuple[int, ...], float, float]]:
+    return [(d.task_id, d.action.value, d.nodes, d.start, d.end) for d in decisions]
+
+
+def test_batch_lp_maps_the_bag_once_it_is_complete_as_the_pure_mapper() -> None:
+    """Tasks a, a, b, a, b arrive at 0, a last a at 1; machines: fast m0 (cluster fast), slow
+    m1, m2. LP at t = 1 (every machine ready at 1): b is 4 times cheaper per unit of F on slow
+    (6 vs 3 / 2), a equal on both (2 vs 4 / 2): mu_b = (0, 2); F_fast = 1 + 2 x, F_slow =
+    (2 + 4 (4 - x) + 6) / 2 = 12 - 2 x, so x = 2.75, MS_LB = 6.5. Rounding: a -> (3, 1), b ->
+    (0, 2). The first three a (tasks 0, 1, 3) go to fast, back to back from 1; slow, longest
+    first: task 5 (a, 4 s) on m1 at 1, task 2 (b) on m2 at 1, task 4 (b) on m2 at 4 (m2 ends at
+    4 before m1 at 5). Makespan 7."""
+    tasks = [_task(0, A), _task(1, A), _task(2, B), _task(3, A), _task(4, B),
+             _task(5, A, arrival=1.0)]
+    heuristic = Recorded(LpMakespanBatch())
+    runner = ModelTimeRunner([FAST, SLOW], heuristic, tasks)  # type: ignore[arg-type]
+    records = runner.run()
+    assert [(t, len(d)) for t, d in heuristic.calls] == [(0.0, 0), (1.0, 6)]  # waits, then maps
+    assert _plan(heuristic.calls[1][1]) == [
+        ("w0!0", "start", (0,), 1.0, 3.0), ("w0!1", "reserve", (0,), 3.0, 5.0),
+        ("w0!2", "start", (2,), 1.0, 4.0), ("w0!3", "reserve", (0,), 5.0, 7.0),
+        ("w0!4", "reserve", (2,), 4.0, 7.0), ("w0!5", "start", (1,), 1.0, 5.0),
+    ]
+    assert _intervals(records) == {
+        "w0!0": ("fast", (0,), 1.0, 3.0), "w0!1": ("fast", (0,), 3.0, 5.0),
+        "w0!2": ("slow", (2,), 1.0, 4.0), "w0!3": ("fast", (0,), 5.0, 7.0),
+        "w0!4": ("slow", (2,), 4.0, 7.0), "w0!5": ("slow", (1,), 1.0, 5.0),
+    }
+    # The pure mapper on the same bag gives the same schedule; its bound is 6.5.
+    bag = BagOfTasks([[2.0, 4.0], [6.0, 3.0]], [0, 0, 1, 0, 1, 0], [1, 2], [1.0, 1.0, 1.0])
+    pure = LpMakespan().map(bag)
+    check_schedule(bag, pure)
+    assert pure.machine.tolist() == [0, 0, 2, 0, 2, 1]
+    assert pure.start.tolist() == [records[n].started for n in range(6)]
+    assert pure.makespan == 7.0 == max(r.ended for r in records)
+    assert pure.ms_lb == pytest.approx(6.5)
+
+
+def test_online_min_min_re_plans_when_a_task_arrives() -> None:
+    """Machines fast m0 and slow m1; type a: 4 s / 6 s, type b: 2 s / 10 s.
+    t = 0, tasks a1 a2 a3: Min-Min puts a1 on m0 [0, 4) (completion 4), then a2 on m1 [0, 6)
+    (6 < 8), then a3 on m0 [4, 8) (8 < 12): a1 and a2 start, a3 holds a place-holder.
+    t = 1, b arrives: machines ready at 4 and 6; b completes first (4 + 2 = 6): m0 [4, 6);
+    then a3 on m0 [6, 10) (10 < 12): a3's plan moved from [4, 8) to [6, 10).
+    t = 4, a1 ends: b starts on m0 [4, 6), a3 still planned at [6, 10).
+    t = 6, a2 and b end: a3 starts on m0 [6, 10)."""
+    fast, slow = Cluster("fast", 1, (0,)), Cluster("slow", 1, (1,))
+    a, b = {"fast": 4.0, "slow": 6.0}, {"fast": 2.0, "slow": 10.0}
+    tasks = [_task(1, a), _task(2, a), _task(3, a), _task(4, b, arrival=1.0)]
+    heuristic = Recorded(MinMinOnline())
+    records = ModelTimeRunner([fast, slow], heuristic, tasks).run()  # type: ignore[arg-type]
+    plans = {time: _plan(decisions) for time, decisions in heuristic.calls}
+    assert plans == {
+        0.0: [("w0!1", "start", (0,), 0.0, 4.0), ("w0!2", "start", (1,), 0.0, 6.0),
+              ("w0!3", "placeholder", (0,), 4.0, 8.0)],
+        1.0: [("w0!3", "placeholder", (0,), 6.0, 10.0), ("w0!4", "placeholder", (0,), 4.0, 6.0)],
+        4.0: [("w0!3", "placeholder", (0,), 6.0, 10.0), ("w0!4", "start", (0,), 4.0, 6.0)],
+        6.0: [("w0!3", "start", (0,), 6.0, 10.0)],
+    }
+    assert _intervals(records)["w0!3"] == ("fast", (0,), 6.0, 10.0)
+
+
+def test_online_lp_re_plans_longest_first_when_a_longer_task_arrives() -> None:
+    """One machine. t = 0: tasks of 3 s and 2 s: the LP puts both on it, longest first: the
+    3 s task starts, the 2 s one is planned at [3, 5). t = 1: a 4 s task arrives; the machine
+    is ready at 3; longest first: the 4 s task [3, 7), then the 2 s task [7, 9)."""
+    solo = Cluster("solo", 1, (0,))
+    tasks = [_task(1, {"solo": 3.0}), _task(2, {"solo": 2.0}), _task(3, {"solo": 4.0}, 1.0)]
+    heuristic = Recorded(LpMakespanOnline())
+    records = ModelTimeRunner([solo], heuristic, tasks).run()  # type: ignore[arg-type]
+    plans = {time: _plan(decisions) for time, decisions in heuristic.calls}
+    assert plans[0.0] == [("w0!1", "start", (0,), 0.0, 3.0),
+                          ("w0!2", "placeholder", (0,), 3.0, 5.0)]
+    assert plans[1.0] == [("w0!2", "placeholder", (0,), 7.0, 9.0),
+                          ("w0!3", "placeholder", (0,), 3.0, 7.0)]
+    assert [(r.task.id, r.started, r.ended) for r in records] == [
+        ("w0!1", 0.0, 3.0), ("w0!2", 7.0, 9.0), ("w0!3", 3.0, 7.0)
+    ]
+
+
+def test_the_bag_of_an_event_types_tasks_by_annotation_and_etc_row() -> None:
+    """Types are (task_type, ETC row) in order of first appearance; a cluster where the task
+    needs two resources is inf in its row; a task needing two everywhere is dropped."""
+    wide = Cluster("wide", 4, (3, 4))  # 4 cores per node
+    narrow = Cluster("narrow", 2, (5,))  # 2 cores per node
+    tasks = [
+        _task(0, {"wide": 5.0, "narrow": 7.0}, task_type="x"),
+        _task(1, {"wide": 5.0, "narrow": 7.0}),  # same row, no type: another type
+        _task(2, {"wide": 6.0, "narrow": 7.0}, task_type="x"),  # same type, other row
+        _task(3, {"wide": 5.0, "narrow": 7.0}, task_type="x"),  # type 0 again
+        _task(4, {"wide": 8.0, "narrow": 9.0}, cores=3),  # 2 nodes on narrow: wide only
+        _task(5, {"wide": 8.0}, cores=6),  # 2 nodes of wide, its only cluster: dropped
+    ]
+    schedule = SystemSchedule([wide, narrow])
+    schedule.book("w0!9", "wide", (4,), 0.0, 12.0, Action.START)  # node 4 busy until 12
+    bag, index, drops = bag_of_event(MappingEvent(10.0, tasks, schedule))
+    assert bag is not None
+    assert bag.etc.tolist() == [[5.0, 7.0], [5.0, 7.0], [6.0, 7.0], [8.0, math.inf]]
+    assert bag.task_types.tolist() == [0, 1, 2, 0, 3]
+    assert index.type_names == ("x", None, "x", None)
+    assert [t.id for t in index.tasks] == ["w0!0", "w0!1", "w0!2", "w0!3", "w0!4"]
+    assert drops == [Decision(Action.DROP, "w0!5")]
+    assert index.nodes == (3, 4, 5) and index.clusters == ("wide", "narrow")
+    assert bag.ready_times.tolist() == [10.0, 12.0, 10.0]  # max(now, end of last booking)
+
+
+@pytest.mark.parametrize("cls", BAG_HEURISTICS)
+def test_a_task_outside_the_model_is_dropped_and_the_rest_runs(cls: type[BagHeuristic]) -> None:
+    tasks = [_task(0, {"solo": 3.0}, cores=2), _task(1, {"solo": 4.0})]
+    solo = Cluster("solo", 1, (0, 1))  # one core per node: task 0 needs two nodes
+    records = ModelTimeRunner([solo], cls(), tasks).run()
+    assert [(r.task.id, r.state) for r in records] == [
+        ("w0!0", TaskState.DROPPED), ("w0!1", TaskState.DONE)
+    ]
+
+
+def test_one_online_plan_per_instant() -> None:
+    """Batsim may send the last submissions and no_more_static_job_to_submit in two messages
+    at one instant: the second event keeps the plan (same place-holders, nothing started);
+    an arrival at that instant brings a new plan."""
+    solo = Cluster("solo", 1, (0,))
+    driver = MappingDriver([solo], LpMakespanOnline())
+    for n, seconds in enumerate((3.0, 2.0)):
+        driver.submit(_task(n, {"solo": seconds}), 0.0)
+    first = driver.mapping_event(0.0)
+    assert [d.task_id for d in first] == ["w0!0"]
+    heuristic = driver.heuristic
+    assert isinstance(heuristic, LpMakespanOnline) and heuristic.instant_plan_ is not None
+    kept = heuristic.instant_plan_.placeholders
+    assert _plan(list(kept)) == [("w0!1", "placeholder", (0,), 3.0, 5.0)]
+    assert driver.mapping_event(0.0) == [] and heuristic.instant_plan_.placeholders is kept
+    driver.submit(_task(2, {"solo": 4.0}), 0.0)
+    driver.no_more_tasks(0.0)
+    assert driver.mapping_event(0.0) == []
+    assert _plan(list(heuristic.instant_plan_.placeholders)) == [
+        ("w0!1", "placeholder", (0,), 7.0, 9.0), ("w0!2", "placeholder", (0,), 3.0, 7.0)
+    ]
+    heuristic.reset()
+    assert heuristic.instant_plan_ is None
+
+
+def test_batch_waits_while_tasks_may_arrive() -> None:
+    event = MappingEvent(0.0, (_task(0, {"fast": 1.0}),), SystemSchedule([FAST]))
+    assert event.system.more_tasks_expected
+    assert LpMakespanBatch().map(event) == []
+    assert [d.action for d in LpMakespanOnline().map(event)] == [Action.START]
