@@ -43,19 +43,22 @@ def _intervals(records) -> dict[str, tuple[str, tuple[int, ...], float, float]]:
 
 
 class Recorded:
-    """Wraps a bag heuristic; keeps the decisions of every call by event time."""
+    """Wraps a bag heuristic; keeps, per call, the event time, the decisions returned and, for
+    the online variant, the place-holders of its plan (the tasks it plans later)."""
 
     def __init__(self, heuristic: BagHeuristic) -> None:
         self.heuristic = heuristic
         self.name = heuristic.name
-        self.calls: list[tuple[float, list[Decision]]] = []
+        self.calls: list[tuple[float, list[Decision], list[Decision]]] = []
 
     def reset(self) -> None:
         self.heuristic.reset()
 
     def map(self, event: MappingEvent) -> list[Decision]:
         decisions = self.heuristic.map(event)
-        self.calls.append((event.time, decisions))
+        plan = self.heuristic.instant_plan_
+        held = plan.place_holders() if plan is not None and plan.time == event.time else []
+        self.calls.append((event.time, decisions, held))
         return decisions
 
 
@@ -76,7 +79,7 @@ def test_batch_lp_maps_the_bag_once_it_is_complete_as_the_pure_mapper() -> None:
     heuristic = Recorded(LpMakespanBatch())
     runner = ModelTimeRunner([FAST, SLOW], heuristic, tasks)  # type: ignore[arg-type]
     records = runner.run()
-    assert [(t, len(d)) for t, d in heuristic.calls] == [(0.0, 0), (1.0, 6)]  # waits, then maps
+    assert [(t, len(d), h) for t, d, h in heuristic.calls] == [(0.0, 0, []), (1.0, 6, [])]
     assert _plan(heuristic.calls[1][1]) == [
         ("w0!0", "start", (0,), 1.0, 3.0), ("w0!1", "reserve", (0,), 3.0, 5.0),
         ("w0!2", "start", (2,), 1.0, 4.0), ("w0!3", "reserve", (0,), 5.0, 7.0),
@@ -110,13 +113,14 @@ def test_online_min_min_re_plans_when_a_task_arrives() -> None:
     tasks = [_task(1, a), _task(2, a), _task(3, a), _task(4, b, arrival=1.0)]
     heuristic = Recorded(MinMinOnline())
     records = ModelTimeRunner([fast, slow], heuristic, tasks).run()  # type: ignore[arg-type]
-    plans = {time: _plan(decisions) for time, decisions in heuristic.calls}
+    plans = {time: (_plan(decisions), _plan(held)) for time, decisions, held in heuristic.calls}
     assert plans == {
-        0.0: [("w0!1", "start", (0,), 0.0, 4.0), ("w0!2", "start", (1,), 0.0, 6.0),
-              ("w0!3", "placeholder", (0,), 4.0, 8.0)],
-        1.0: [("w0!3", "placeholder", (0,), 6.0, 10.0), ("w0!4", "placeholder", (0,), 4.0, 6.0)],
-        4.0: [("w0!3", "placeholder", (0,), 6.0, 10.0), ("w0!4", "start", (0,), 4.0, 6.0)],
-        6.0: [("w0!3", "start", (0,), 6.0, 10.0)],
+        0.0: ([("w0!1", "start", (0,), 0.0, 4.0), ("w0!2", "start", (1,), 0.0, 6.0)],
+              [("w0!3", "placeholder", (0,), 4.0, 8.0)]),
+        1.0: ([], [("w0!3", "placeholder", (0,), 6.0, 10.0),
+                   ("w0!4", "placeholder", (0,), 4.0, 6.0)]),
+        4.0: ([("w0!4", "start", (0,), 4.0, 6.0)], [("w0!3", "placeholder", (0,), 6.0, 10.0)]),
+        6.0: ([("w0!3", "start", (0,), 6.0, 10.0)], []),
     }
     assert _intervals(records)["w0!3"] == ("fast", (0,), 6.0, 10.0)
 
@@ -129,11 +133,11 @@ def test_online_lp_re_plans_longest_first_when_a_longer_task_arrives() -> None:
     tasks = [_task(1, {"solo": 3.0}), _task(2, {"solo": 2.0}), _task(3, {"solo": 4.0}, 1.0)]
     heuristic = Recorded(LpMakespanOnline())
     records = ModelTimeRunner([solo], heuristic, tasks).run()  # type: ignore[arg-type]
-    plans = {time: _plan(decisions) for time, decisions in heuristic.calls}
-    assert plans[0.0] == [("w0!1", "start", (0,), 0.0, 3.0),
-                          ("w0!2", "placeholder", (0,), 3.0, 5.0)]
-    assert plans[1.0] == [("w0!2", "placeholder", (0,), 7.0, 9.0),
-                          ("w0!3", "placeholder", (0,), 3.0, 7.0)]
+    plans = {time: (_plan(decisions), _plan(held)) for time, decisions, held in heuristic.calls}
+    assert plans[0.0] == ([("w0!1", "start", (0,), 0.0, 3.0)],
+                          [("w0!2", "placeholder", (0,), 3.0, 5.0)])
+    assert plans[1.0] == ([], [("w0!2", "placeholder", (0,), 7.0, 9.0),
+                               ("w0!3", "placeholder", (0,), 3.0, 7.0)])
     assert [(r.task.id, r.started, r.ended) for r in records] == [
         ("w0!1", 0.0, 3.0), ("w0!2", 7.0, 9.0), ("w0!3", 3.0, 7.0)
     ]
@@ -186,18 +190,19 @@ def test_one_online_plan_per_instant() -> None:
     first = driver.mapping_event(0.0)
     assert [d.task_id for d in first] == ["w0!0"]
     heuristic = driver.heuristic
-    assert isinstance(heuristic, LpMakespanOnline) and heuristic.instant_plan_ is not None
-    kept = heuristic.instant_plan_.placeholders
-    assert _plan(list(kept)) == [("w0!1", "placeholder", (0,), 3.0, 5.0)]
-    assert driver.mapping_event(0.0) == [] and heuristic.instant_plan_.placeholders is kept
+    assert isinstance(heuristic, LpMakespanOnline)
+    plan = heuristic.instant_plan_
+    assert plan is not None
+    assert _plan(plan.place_holders()) == [("w0!1", "placeholder", (0,), 3.0, 5.0)]
+    assert driver.mapping_event(0.0) == [] and heuristic.instant_plan_ is plan  # kept
     driver.submit(_task(2, {"solo": 4.0}), 0.0)
     driver.no_more_tasks(0.0)
-    assert driver.mapping_event(0.0) == []
-    assert _plan(list(heuristic.instant_plan_.placeholders)) == [
+    assert driver.mapping_event(0.0) == [] and heuristic.instant_plan_ is not plan
+    assert _plan(heuristic.instant_plan_.place_holders()) == [
         ("w0!1", "placeholder", (0,), 7.0, 9.0), ("w0!2", "placeholder", (0,), 3.0, 7.0)
     ]
     heuristic.reset()
-    assert heuristic.instant_plan_ is None
+    assert heuristic.instant_plan_ is None and heuristic.types_ == {}
 
 
 def test_batch_waits_while_tasks_may_arrive() -> None:
@@ -205,3 +210,16 @@ def test_batch_waits_while_tasks_may_arrive() -> None:
     assert event.system.more_tasks_expected
     assert LpMakespanBatch().map(event) == []
     assert [d.action for d in LpMakespanOnline().map(event)] == [Action.START]
+
+
+def test_task_types_are_computed_once_per_run() -> None:
+    """The online variant re-plans at every event but types each task once (``types_``)."""
+    heuristic = LpMakespanOnline()
+    tasks = [_task(0, A, task_type="a"), _task(1, B, task_type="b")]
+    event = MappingEvent(0.0, tasks, SystemSchedule([FAST, SLOW]))
+    heuristic.map(event)
+    assert heuristic.types_ == {"w0!0": (tasks[0], ("a", (2.0, 4.0))),
+                                "w0!1": (tasks[1], ("b", (6.0, 3.0)))}
+    other = SystemSchedule([FAST])  # another system: the types are computed again
+    heuristic.map(MappingEvent(0.0, tasks[:1], other))
+    assert heuristic.types_ == {"w0!0": (tasks[0], ("a", (2.0,)))}
