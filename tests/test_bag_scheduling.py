@@ -3,10 +3,14 @@ online variants, the bag built from an event, hand-computed schedules in model t
 
 from __future__ import annotations
 
+import csv
+import json
 import math
+from pathlib import Path
 
 import pytest
 
+from hetsched.cli import main
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import MappingDriver
 from hetsched.core.mapping import MappingEvent
@@ -15,6 +19,7 @@ from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
+from hetsched.experiments.tarplee import Settings, study_bag
 from hetsched.heuristics.bag_of_tasks import BagOfTasks, check_schedule
 from hetsched.heuristics.bag_scheduling import (
     BAG_HEURISTICS,
@@ -24,7 +29,9 @@ from hetsched.heuristics.bag_scheduling import (
     MinMinOnline,
     bag_of_event,
 )
-from hetsched.heuristics.lp_makespan import LpMakespan
+from hetsched.heuristics.lp_makespan import LpMakespan, makespan_lower_bound
+from hetsched.heuristics.registry import HEURISTICS
+from hetsched.metrics.checker import VIOLATION_KINDS
 
 FAST, SLOW = Cluster("fast", 1, (0,)), Cluster("slow", 1, (1, 2))
 A = {"fast": 2.0, "slow": 4.0}  # task type a: 2 s on the fast machine, 4 s on a slow one
@@ -223,3 +230,81 @@ def test_task_types_are_computed_once_per_run() -> None:
     other = SystemSchedule([FAST])  # another system: the types are computed again
     heuristic.map(MappingEvent(0.0, tasks[:1], other))
     assert heuristic.types_ == {"w0!0": (tasks[0], ("a", (2.0,)))}
+
+
+# ------------------------------------------------- generated bags through hetsched run
+BAG_OPTIONS = {"types": 3, "machines": 10}, {"task_types": 6}
+BATCH = [cls.name for cls in BAG_HEURISTICS if not cls.online]
+
+
+@pytest.fixture
+def generated_bag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BagOfTasks:
+    """``hetsched platform/workload generate --preset tarplee`` (seed 3: 3 machine types, 10
+    machines, 6 task types, 150 tasks) into the current directory; returns the same bag as the
+    pure mappers see it: the study's instance, its tasks in Batsim's submission order (all are
+    submitted at 0: by job id as a string, ``0, 1, 10, 100, 101, ...``), task ``n`` of the bag
+    being job ``SUBMITTED[n]``."""
+    monkeypatch.chdir(tmp_path)
+    platform, workload = BAG_OPTIONS
+    assert main(["platform", "generate", "--preset", "tarplee", "--seed", "3", "-o",
+                 "platform.xml", *[f"--option={k}={v}" for k, v in platform.items()]]) == 0
+    assert main(["workload", "generate", "--preset", "tarplee", "--seed", "3", "--platform",
+                 "platform.xml", "--option=tasks=150", "-o", "workload.json",
+                 *[f"--option={k}={v}" for k, v in workload.items()]]) == 0
+    bag = study_bag(Settings(platform, workload, order="workload"), 150, 3)
+    return BagOfTasks(bag.etc, bag.task_types[SUBMITTED], bag.machine_counts)
+
+
+SUBMITTED = sorted(range(150), key=str)
+"""The job ids of the generated bag in Batsim's submission order."""
+
+
+def _run(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> dict:
+    capsys.readouterr()
+    code = main(["run", name, "-p", "platform.xml", "-w", "workload.json", "--json",
+                 "-o", f"runs/{name}", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _starts(folder: Path) -> list[float]:
+    """The actual starts of the tasks of a run, in Batsim's submission order."""
+    with (folder / "out_tasks.csv").open() as stream:
+        starts = {row["task_id"]: float(row["start"]) for row in csv.DictReader(stream)}
+    return [starts[f"w0!{job}"] for job in SUBMITTED]
+
+
+@pytest.mark.parametrize("name", BATCH)
+def test_a_generated_bag_runs_on_the_engine_as_the_pure_mapper_plans_it(
+    name: str, generated_bag: BagOfTasks, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every task starts on the embedded engine when the pure mapper's schedule says; the
+    checker passes all its rules; the makespan is the mapper's."""
+    summary = _run(capsys, name)
+    pure = HEURISTICS[name].mapper().map(generated_bag)  # type: ignore[attr-defined]
+    assert (summary["tasks_completed"], summary["tasks_dropped"]) == (150, 0)
+    assert summary["checked_rules"] == list(VIOLATION_KINDS)
+    assert summary["makespan"] == pytest.approx(pure.makespan, abs=1e-5)
+    assert _starts(Path(f"runs/{name}")) == pytest.approx(pure.start.tolist(), abs=1e-5)
+    if name == "lp-makespan":
+        assert summary["makespan"] >= makespan_lower_bound(generated_bag).ms_lb
+
+
+@pytest.mark.parametrize("name", ["lp-makespan", "lp-makespan-online"])
+def test_a_generated_bag_runs_under_batsim(
+    name: str, generated_bag: BagOfTasks, fake_batsim: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Through a ``batsim`` subprocess (the fake Batsim of the tests) over ZeroMQ: the same
+    schedule as on the embedded engine, checked."""
+    embedded = _run(capsys, name)
+    batsim = _run(capsys, name, "--engine", "batsim", "-o", f"runs/{name}-batsim")
+    assert batsim["engine"] == "batsim" and "--enable-dynamic-jobs" in fake_batsim.read_text()
+    assert batsim["checked_rules"] == list(VIOLATION_KINDS)
+    assert (batsim["tasks_completed"], batsim["makespan"]) == (
+        150, pytest.approx(embedded["makespan"], abs=1e-5)
+    )
+    assert _starts(Path(f"runs/{name}-batsim")) == pytest.approx(
+        _starts(Path(f"runs/{name}")), abs=1e-5
+    )
