@@ -205,9 +205,13 @@ class Sufferage(BagMapper):
             best_type = np.argmin(completion, axis=0)
             index = np.arange(unmapped.size)
             best = completion[best_type, index]
-            same_type = rows[best_type, index] + second[best_type]
             completion[best_type, index] = np.inf
-            sufferage = np.minimum(completion.min(axis=0), same_type) - best
+            # Second-earliest completion minus earliest: on another machine type, or on the
+            # second machine of the best type. The latter is second - earliest ready time,
+            # computed as such: (ETC + second) - (ETC + earliest) would carry rounding noise
+            # that differs from task to task and break the tie rule.
+            same_type = (second - earliest)[best_type]
+            sufferage = np.minimum(completion.min(axis=0) - best, same_type)
             # Per target machine (the earliest of the best type), the largest sufferage wins,
             # ties to the task earlier in the bag (np.argmax returns the first maximum).
             winners = []

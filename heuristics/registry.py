@@ -26,6 +26,7 @@ import typing
 
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
+from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
 from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.randomized import RandomMapping
@@ -42,6 +43,7 @@ HEURISTICS: dict[str, type[Heuristic]] = {
         MaxValuePh,
         MaxVpr,
         MaxVprPh,
+        *BAG_HEURISTICS,
     )
 }
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""

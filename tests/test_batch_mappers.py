@@ -101,6 +101,17 @@ def test_sufferage_of_a_task_with_one_usable_machine_is_infinite() -> None:
     assert MinMin().map(bag).start.tolist() == [1.0, 0.0]
 
 
+def test_sufferage_ties_on_one_machine_type_go_to_the_earlier_task() -> None:
+    """One type of two machines ready at 0.1 and 0.3: every task's sufferage is 0.3 - 0.1,
+    whatever its ETC, so the earliest task of the bag wins m0 in the first pass, the next one
+    m1. (Computed as (ETC + 0.3) - (ETC + 0.1), the sufferages carried rounding noise that
+    differed from task to task: task 1 won m0.)"""
+    bag = BagOfTasks([[807.896], [123.457], [555.5], [77.77]], [0, 1, 2, 3], [2], [0.1, 0.3])
+    schedule = Sufferage().map(bag)
+    assert schedule.machine.tolist()[:2] == [0, 1]
+    assert schedule.start.tolist()[:2] == [0.1, 0.3]
+
+
 # Plain implementations of the papers' pseudo-code, machine by machine (no machine types, no
 # incremental updates): the mappers must give exactly the same schedules.
 

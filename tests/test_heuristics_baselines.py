@@ -128,8 +128,9 @@ def test_both_easy_variants_on_the_textbook_examples(textbook: bool) -> None:
 
 
 # ------------------------------------------------- textbook EASY: shadow time, extra nodes
-# Four nodes. At 0 A (2 nodes, 10 s) starts on n0, n1. At 1 arrive, in this order:
-#   R (3 nodes, 10 s): the head; shadow time 10 (n0, n1 free then), 4 nodes idle at 10,
+# Four nodes. At 0 A (2 nodes, 10 s) starts on n0, n1. At 1 arrive, in this order (Batsim's
+# order at one date: by job id):
+#   H (3 nodes, 10 s): the head; shadow time 10 (n0, n1 free then), 4 nodes idle at 10,
 #       so 1 extra node;
 #   L1 (1 node, 50 s): can start now, ends after the shadow time, 1 node <= 1 extra:
 #       backfilled (no extra node left);
@@ -137,17 +138,17 @@ def test_both_easy_variants_on_the_textbook_examples(textbook: bool) -> None:
 #       extra node is left: waits;
 #   S (1 node, 5 s): ends at 6 <= 10: backfilled.
 # At 6 (S ends) L2 ends after the shadow time, still no extra node: waits. At 10 A ends,
-# R starts on the 3 idle nodes [10, 20); at 20 L2 starts. (Khemka's variant: R reserved
+# H starts on the 3 idle nodes [10, 20); at 20 L2 starts. (Khemka's variant: H reserved
 # at 10 on n0, n1 and n2; L1 fits now on n3 only, as the count says; L2 cannot start
-# without overlapping R; S fits on n2 before R: the same starts.)
-SHADOW = [job("A", 0, 2, 10), job("R", 1, 3, 10), job("L1", 1, 1, 50), job("L2", 1, 1, 50),
+# without overlapping H; S fits on n2 before H: the same starts.)
+SHADOW = [job("A", 0, 2, 10), job("H", 1, 3, 10), job("L1", 1, 1, 50), job("L2", 1, 1, 50),
           job("S", 1, 1, 5)]
 
 
 @pytest.mark.parametrize("textbook", [False, True])
 def test_easy_shadow_time_and_extra_nodes(textbook: bool) -> None:
     outcome = simulate(EasyBackfilling(textbook=textbook), FOUR, SHADOW)
-    assert starts(outcome) == {"A": 0.0, "L1": 1.0, "L2": 20.0, "R": 10.0, "S": 1.0}
+    assert starts(outcome) == {"A": 0.0, "H": 10.0, "L1": 1.0, "L2": 20.0, "S": 1.0}
 
 
 # Where the two differ: a task that ends earlier than planned. Four nodes; at 0:

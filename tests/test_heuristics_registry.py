@@ -6,6 +6,7 @@ import pytest
 
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.state import SystemView
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.value import ValueFunction
@@ -33,11 +34,15 @@ def test_every_heuristic_is_described_and_rebuildable(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_heuristic_maps_a_simple_event(name: str) -> None:
-    # Two tasks on an idle two-node cluster: both start now, at P-state 0.
+    # Two tasks on an idle two-node cluster, no other task to come (batch heuristics map
+    # the bag once it is complete): both start now, at P-state 0.
     value = ValueFunction(start=2.0, final=1.0, soft_deadline=10.0, hard_deadline=20.0)
     tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value) for i in range(2))
-    schedule = SystemSchedule([Cluster("c", 1, (0, 1))])
-    decisions = create(name).map(MappingEvent(0.0, tasks, schedule))
+    cluster = Cluster("c", 1, (0, 1))
+    system = SystemView({"c": cluster}, {}, {}, {}, {}, clock=lambda: 0.0, pstate=lambda _: 0,
+                        energy=lambda: None, more_tasks=lambda: False)
+    event = MappingEvent(0.0, tasks, SystemSchedule([cluster]), system)
+    decisions = create(name).map(event)
     assert sorted((d.task_id, d.action.value, d.start, d.pstate) for d in decisions) == [
         ("t0", "start", 0.0, 0), ("t1", "start", 0.0, 0)
     ]

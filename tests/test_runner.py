@@ -40,6 +40,16 @@ def test_fcfs_in_model_time() -> None:
     assert all(r.state is TaskState.DONE for r in records)
 
 
+def test_simultaneous_arrivals_come_in_batsims_order() -> None:
+    """Batsim submits the jobs of one date sorted by job id as a string (the embedded engine
+    too): w0!10, w0!2, w0!9, whatever the order of the workload file; FCFS starts them so."""
+    tasks = [task("w0!9", 0.0, 1.0), task("w0!2", 0.0, 1.0), task("w0!10", 0.0, 1.0)]
+    records = ModelTimeRunner([Cluster("c", 4, (0,))], Fcfs(), tasks).run()
+    assert [(r.task.id, r.started) for r in records] == [
+        ("w0!10", 0.0), ("w0!2", 1.0), ("w0!9", 2.0)
+    ]
+
+
 def test_actual_run_times_end_early_and_a_reservation_moves_up() -> None:
     """Conservative Backfilling, nodes 0-1. w0!1 (4 cores, plan 10 s) starts on one node at
     0; w0!2 (8 cores, plan 10 s) arrives at 1 and is reserved at [10, 20) on both nodes.
