@@ -18,7 +18,9 @@ down on its other hosts: SimGrid does not update those, and their next update ch
 power since their previous update. :class:`EnergyModel` reproduces that with ``synced=False``.
 
 Everything is O(1) per call except :meth:`EnergyModel.update_all`, which only visits hosts left
-out of date by such unsynced changes; totals are kept as running sums.
+out of date by such unsynced changes; totals are kept as running sums, compensated
+(:class:`_RunningSum`) so that a platform of thousands of hosts updated millions of times
+still writes a cumulative energy that never decreases by more than rounding noise.
 
 >>> from hetsched.engine.platform import PowerRange
 >>> model = EnergyModel([(PowerRange(100.0, 100.0, 200.0), PowerRange(60.0, 60.0, 120.0))] * 2,
@@ -37,6 +39,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hetsched.engine.platform import PowerRange
+
+
+class _RunningSum:
+    """A sum of many terms added and taken away again, with Neumaier's compensation: its error
+    stays at a few ulps of the largest partial sum instead of growing with the number of
+    updates.
+
+    >>> total = _RunningSum()
+    >>> for _ in range(10): total.add(1e16); total.add(1.0); total.add(-1e16)
+    >>> total.value
+    10.0
+    """
+
+    __slots__ = ("_compensation", "_sum")
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._sum = start
+        self._compensation = 0.0
+
+    def add(self, term: float) -> None:
+        total = self._sum + term
+        if abs(self._sum) >= abs(term):
+            self._compensation += (self._sum - total) + term
+        else:
+            self._compensation += (term - total) + self._sum
+        self._sum = total
+
+    @property
+    def value(self) -> float:
+        return self._sum + self._compensation
 
 
 class EnergyModel:
@@ -62,8 +94,8 @@ class EnergyModel:
         self._updated_at: dict[int, float] = {}
         self._all_updated_at = 0.0
         # total(t) = sum(energy - watts x last) + t x sum(watts)
-        self._sum_offset = 0.0
-        self._sum_watts = sum(self._watts)
+        self._sum_offset = _RunningSum()
+        self._sum_watts = _RunningSum(sum(self._watts))
         self._sum_wattmin = sum(
             self._power[h][self._pstate[h]].epsilon for h in range(len(self._power))
         )
@@ -75,11 +107,11 @@ class EnergyModel:
         return self._power[host][pstate].watts(load)
 
     def _set_state(self, host: int, energy: float, last: float, watts: float) -> None:
-        self._sum_offset -= self._energy[host] - self._watts[host] * self._last[host]
-        self._sum_watts -= self._watts[host]
+        self._sum_offset.add(-(self._energy[host] - self._watts[host] * self._last[host]))
+        self._sum_watts.add(-self._watts[host])
         self._energy[host], self._last[host], self._watts[host] = energy, last, watts
-        self._sum_offset += energy - watts * last
-        self._sum_watts += watts
+        self._sum_offset.add(energy - watts * last)
+        self._sum_watts.add(watts)
 
     def update(self, host: int, now: float) -> None:
         """SimGrid's ``HostEnergy::update``: charge the interval since the last update."""
@@ -145,7 +177,7 @@ class EnergyModel:
     def total(self, now: float) -> float:
         """Energy of all compute hosts so far (as Batsim sums them; updates them all)."""
         self.update_all(now)
-        return self._sum_offset + self._sum_watts * now
+        return self._sum_offset.value + self._sum_watts.value * now
 
     def wattmin(self) -> float:
         """Sum of the ``epsilon`` watts of every host at its current P-state (Batsim's wattmin)."""
