@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import khemka
+from hetsched.experiments import khemka, machovec_cli
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -178,3 +178,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
                        help="output folder, reused to resume (default: %(default)s)")
     study.set_defaults(func=experiment_command)
+    machovec_cli.register(studies)
