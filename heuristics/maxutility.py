@@ -264,6 +264,7 @@ class _UtilityObjective:
         self.heuristic = heuristic
         self.options = options
         self.resources, self.energy = arrays
+        self.tasks = tasks
         self.table = UtilityTable([task.utility for task in tasks])  # type: ignore[misc]
         self.arrival = np.array([task.arrival for task in tasks])[options.task]
 
@@ -273,7 +274,11 @@ class _UtilityObjective:
                                       self.resources[rows], self.energy[rows])
 
     def score(self, option: int, completion: float) -> float:
-        return float(self.scores(np.array([option]), np.array([completion]))[0])
+        task = self.tasks[int(self.options.task[option])]
+        utility = task.utility.utility(task.arrival, completion)  # type: ignore[union-attr]
+        return float(self.heuristic.measure(utility, float(self.options.duration[option]),
+                                            float(self.resources[option]),
+                                            float(self.energy[option])))
 
 
 class MaxUtilPh(MaxUtil):

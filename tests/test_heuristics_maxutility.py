@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
@@ -39,6 +41,7 @@ from hetsched.core.state import SystemView
 from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityFunction, UtilityInterval
+from hetsched.heuristics.energy import EnergyLedger
 from hetsched.heuristics.maxutility import (
     MaxUpe,
     MaxUpePh,
@@ -296,3 +299,115 @@ def test_a_tight_daily_budget_is_never_exceeded(heuristic: MaxUtil) -> None:
     records = runner.run()
     assert runner.driver.system.energy_in_window <= budget
     assert sum(r.state.value == "done" for r in records) < len(tasks)
+
+
+# ------------------------------------------------------------------- reference loop
+def reference(heuristic: MaxUtil, event: MappingEvent) -> list[Decision]:
+    """Algorithm 1 written plainly: recompute every (task, cluster, P-state) option every
+    round, give up the options the energy remaining cannot pay for, book the best."""
+    kept, decisions = heuristic._prepare(event)
+    ledger = EnergyLedger.at(event)
+    schedule, now = event.schedule, event.time
+    order = list(schedule.clusters)
+    remaining = list(enumerate(kept))
+    given_up: set[tuple[int, str, int]] = set()
+    while remaining:
+        best = None
+        for position, (index, (task, clusters_)) in enumerate(remaining):
+            for cluster in clusters_:
+                for pstate in range(len(cluster.pstates)):
+                    if (index, cluster.name, pstate) in given_up:
+                        continue
+                    seconds = task.duration(cluster, pstate)
+                    nodes = cluster.nodes_for(task.cores)
+                    slot = schedule.earliest_slot(cluster.name, nodes, seconds, now)
+                    utility = task.utility.utility(task.arrival, slot.end)
+                    score = heuristic.measure(utility, seconds, seconds * nodes *
+                                              cluster.cores_per_node,
+                                              cluster.busy_energy(pstate, nodes, seconds))
+                    key = (-score, slot.end, index, order.index(cluster.name), pstate)
+                    if best is None or key < best[0]:
+                        best = (key, position, task, slot, cluster, pstate)
+        if best is None:
+            break
+        key, position, task, slot, cluster, pstate = best
+        if ledger is not None and not ledger.affordable(cluster, len(slot.nodes), pstate,
+                                                        slot.start, slot.end):
+            given_up.add((key[2], cluster.name, pstate))
+            continue
+        if ledger is not None:
+            ledger.charge(cluster, len(slot.nodes), pstate, slot.start, slot.end)
+        kind = Action.START if slot.start == now else (
+            Action.PLACEHOLDER if heuristic.placeholders else Action.RESERVE)
+        schedule.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind, pstate)
+        decisions.append(Decision(kind, task.id, slot.cluster, slot.nodes, slot.start, slot.end,
+                                  pstate))
+        remaining.pop(position)
+    return decisions
+
+
+@st.composite
+def utility_events(draw: st.DrawFn) -> tuple[list[Cluster], list, list[Task], float, float]:
+    clusters, rid = [], 0
+    for j in range(draw(st.integers(1, 3))):
+        nodes, cores = draw(st.integers(1, 4)), draw(st.sampled_from([1, 2, 4]))
+        watts = sorted(draw(st.lists(st.integers(10, 300), min_size=1, max_size=3,
+                                     unique=True)), reverse=True)
+        pstates = tuple(PState(1e9, 0.0, float(w)) for w in watts)
+        clusters.append(Cluster(f"c{j}", cores, tuple(range(rid, rid + nodes)), pstates))
+        rid += nodes
+    now = float(draw(st.integers(0, 20)))
+    existing = []
+    for number in range(draw(st.integers(0, 4))):
+        cluster = draw(st.sampled_from(clusters))
+        nodes = draw(st.lists(st.sampled_from(cluster.resource_ids), min_size=1, unique=True))
+        kind = draw(st.sampled_from([Action.START, Action.RESERVE]))
+        start = now - draw(st.integers(0, 5)) if kind is Action.START else now + draw(
+            st.integers(0, 30))
+        existing.append((f"x{number}", cluster.name, nodes, start,
+                         start + draw(st.integers(1, 30)), kind))
+    tasks = []
+    for i in range(draw(st.integers(1, 6))):
+        chosen = [c for c in clusters if draw(st.booleans()) or c is clusters[0]]
+        etc_pstate = {
+            c.name: tuple(float(draw(st.integers(1, 25))) * (1 + k / 2)
+                          for k in range(len(c.pstates)))
+            for c in chosen
+        }
+        tasks.append(Task(
+            f"t{i}", now - draw(st.integers(0, 10)), cores=draw(st.integers(1, 6)),
+            etc={name: series[0] for name, series in etc_pstate.items()},
+            etc_pstate=etc_pstate,
+            utility=UtilityFunction(float(draw(st.integers(1, 8))),
+                                    float(draw(st.sampled_from([0.0, 36.0, 360.0])))),
+        ))
+    budget = float(draw(st.sampled_from([0.0, 5e3, 2e4, 1e9])))
+    return clusters, existing, tasks, now, budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=utility_events(), cls=st.sampled_from(
+    [MaxUtil, MaxUpt, MaxUpr, MaxUpe, MaxUtilPh, MaxUprPh, MaxUpePh]))
+def test_lazy_loop_matches_the_plain_loop(case: tuple, cls: type[MaxUtil]) -> None:
+    """With and without a budget (a day far longer than any task): reservations give the
+    plain loop's decisions; place-holders its first ones, the rest being place-holders."""
+    clusters_, existing, tasks, now, budget = case
+    schedule_ = SystemSchedule(clusters_)
+    for task_id, cluster, nodes, start, end, kind in existing:
+        if not any(b.start < end and start < b.end
+                   for n in nodes for b in schedule_.node_bookings(cluster, n)):
+            schedule_.book(task_id, cluster, nodes, start, end, kind)
+
+    def fresh_event() -> MappingEvent:
+        return MappingEvent(now, tuple(tasks), schedule_.copy(), view(
+            clusters_, budget=budget / (1 - 1e-6) if budget < 1e9 else None,
+            window=(0.0, 1e6), now=now))
+
+    heuristic = cls()
+    got = heuristic.map(fresh_event())
+    expected = reference(cls(), fresh_event())
+    if heuristic.placeholders:
+        assert got == expected[: len(got)]
+        assert all(d.action in (Action.PLACEHOLDER, Action.DROP) for d in expected[len(got):])
+    else:
+        assert got == expected
