@@ -71,9 +71,9 @@ def below_utility(task: Task, clusters: Sequence[Cluster], now: float, threshold
     P-states), is lower than ``threshold``. Tasks without a utility function never are.
 
     >>> from hetsched.core.utility import UtilityFunction
-    >>> t = Task("t", 0.0, cores=1, etc={"a": 3600.0}, utility=UtilityFunction(1.0, 1.0))
+    >>> t = Task("t", 0.0, cores=1, etc={"a": 3600.0}, utility=UtilityFunction(1.0, 0.5))
     >>> a = Cluster("a", 1, (0,))
-    >>> below_utility(t, [a], 0.0, 0.5), below_utility(t, [a], 3600.0, 0.5)  # e^-1, e^-2
+    >>> below_utility(t, [a], 0.0, 0.5), below_utility(t, [a], 3600.0, 0.5)  # e^-.5, e^-1
     (False, True)
     """
     if task.utility is None or not clusters:

@@ -53,7 +53,7 @@ def test_unknown_name_lists_the_valid_ones() -> None:
 
 def test_unknown_parameter_is_named() -> None:
     with pytest.raises(ValueError, match="heuristic easy: unknown parameter 'queue'"
-                                         " \\(parameters: drop_zero_value\\)"):
+                                         " \\(parameters: drop_zero_value, textbook\\)"):
         create("easy", queue=3)
 
 
