@@ -5,7 +5,7 @@ four general-purpose and two special-purpose clusters, three P-states) and, on i
 synthetic day (:mod:`hetsched.workloads.gen_machovec`: 28 h of arrivals, the last 24 h
 measured) with a mean of 5,000 (level ``5k``) or 10,000 (``10k``) tasks a day, both from seed
 ``seed + i``. Mapping events every 60 s (sec. III.A: adapter option ``period``). By default
-the study runs scaled down (``scale`` 0.1: 10,000 cores, 500 and 1,000 tasks a day: the same
+the study runs scaled down (``scale`` 0.05: 5,000 cores, 250 and 500 tasks a day: the same
 tasks per core) so that it takes minutes; ``scale`` 1 is the paper's size.
 
 1. *Unconstrained* (sec. V.C.3): the place-holder utility heuristics (Max Util, UPT, UPR, UPE
@@ -58,7 +58,7 @@ FULL_CORES = 100_000
 """Sec. IV.B: the compute system has 100,000 cores."""
 LEVELS = {"5k": 5000.0, "10k": 10000.0}
 """Sec. IV.B: mean tasks arriving per day."""
-DEFAULT_SCALE = 0.1
+DEFAULT_SCALE = 0.05
 PERIOD = 60.0
 """Sec. III.A: seconds between mapping events."""
 BUDGET_FRACTION = 0.7
