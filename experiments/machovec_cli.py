@@ -39,11 +39,21 @@ def experiment_command(args: argparse.Namespace) -> int:
               f" {b.best_energy / 1e9:.3f} GJ): energy constraint {b.budget / 1e9:.3f} GJ",
               file=sys.stderr, flush=True)
 
+    constrained = machovec.CONSTRAINED
+    if args.only is not None:
+        wanted = _levels(args.only)
+        known = {c.label: c for c in machovec.CONSTRAINED}
+        unknown = [label for label in wanted if label not in known]
+        if unknown:
+            raise ValueError(f"--only: unknown configuration(s) {', '.join(unknown)} (choose"
+                             f" from {', '.join(known)})")
+        constrained = tuple(known[label] for label in wanted)
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
         args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
         seed=args.seed,
-        engine=args.engine, sweeps=not args.no_sweeps, jobs=args.jobs, on_run=report,
+        engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
+        jobs=args.jobs, on_run=report,
         on_budget=budget,
     )
     aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
@@ -80,6 +90,10 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" {FULL_TRIALS} trials unless --trials")
+    study.add_argument("--only", metavar="LABELS",
+                       help="comma-separated configurations to run under the constraint"
+                            " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
+                            " default: all of Fig. 9/10)")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
     study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")

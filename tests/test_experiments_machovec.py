@@ -121,3 +121,14 @@ def test_budget_and_aggregates_by_hand() -> None:
     (a,) = machovec.aggregate(constrained, [budget])
     assert (a.utility_percent, a.energy_gj, a.budget_gj) == (65.0, 5.0, pytest.approx(7.0))
     assert a.utility_ci95 == pytest.approx(63.531, abs=1e-3)
+
+
+def test_the_command_line_names_a_bad_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hetsched.cli import main
+
+    assert main(["experiment", "machovec", "--only", "easy,max-upe-ph/per-task",
+                 "-o", str(tmp_path / "x")]) == 2
+    assert "unknown configuration(s) max-upe-ph/per-task" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
