@@ -17,11 +17,20 @@ import multiprocessing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hetsched.experiments.compare import run_or_resume
-from hetsched.experiments.scenario import Scenario, prepare
 from hetsched.metrics.summary import RunSummary
+
+
+class ScenarioInputs(Protocol):
+    """What a study's scenario must do: write (or reuse) its platform and workload in a
+    folder and return their paths (:class:`hetsched.experiments.scenario.Scenario` for a trace
+    day, :class:`hetsched.experiments.machovec.Trial` for a synthetic day)."""
+
+    def prepare_inputs(
+        self, folder: Path, trace_dir: str | Path | None = None
+    ) -> tuple[Path, Path]: ...
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,7 @@ class Cell:
 class ScenarioCells:
     """The cells of one scenario, whose inputs are prepared in ``folder``."""
 
-    scenario: Scenario
+    scenario: ScenarioInputs
     folder: Path
     cells: tuple[Cell, ...]
     trace_dir: str | Path | None = None
@@ -48,7 +57,7 @@ class ScenarioCells:
 
 def run_group(group: ScenarioCells) -> list[tuple[Cell, RunSummary, bool]]:
     """Prepare the scenario (or reuse its inputs), then run (or resume) each of its cells."""
-    platform, workload = prepare(group.scenario, group.folder, group.trace_dir)
+    platform, workload = group.scenario.prepare_inputs(group.folder, group.trace_dir)
     return [
         (cell, *run_or_resume(cell.heuristic, platform, workload, cell.outdir,
                               engine=cell.engine, options=dict(cell.options)))

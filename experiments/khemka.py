@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from hetsched.experiments.cells import Cell, ScenarioCells, run_groups
 from hetsched.experiments.scenario import Scenario
+from hetsched.experiments.statistics import confidence_half_width
 from hetsched.metrics.summary import RunSummary
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import MISSING, read_swf
@@ -302,22 +301,6 @@ class Aggregate:
     ci95: float
     mean_completed: float
     latency_p50_ms: float | None
-
-
-def confidence_half_width(values: Sequence[float], level: float = 0.95) -> float:
-    """Half-width of the Student-t confidence interval of the mean (0 for one value).
-
-    Hand-computed: values 1, 2, 3: mean 2, sample sd 1, t(0.975, 2) = 4.3027,
-    half-width 4.3027 / sqrt(3) = 2.4841.
-
-    >>> round(confidence_half_width([1.0, 2.0, 3.0]), 4)
-    2.4841
-    """
-    n = len(values)
-    if n < 2:
-        return 0.0
-    sd = float(np.std(values, ddof=1))
-    return float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
 
 
 def _percent(summary: RunSummary, accounting: str) -> float | None:

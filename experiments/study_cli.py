@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import hansen_cli, khemka, tarplee_cli
+from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -179,5 +179,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
                        help="output folder, reused to resume (default: %(default)s)")
     study.set_defaults(func=experiment_command)
+    machovec_cli.register(studies)
     tarplee_cli.register(studies)
     hansen_cli.register(studies)

@@ -5,6 +5,11 @@ III.D) define them, they "do not use the heterogeneity of the environment nor
 the value functions of the tasks" and always use P-state 0. They consider the
 mappable tasks in arrival order.
 
+With an energy budget (Machovec et al. sec. V.C.3), a decision the energy
+remaining cannot pay for drops its task
+(:func:`hetsched.heuristics.energy.keep_within_budget`): these heuristics do
+not plan energy, the budget stops them when it is spent.
+
 On a heterogeneous system they still have to pick a cluster; our choice: the
 cluster where the task can start earliest, ties broken by the system's cluster
 order (so a task that can start now goes to the first cluster where it fits
@@ -26,6 +31,7 @@ from hetsched.heuristics.common import (
     start_or,
     startable_cluster,
 )
+from hetsched.heuristics.energy import keep_within_budget
 
 
 class Fcfs(Heuristic):
@@ -45,6 +51,7 @@ class Fcfs(Heuristic):
     summary: ClassVar[str] = (
         "first come, first served: start tasks in arrival order until one cannot start now"
     )
+    respects_energy_budget: ClassVar[bool] = True
 
     def __init__(self, drop_zero_value: bool = False) -> None:
         self.drop_zero_value = drop_zero_value
@@ -58,7 +65,7 @@ class Fcfs(Heuristic):
                 break
             decisions.append(commit(schedule, task, slot_now(schedule, task, cluster, now),
                                     Action.START))
-        return decisions
+        return keep_within_budget(event, decisions)
 
 
 class EasyBackfilling(Heuristic):
@@ -100,6 +107,7 @@ class EasyBackfilling(Heuristic):
     summary: ClassVar[str] = (
         "EASY Backfilling: arrival order, one reservation, backfill what can start now"
     )
+    respects_energy_budget: ClassVar[bool] = True
 
     def __init__(self, drop_zero_value: bool = True, textbook: bool = False) -> None:
         self.drop_zero_value = drop_zero_value
@@ -120,7 +128,7 @@ class EasyBackfilling(Heuristic):
                 slot = earliest_slot_over(schedule, task, clusters, now)
                 decisions.append(commit(schedule, task, slot, Action.RESERVE))
                 reservation = True
-        return decisions
+        return keep_within_budget(event, decisions)
 
     def _map_textbook(self, event: MappingEvent) -> list[Decision]:
         kept, decisions = prepare(event, self.drop_zero_value)
@@ -152,7 +160,7 @@ class EasyBackfilling(Heuristic):
                     continue
             decisions.append(commit(schedule, task, slot_now(schedule, task, cluster, now),
                                     Action.START))
-        return decisions
+        return keep_within_budget(event, decisions)
 
 
 class ConservativeBackfilling(Heuristic):
@@ -173,6 +181,7 @@ class ConservativeBackfilling(Heuristic):
         "Conservative Backfilling: arrival order, every task started or reserved at its"
         " earliest slot"
     )
+    respects_energy_budget: ClassVar[bool] = True
 
     def __init__(self, drop_zero_value: bool = True) -> None:
         self.drop_zero_value = drop_zero_value
@@ -183,4 +192,4 @@ class ConservativeBackfilling(Heuristic):
         for task, clusters in kept:
             slot = earliest_slot_over(schedule, task, clusters, now)
             decisions.append(commit(schedule, task, slot, start_or(Action.RESERVE, slot, now)))
-        return decisions
+        return keep_within_budget(event, decisions)

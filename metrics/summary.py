@@ -29,9 +29,10 @@ from hetsched.metrics.outputs import read_consumed_energy, read_jobs
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
-measure window, ``value_earned_total`` all of them). Summaries of another version are
+measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
+execution inside the measure window, Machovec sec. II.D). Summaries of another version are
 recomputed from the run's files rather than read
 (:func:`hetsched.experiments.compare.run_or_resume`)."""
 

@@ -41,7 +41,9 @@ Presets (``PRESETS`` lists them with one line each):
   P-state-0 speed (the paper scales execution time by 1 / gamma(mean sqrt(factor) x r); the
   per-task randomness r belongs to the workload's ETC, the node keeps its mean). Idle power is
   ``idle_fraction`` x full power, default 0: the paper charges only executing tasks (APC x time).
-  Options: ``cores`` (default 100,000), ``idle_fraction``.
+  Options: ``cores`` (default 100,000), ``idle_fraction``, ``pstates`` (default 3; sec. V
+  also times a mapping event with 15 P-states: their power scaling factors are then spread
+  evenly from 1.0 down to 0.5, as 1.0, 0.75, 0.5 are for 3).
 * ``tarplee`` -- Tarplee et al. JPDC 2015: ``types`` machine types (default 4) with M_j
   single-core machines each; ``machines`` (default 64) split uniformly at random among the
   types, at least one each, or ``machines_per_type`` given directly (e.g. ``"4,4,8,16"``). The
@@ -205,6 +207,12 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
     idle_fraction = _option(options, "idle_fraction", float, 0.0)
     if not 0 <= idle_fraction <= 1:
         raise ValueError(f"option 'idle_fraction' must be in [0, 1], got {idle_fraction!r}")
+    nb_pstates = _option(options, "pstates", int, len(MACHOVEC_POWER_FACTORS))
+    _positive("pstates", nb_pstates)
+    factors = (
+        MACHOVEC_POWER_FACTORS if nb_pstates == len(MACHOVEC_POWER_FACTORS)
+        else tuple(float(f) for f in np.linspace(1.0, 0.5, nb_pstates))
+    )
     rng = np.random.default_rng(seed)
     names = MACHOVEC_GENERAL + MACHOVEC_SPECIAL
     weights = [
@@ -224,7 +232,7 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
                 idle_watts=idle_fraction * factor * node_watts,
                 full_watts=factor * node_watts,
             )
-            for factor in MACHOVEC_POWER_FACTORS
+            for factor in factors
         )
         clusters.append(
             ClusterSpec(
@@ -341,7 +349,7 @@ def _registry() -> dict[str, _Preset]:
     registry["machovec"] = _Preset(
         "Machovec et al. 2017 sec. IV.B: 100,000 cores, 4 general + 2 special clusters,"
         " 3 P-states (power 1.0/0.75/0.5), 133 W nodes",
-        frozenset({"cores", "idle_fraction"}),
+        frozenset({"cores", "idle_fraction", "pstates"}),
         _machovec,
     )
     registry["tarplee"] = _Preset(

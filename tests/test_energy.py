@@ -39,6 +39,28 @@ def test_idle_busy_and_pstates_by_hand() -> None:
     assert C.busy_energy(pstate=2, nb_nodes=1, seconds=20.0) == 800.0
 
 
+def test_energy_in_a_window_by_hand() -> None:
+    """Window [15, 35] of the same history: node 0 idles at 50 W until 10, computes at 40 W
+    over [10, 30), idles at 20 W after; node 1 idles at 50 W. In [15, 35]: node 0 15 x 40 +
+    5 x 20 = 700 J, node 1 20 x 50 = 1000 J. Asked before the window: 0; inside it: the part
+    so far; after it: constant. The bound crossed between two updates (15, passed at 30) is
+    recorded exactly."""
+    meter = EnergyMeter([C], window=(15.0, 35.0))
+    meter.set_pstate(0, 2, at=10.0)
+    meter.set_busy(0, True, at=10.0)
+    assert meter.consumed_in_window(12.0) == 0.0
+    assert meter.consumed_in_window(20.0) == pytest.approx(5 * 40.0 + 5 * 50.0)
+    meter.set_busy(0, False, at=30.0)
+    assert meter.consumed_in_window(30.0) == pytest.approx(15 * 40.0 + 15 * 50.0)
+    assert meter.consumed_in_window(35.0) == pytest.approx(1700.0)
+    assert meter.consumed_in_window(90.0) == pytest.approx(1700.0)
+    meter.set_busy(1, True, at=50.0)  # after the window: no change
+    assert meter.consumed_in_window(60.0) == pytest.approx(1700.0)
+    assert EnergyMeter([C]).consumed_in_window(10.0) == EnergyMeter([C]).consumed(10.0)
+    with pytest.raises(ValueError, match="window"):
+        EnergyMeter([C], start=20.0, window=(15.0, 35.0))
+
+
 def test_bad_calls_are_named() -> None:
     meter = EnergyMeter([C])
     meter.set_busy(1, True, at=5.0)

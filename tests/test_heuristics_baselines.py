@@ -14,7 +14,7 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.runner import ModelTimeRunner
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import TaskState
-from hetsched.core.system import Cluster
+from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.value import ValueFunction
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
@@ -236,24 +236,36 @@ def test_task_that_fits_nowhere_is_dropped_and_unknown_cluster_is_an_error() -> 
         ConservativeBackfilling().map(MappingEvent(0.0, (stray,), SystemSchedule(FOUR)))
 
 
-def test_random_draws_a_cluster_per_task_and_takes_its_earliest_slot() -> None:
-    clusters = [Cluster("x", 1, (0, 1)), Cluster("y", 2, (2, 3, 4))]
+def test_random_draws_a_cluster_and_a_pstate_per_task_and_takes_its_earliest_slot() -> None:
+    """Machovec III.D.1: a random cluster with a random P-state. Cluster x has 2 P-states
+    (speeds 2 and 1 Gflop/s: P-state 1 doubles the ETC), y has 3 and the tasks give their
+    ETC per P-state there (etc_pstate)."""
+    x = Cluster("x", 1, (0, 1), (PState(2e9, 5.0, 10.0), PState(1e9, 2.0, 4.0)))
+    y = Cluster("y", 2, (2, 3, 4), (PState(1e9, 5.0, 10.0),) * 3)
+    clusters = [x, y]
     tasks = tuple(
-        Task(f"t{i}", 0.0, cores=1 + i % 2, etc={"x": 3.0 + i, "y": 5.0}) for i in range(30)
+        Task(f"t{i}", 0.0, cores=1 + i % 2, etc={"x": 3.0 + i, "y": 5.0},
+             etc_pstate={"y": (5.0, 6.0, 8.0)})
+        for i in range(30)
     )
     decisions = RandomMapping(seed=11).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
-    # Replaying the same draws and earliest slots by hand gives the same decisions.
+    # Replaying the same draws (cluster, then P-state) and earliest slots by hand.
     rng = random.Random(11)
     replay = SystemSchedule(clusters)
     for task, decision in zip(tasks, decisions, strict=True):
         cluster = clusters[rng.randrange(2)]
-        slot = replay.earliest_slot(cluster.name, cluster.nodes_for(task.cores),
-                                    task.etc[cluster.name], 0.0)
+        pstate = rng.randrange(len(cluster.pstates))
+        seconds = ((3.0 + int(task.id[1:])) * (1, 2)[pstate] if cluster is x
+                   else (5.0, 6.0, 8.0)[pstate])
+        slot = replay.earliest_slot(cluster.name, cluster.nodes_for(task.cores), seconds, 0.0)
         kind = Action.START if slot.start == 0.0 else Action.RESERVE
-        assert decision == Decision(kind, task.id, cluster.name, slot.nodes, slot.start, slot.end)
-        replay.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind)
+        assert decision == Decision(kind, task.id, cluster.name, slot.nodes, slot.start,
+                                    slot.end, pstate)
+        replay.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind, pstate)
     assert {d.cluster for d in decisions} == {"x", "y"}
-    assert all(d.pstate == 0 for d in decisions)
+    assert {(d.cluster, d.pstate) for d in decisions} == {
+        ("x", 0), ("x", 1), ("y", 0), ("y", 1), ("y", 2)
+    }
     # Same seed, same decisions; the generator state carries across events.
     again = RandomMapping(seed=11).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
     assert again == decisions
@@ -261,6 +273,15 @@ def test_random_draws_a_cluster_per_task_and_takes_its_earliest_slot() -> None:
     first = heuristic.map(MappingEvent(0.0, tasks[:1], SystemSchedule(clusters)))
     second = heuristic.map(MappingEvent(0.0, tasks[:1], SystemSchedule(clusters)))
     draws = random.Random(11)
-    assert [first[0].cluster, second[0].cluster] == [
-        clusters[draws.randrange(2)].name, clusters[draws.randrange(2)].name
-    ]
+    expected = []
+    for _ in range(2):
+        cluster = clusters[draws.randrange(2)]
+        expected.append((cluster.name, draws.randrange(len(cluster.pstates))))
+    assert [(d.cluster, d.pstate) for d in first + second] == expected
+
+
+def test_random_on_a_platform_without_pstates_uses_pstate_0() -> None:
+    clusters = [Cluster("x", 1, (0, 1)), Cluster("y", 2, (2, 3, 4))]
+    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"x": 3.0, "y": 5.0}) for i in range(8))
+    decisions = RandomMapping(seed=3).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
+    assert all(d.pstate == 0 for d in decisions) and {d.cluster for d in decisions} == {"x", "y"}

@@ -351,7 +351,10 @@ def test_summary_restricted_to_the_measure_window(tmp_path: Path) -> None:
     """Window [10, 60): tasks 2 (subtime 10), 3 (15) and 4 (30) count, task 1 (0) not.
     Value: earned 6 + 0 + 0 = 6 (task 2 completes at 50, before t1 = 60), bound 8 + 5 + 6 =
     19. Waiting: (10 + 20) / 2 = 15.
-    Utility: only task 3 counts: earned 0, bound 2. Energy in the window:
+    Utility (Machovec sec. II.D: the share of each execution inside the window): task 1 ran
+    [0, 50), 40/50 of it in the window: earns 0.8 x 8 exp(-0.5); its bound runs [0, 25) on
+    b, 15/25 inside: 0.6 x 8 exp(-0.25); task 3, dropped, earns 0, bound 2 (no ETC: an
+    instant at 15, inside). Energy in the window:
     E(60) - E(10) = 41000 - 6000 = 35000 J; the run's total stays 51000 J; the
     makespan stays the run's (80)."""
     workload = workload_json(measure_window=[10, 60])
@@ -363,7 +366,8 @@ def test_summary_restricted_to_the_measure_window(tmp_path: Path) -> None:
     assert summary.value_bound == pytest.approx(19.0)
     assert summary.value_percent == pytest.approx(100 * 6 / 19)
     assert summary.mean_waiting_time == pytest.approx(15.0)
-    assert (summary.utility_earned, summary.utility_bound) == (0.0, 2.0)
+    assert summary.utility_earned == pytest.approx(0.8 * 8 * math.exp(-0.5))
+    assert summary.utility_bound == pytest.approx(0.6 * 8 * math.exp(-0.25) + 2)
     assert summary.energy_window_joules == pytest.approx(35000.0)
     assert summary.energy_joules == 51000.0
     assert summary.makespan == 80.0

@@ -218,6 +218,24 @@ def test_machovec_options() -> None:
         generate("machovec", 2, idle_fraction=1.5)
 
 
+def test_machovec_fifteen_pstates() -> None:
+    """15 P-states: power factors 1.0, 0.964, ..., 0.5 (evenly spread), speeds their square
+    roots; 3 P-states stay the paper's 1.0, 0.75, 0.5 and the same platform."""
+    many = generate("machovec", 2, pstates=15)
+    three = generate("machovec", 2)
+    assert generate("machovec", 2, pstates=3) == three
+    for cluster, reference in zip(many.clusters, three.clusters, strict=True):
+        assert len(cluster.pstates) == 15 and cluster.nb_nodes == reference.nb_nodes
+        factors = [p.full_watts / cluster.pstates[0].full_watts for p in cluster.pstates]
+        assert factors == pytest.approx(list(np.linspace(1.0, 0.5, 15)))
+        assert cluster.pstates[0].full_watts == reference.pstates[0].full_watts
+        assert cluster.pstates[7].full_watts == pytest.approx(reference.pstates[1].full_watts)
+        speeds = [p.speed / cluster.pstates[0].speed for p in cluster.pstates]
+        assert speeds == pytest.approx(list(np.sqrt(np.linspace(1.0, 0.5, 15))))
+    with pytest.raises(ValueError, match="pstates"):
+        generate("machovec", 2, pstates=0)
+
+
 HWANG = {"gene": (300, 2, 2.0e9), "cheetah": (75, 8, 2.53e9), "darth": (75, 8, 2.0e9),
          "lcloud": (50, 12, 2.0e9)}
 

@@ -38,6 +38,7 @@ class Recorder(ConservativeBackfilling):
             [d.task_id for d in system.reserved],
             system.energy_consumed,
             system.more_tasks_expected,
+            system.energy_in_window,
         ))
         return super().map(event)
 
@@ -52,12 +53,25 @@ def test_the_view_follows_every_task_and_the_energy() -> None:
     tasks = [Task("w0!1", 0.0, 4, {"c": 10.0}), Task("w0!2", 2.0, 8, {"c": 10.0}),
              Task("w0!3", 3.0, 4, {"c": 5.0})]
     ModelTimeRunner([C], heuristic, tasks).run()
-    time, states, running, reserved, energy, more = heuristic.seen[2]
+    time, states, running, reserved, energy, more, in_window = heuristic.seen[2]
     assert time == 3.0
     assert states == {"w0!1": "running", "w0!2": "reserved", "w0!3": "waiting"}
     assert (running, reserved) == (["w0!1"], ["w0!2"])
     assert energy == pytest.approx(510.0)
+    assert in_window == energy  # no measure window: the whole run
     assert more is False
+
+
+def test_the_view_gives_the_energy_consumed_in_the_measure_window() -> None:
+    """The same run measured over [1, 100]: at 3, (3 - 1) x (120 + 50) = 340 J; the window's
+    start falls between two updates of the meter (0 and 3)."""
+    heuristic = Recorder()
+    tasks = [Task("w0!1", 0.0, 4, {"c": 10.0}), Task("w0!2", 2.0, 8, {"c": 10.0}),
+             Task("w0!3", 3.0, 4, {"c": 5.0})]
+    ModelTimeRunner([C], heuristic, tasks, measure_window=(1.0, 100.0)).run()
+    assert [(seen[0], seen[-1]) for seen in heuristic.seen] == pytest.approx(
+        [(0.0, 0.0), (2.0, 170.0), (3.0, 340.0)]
+    )
     assert heuristic.seen[0][5] is True  # at 0, more tasks may come
 
 
