@@ -227,10 +227,15 @@ def run_study(
     trace_dir: str | Path | None = None,
     arrivals: tuple[int, int] = ARRIVALS,
     jobs: int = 1,
+    only_scenarios: Sequence[int] | None = None,
     on_days: Callable[[DaySelection], None] | None = None,
     on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
 ) -> list[StudyRun]:
     """Run (or resume) every heuristic on every scenario of every environment.
+
+    ``only_scenarios`` (indices among the ``nb_scenarios``) runs a subset of the study: the
+    days and seeds stay those of the full selection, so a study can be run in parts (or
+    summarised on the scenarios finished so far) and its runs reused by the whole.
 
     Files: ``outdir/days.csv`` (every day's arrivals and whether it was chosen),
     ``outdir/<environment>/s<i>-day<d>/{platform.xml, workload.json, <heuristic>/...}``.
@@ -246,6 +251,13 @@ def run_study(
         )
     specs = [HeuristicSpec.parse(text) for text in heuristics]
     selection = select_days(daily_arrivals(trace, trace_dir), nb_scenarios, *arrivals)
+    chosen = set(range(nb_scenarios) if only_scenarios is None else only_scenarios)
+    outside = sorted(i for i in chosen if not 0 <= i < nb_scenarios)
+    if outside:
+        raise ValueError(
+            f"scenario(s) {', '.join(map(str, outside))} out of range: the study has"
+            f" {nb_scenarios} scenarios, numbered 0 to {nb_scenarios - 1}"
+        )
     if on_days is not None:
         on_days(selection)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -254,6 +266,8 @@ def run_study(
     for env_name in environments:
         env = ENVIRONMENTS[env_name]
         for index, day in enumerate(selection.days):
+            if index not in chosen:
+                continue
             scenario = Scenario(
                 trace,
                 day=day,

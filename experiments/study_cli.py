@@ -62,6 +62,29 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scenario_indices(text: str | None) -> list[int] | None:
+    """``--only-scenarios``: comma-separated indices and ``FIRST-LAST`` ranges (inclusive).
+
+    >>> _scenario_indices("0-3,7")
+    [0, 1, 2, 3, 7]
+    """
+    if text is None:
+        return None
+    indices: list[int] = []
+    for part in filter(None, (item.strip() for item in text.split(","))):
+        first, dash, last = part.partition("-")
+        try:
+            span = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
+        except ValueError:
+            raise ValueError(
+                f"--only-scenarios {text!r}: {part!r} is not an index or FIRST-LAST range"
+            ) from None
+        if not span:
+            raise ValueError(f"--only-scenarios {text!r}: empty range {part!r}")
+        indices.extend(span)
+    return indices
+
+
 def experiment_command(args: argparse.Namespace) -> int:
     """``hetsched experiment khemka``: the study of Khemka et al. (MIC 2015) section 5."""
     environments = (
@@ -97,6 +120,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         trace_dir=args.trace_dir,
         arrivals=arrivals,
         jobs=args.jobs,
+        only_scenarios=_scenario_indices(args.only_scenarios),
         on_days=days,
         on_run=report,
     )
@@ -160,6 +184,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
     study.add_argument("--scenarios", type=int, default=2,
                        help="scenarios (trace days) per environment; the paper has 48")
+    study.add_argument("--only-scenarios", metavar="LIST",
+                       help="run and summarise only these scenarios of the --scenarios chosen"
+                            " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
+                            " study, whose runs they are")
     study.add_argument("--environments", default="intermediate",
                        help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS))
     study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
