@@ -124,9 +124,10 @@ class DaySelection:
             count = self.arrivals.get(day, 0)
             if day == 0:
                 reasons["day 0 (no warm-up)"] += 1
+            elif not count:
+                reasons["no arrival"] += 1
             elif count < self.low:
-                reasons[f"fewer than {self.low} arrivals" + (" (none)" if not count else "")] \
-                    += 1
+                reasons[f"fewer than {self.low} arrivals"] += 1
             elif count > self.high:
                 reasons[f"more than {self.high} arrivals"] += 1
         return dict(reasons)
@@ -134,7 +135,7 @@ class DaySelection:
     def describe(self) -> str:
         """One line: the chosen days with their arrivals, and the skipped days by reason."""
         chosen = ", ".join(f"{d} ({self.arrivals[d]})" for d in self.days)
-        skipped = "; ".join(f"{n} with {why}" for why, n in sorted(self.skipped().items()))
+        skipped = "; ".join(f"{n} day(s): {why}" for why, n in sorted(self.skipped().items()))
         return (f"{len(self.days)} day(s) with {self.low}-{self.high} arrivals: {chosen};"
                 f" skipped {skipped or 'none'}")
 
