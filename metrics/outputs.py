@@ -346,11 +346,13 @@ def read_pstate_changes(path: str | Path) -> list[PStateChange]:
             machines = parse_interval_set(row["machine_id"])
         except ValueError as error:
             raise OutputFileError(f"{where}: column machine_id: {error}") from None
-        if not row["new_pstate"].isdigit():
+        try:
+            pstate = int(row["new_pstate"])  # -1 occurs (machovec study runs)
+        except ValueError:
             raise OutputFileError(
                 f"{where}: column new_pstate: {row['new_pstate']!r} is not a P-state number"
-            )
+            ) from None
         if changes and time < changes[-1].time:
             raise OutputFileError(f"{where}: time {time} goes back from {changes[-1].time}")
-        changes.append(PStateChange(time, machines, int(row["new_pstate"])))
+        changes.append(PStateChange(time, machines, pstate))
     return changes
