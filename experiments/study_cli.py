@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments.cells import add_executor_arguments, executor_from_args
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -121,6 +122,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         arrivals=arrivals,
         jobs=args.jobs,
         only_scenarios=_scenario_indices(args.only_scenarios),
+        executor=executor_from_args(args),
         on_days=days,
         on_run=report,
     )
@@ -202,6 +204,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        " (window, the paper's) or whenever tasks complete (total)")
     study.add_argument("--jobs", type=int, default=1,
                        help="runs at once, in worker processes (default 1)")
+    add_executor_arguments(study)
     study.add_argument("--engine", choices=ENGINES, default="embedded")
     study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
