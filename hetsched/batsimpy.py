@@ -26,6 +26,10 @@ has the errors observed):
   cluster (:func:`static_run_time`) and its node count is the job's ``res`` (batsim-py's
   ``allocate`` takes exactly ``res`` hosts). Heterogeneous ETCs and moldable node counts are
   refused; so are ``actual`` run times (they need a twin's profile).
+- Energy: a ``delay`` profile does not compute, so SimGrid charges its hosts idle power, while
+  the driver's energy meter charges busy power for a running task. With an energy budget
+  (the heuristics that read ``system.energy_consumed``), a START of a job with a ``delay``
+  profile is refused; ``parallel_homogeneous`` static profiles give Batsim's energy exactly.
 - P-states: batsim-py reads a host's power states from ``watt_per_state`` (SimGrid 3.2x);
   Batsim 4.2 platforms (SimGrid 3.32) have ``wattage_per_state``, so its hosts have none and
   ``switch_power_state`` raises. A decision that changes a node's P-state is refused.
@@ -278,6 +282,13 @@ class BatsimPyMapper:
                 f"{task}: {len(decision.nodes)} node(s) chosen, but the job asks for res ="
                 f" {job.res} and batsim-py allocates exactly res hosts (a different node count"
                 " needs an execution twin, which batsim-py cannot register)"
+            )
+        if self.energy_budget is not None and profile.get("type") == "delay":
+            raise BatsimPyLimitation(
+                f"{task}: energy budget set, but the job's static profile"
+                f" {job.profile.name!r} is a delay, for which SimGrid charges idle power while"
+                " the heuristic's energy meter charges busy power: use parallel_homogeneous"
+                " profiles (cpu = ETC x speed, com 0)"
             )
         planned = decision.end - decision.start
         speed = cluster.pstates[decision.pstate].speed if cluster.pstates else 1.0

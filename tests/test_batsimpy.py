@@ -289,6 +289,26 @@ def test_actual_run_time_is_refused(batsim_on_path: Path) -> None:
                  workload)  # fmt: skip
 
 
+@pytest.mark.parametrize("kind", ["delay", "parallel_homogeneous"])
+def test_energy_budget_needs_computing_profiles(batsim_on_path: Path, kind: str) -> None:
+    """A delay draws idle power in SimGrid, busy power in the driver's meter: refused with an
+    energy budget; a parallel_homogeneous job runs, and Batsim charges it what the meter says:
+    job 1, 3 nodes x 10 s x 200 W = 6000 J (the meter also counts node 3 idle, 10 s x 100 W)."""
+    directory = batsim_on_path
+    platform = _platform(directory)
+    workload = _workload(directory, _annotated_jobs()[:1], kind)
+    mapper = BatsimPyMapper(registry.create("fcfs"), energy_budget=1e6)
+    if kind == "delay":
+        with pytest.raises(BatsimPyLimitation, match=r"delay, for which SimGrid charges idle"):
+            run_loop(mapper, simulator_handler(), platform, workload)
+        return
+    run_loop(mapper, simulator_handler(), platform, workload)
+    row = _jobs_csv(directory / "batsim_jobs.csv")["w0!1"]
+    assert float(row["consumed_energy"]) == pytest.approx(6000.0)
+    assert mapper.driver is not None
+    assert mapper.driver.system.energy_consumed == pytest.approx(6000.0 + 100.0 * 10.0)
+
+
 def test_mapper_needs_a_running_simulation() -> None:
     mapper = BatsimPyMapper(registry.create("fcfs"))
     with pytest.raises(RuntimeError, match="attach the mapper"):
