@@ -4,8 +4,8 @@ In the spirit of scikit-learn's ``check_estimator``: :func:`check_heuristic` run
 heuristic through every check on two small systems (one cluster; three heterogeneous
 clusters with three P-states each) and a synthetic workload that carries every annotation the
 papers use (value and utility functions, ETC per P-state, power, task types, applications and
-users, a moldable speedup), and raises :class:`ConformanceError` naming the check and the task
-at the first failure. The checks:
+users, a moldable speedup, Hansen's serial times, slowdowns and makespan goal), and raises
+:class:`ConformanceError` naming the check and the task at the first failure. The checks:
 
 * ``parameters``: ``get_params`` rebuilds the heuristic; ``clone`` gives an equal, separate,
   unused one;
@@ -118,6 +118,12 @@ def _workload_records(specs: Sequence, seed: int, nb_tasks: int) -> list:
             "etc_pstate": etc_pstate,
             "power": power,
             "downey": {"A": float(max(1, cores)), "sigma": 1.0},
+            # Hansen's stochastic model (sec. II), derived without drawing: one slowdown per
+            # cluster and one makespan goal for the whole workload, as the model requires
+            "serial_time": {name: {"mean": round(base, 3), "cov": 0.25} for name in etc},
+            "slowdown": {cluster.name: {"alpha": 4.0 + position, "beta": 2.0}
+                         for position, cluster in enumerate(specs)},
+            "makespan_goal": 1800.0,
         }
         records.append(TaskRecord(subtime=arrival, cores=cores, etc=etc, annotations=annotations))
     return records
