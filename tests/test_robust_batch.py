@@ -183,6 +183,13 @@ def test_inconsistent_models_are_errors_naming_the_job() -> None:
     with pytest.raises(ValueError, match="2 makespan goals"):
         RfDuplexBatch().map(_event([_task("w0!1", {"cpu": 1.0}),
                                     _task("w0!2", {"cpu": 1.0}, goal=50.0)], [cpu]))
+    lacking = _task("w0!2", {"cpu": 1.0})
+    lacking = Task(lacking.id, 0.0, 1, {"cpu": 1.0, "gpu": 1.0}, speedup=lacking.speedup,
+                   annotations=dict(lacking.annotations))  # gpu: etc, no serial_time
+    lacks = r"job w0!2: serial_time or slowdown lacks type\(s\) \['gpu'\]"
+    with pytest.raises(ValueError, match=lacks):
+        RfDuplexBatch().map(_event([_task("w0!1", {"cpu": 1.0, "gpu": 1.0}), lacking],
+                                   [cpu, _cluster("gpu", 2, 1)]))
     other = {"cpu": {"alpha": 3.0, "beta": 2.0}}
     with pytest.raises(ValueError, match="job w0!2: its slowdown differs from job w0!1"):
         RfDuplexBatch().map(_event([_task("w0!1", {"cpu": 1.0}),
