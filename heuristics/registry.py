@@ -42,6 +42,13 @@ from hetsched.heuristics.maxutility import (
 from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.randomized import RandomMapping
+from hetsched.heuristics.robust_batch import (
+    PbRBatch,
+    PbSBatch,
+    RfDuplexBatch,
+    RfMinMaxBatch,
+    RfMinMinBatch,
+)
 
 HEURISTICS: dict[str, type[Heuristic]] = {
     cls.name: cls
@@ -64,6 +71,11 @@ HEURISTICS: dict[str, type[Heuristic]] = {
         MaxUpe,
         MaxUpePh,
         *BAG_HEURISTICS,
+        PbRBatch,
+        PbSBatch,
+        RfMinMinBatch,
+        RfMinMaxBatch,
+        RfDuplexBatch,
     )
 }
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""
