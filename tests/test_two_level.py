@@ -1,0 +1,89 @@
+"""One two-level scheduling invocation and where pilot jobs go (Hwang et al. 2018, sec. 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsched.heuristics.corunner import CorunnerModel
+from hetsched.heuristics.first_level import PlatformAffinityRoundRobin, SimpleFairness
+from hetsched.heuristics.second_level import AllCore, MostAffectedFirst, RandomCombination
+from hetsched.heuristics.two_level import Platform, TwoLevelScheduler, keep_pilots
+from hetsched.platforms.presets import HWANG_TABLE5
+
+
+def paper_platforms() -> list[Platform]:
+    return [Platform(name, nodes, CorunnerModel.paper(name)) for name, nodes, _, _ in HWANG_TABLE5]
+
+
+def test_schedule_is_first_level_then_second_level_per_platform() -> None:
+    platforms = paper_platforms()
+    tasks = np.array([34_600, 248_800, 31_230, 72_950, 112_420])
+    allocation = TwoLevelScheduler(PlatformAffinityRoundRobin(), MostAffectedFirst()).schedule(
+        tasks, range(5), platforms
+    )
+    solo = np.column_stack([p.model.solo for p in platforms])
+    assert allocation.shares.tolist() == PlatformAffinityRoundRobin().allocate(
+        tasks, np.full(4, 600), solo).tolist()
+    for j, (platform, layout) in enumerate(zip(platforms, allocation.layouts, strict=True)):
+        assert layout.shape == (platform.nodes, platform.cores_per_node)
+        assert np.bincount(layout.ravel(), minlength=5).tolist() == allocation.shares[:, j].tolist()
+
+
+def test_keep_pilots_moves_rows_onto_nodes_with_the_same_users() -> None:
+    current = np.array([[0, 0], [1, 2], [2, 2]])
+    new = np.array([[2, 2], [0, 1], [2, 1]])
+    # (2,2) stays on node 2; (1,2) = node 1's users, arranged as they are; (0,1) goes to
+    # node 0, where user 0 keeps core 0.
+    assert keep_pilots(new, current).tolist() == [[0, 1], [1, 2], [2, 2]]
+
+
+def test_keep_pilots_gives_idle_cores_to_new_pilots() -> None:
+    # Node: core 0 idle, core 1 runs user 1's task. New row: user 1 alone (one queued task).
+    # The pilot goes to the idle core, core 1 finishes its task with no pilot after it.
+    assert keep_pilots(np.array([[1, -1]]), np.array([[0, 1]]),
+                       running=np.array([[-1, 1]])).tolist() == [[1, -1]]
+    # Cores 0 and 2 run user 3 (no pilot here any more), core 1 runs user 1: the two cores
+    # without a pilot are 0 and 2; user 1 keeps core 1; user 4 takes idle core 3.
+    row = keep_pilots(np.array([[1, 4, -1, -1]]), np.array([[3, 1, 3, 0]]),
+                      running=np.array([[3, 1, 3, -1]]))
+    assert row.tolist() == [[-1, 1, -1, 4]]
+
+
+def test_keep_pilots_refuses_mismatched_layouts() -> None:
+    with pytest.raises(ValueError, match="layouts differ in shape"):
+        keep_pilots(np.zeros((2, 2), int), np.zeros((3, 2), int))
+
+
+def test_schedule_keeps_running_pilots_in_place() -> None:
+    platforms = [Platform("cheetah", 4, CorunnerModel.paper("cheetah"))]
+    scheduler = TwoLevelScheduler(SimpleFairness(), AllCore())
+    first = scheduler.schedule([100, 100, 0, 0, 0], range(5), platforms)
+    again = scheduler.schedule([100, 100, 0, 0, 0], range(5), platforms,
+                               current=first.layouts, running=first.layouts)
+    assert again.layouts[0].tolist() == first.layouts[0].tolist()
+    # Reversed order of the rows from the policy does not move anyone.
+    flipped = scheduler.schedule([100, 100, 0, 0, 0], range(5), platforms,
+                                 current=[first.layouts[0][::-1].copy()])
+    assert flipped.layouts[0].tolist() == first.layouts[0][::-1].tolist()
+
+
+def test_clone_restarts_the_random_draws() -> None:
+    platforms = [Platform("darth", 10, CorunnerModel.paper("darth"))]
+    scheduler = TwoLevelScheduler(SimpleFairness(), RandomCombination(seed=4))
+    clone = scheduler.clone()
+    a = scheduler.schedule([50] * 5, range(5), platforms).layouts[0]
+    b = clone.schedule([50] * 5, range(5), platforms).layouts[0]
+    assert a.tolist() == b.tolist()
+    assert repr(clone) == "TwoLevelScheduler(SimpleFairness(), RandomCombination(seed=4))"
+
+
+def test_bad_inputs_are_refused() -> None:
+    platforms = paper_platforms()
+    scheduler = TwoLevelScheduler(SimpleFairness(), AllCore())
+    with pytest.raises(ValueError, match="one entry per user"):
+        scheduler.schedule([1, 2], range(3), platforms)
+    with pytest.raises(ValueError, match="current needs one layout per platform"):
+        scheduler.schedule([1, 2], range(2), platforms, current=[np.zeros((1, 1))])
+    with pytest.raises(ValueError, match="nodes must be >= 1"):
+        Platform("gene", 0, CorunnerModel.paper("gene"))
