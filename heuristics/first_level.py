@@ -297,7 +297,8 @@ class PlatformAffinityRoundRobin(FirstLevelPolicy):
         available = cores.copy()
         preference = [list(np.lexsort((np.arange(m), -affinity[i]))) for i in range(n)]
         while fair.sum() > taken.sum():
-            for i in range(n):
+            self._clean_rounds(fair, taken, share, available, preference)
+            for i in range(n):  # one round of Algorithm 2, lines 9-14
                 if fair[i] > taken[i]:
                     r = next(j for j in preference[i] if available[j] > 0)
                     d = min(self.d_unit, int(fair[i] - taken[i]), int(available[r]))
@@ -305,6 +306,24 @@ class PlatformAffinityRoundRobin(FirstLevelPolicy):
                     taken[i] += d
                     available[r] -= d
         return share
+
+    def _clean_rounds(self, fair: np.ndarray, taken: np.ndarray, share: np.ndarray,
+                      available: np.ndarray, preference: list[list[int]]) -> None:
+        """Apply at once the rounds in which no platform runs out and no user reaches its
+        fair share: in each of them every user takes ``d_unit`` cores of the same platform,
+        exactly as the round-by-round loop would."""
+        users = np.flatnonzero(fair > taken)
+        best = np.array([next(j for j in preference[i] if available[j] > 0) for i in users])
+        demand = np.bincount(best, minlength=available.size) * self.d_unit
+        wanted = demand > 0
+        rounds = min(
+            int((available[wanted] // demand[wanted]).min()),
+            int(((fair[users] - taken[users]) // self.d_unit).min()),
+        )
+        if rounds > 0:
+            share[users, best] += rounds * self.d_unit
+            taken[users] += rounds * self.d_unit
+            available -= rounds * demand
 
 
 def _everyone(affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray) -> np.ndarray:

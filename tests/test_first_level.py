@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hetsched.heuristics.affinity import reciprocal_platform_affinity
+from hetsched.heuristics.affinity import platform_affinity, reciprocal_platform_affinity
 from hetsched.heuristics.corunner import CorunnerModel
 from hetsched.heuristics.first_level import (
     FIRST_LEVEL_POLICIES,
@@ -119,6 +119,41 @@ def test_pa_based_rr_with_a_larger_unit() -> None:
     # 2; u1 2 of P0 (done); u2 2 of P0. Round 3: u0 2 of P0, u2 2 of P0.
     shares = PlatformAffinityRoundRobin(d_unit=2).allocate(TASKS, CORES, SOLO)
     assert shares.tolist() == [[2, 4], [2, 2], [6, 0]]
+
+
+def _literal_algorithm_2(tasks: np.ndarray, cores: np.ndarray, affinity: np.ndarray,
+                         d_unit: int) -> np.ndarray:
+    """Algorithm 2 as printed, one turn at a time (the reference for the batched rounds)."""
+    fair = fair_shares(int(cores.sum()), tasks)
+    share = np.zeros(affinity.shape, dtype=int)
+    available = cores.copy()
+    while fair.sum() > share.sum():
+        for i in range(len(tasks)):
+            if fair[i] - share[i].sum() > 0:
+                r = max((j for j in range(len(cores)) if available[j] > 0),
+                        key=lambda j: (affinity[i, j], -j))
+                d = min(d_unit, fair[i] - share[i].sum(), available[r])
+                share[i, r] += d
+                available[r] -= d
+    return share
+
+
+def test_pa_based_rr_batches_rounds_exactly_as_the_literal_algorithm() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        n, m = int(rng.integers(1, 8)), int(rng.integers(1, 5))
+        tasks = rng.integers(0, 300, n)
+        cores = rng.integers(0, 200, m)
+        solo = rng.uniform(10, 100, (n, m))
+        d_unit = int(rng.choice([1, 2, 7, 50]))
+        policy = PlatformAffinityRoundRobin(metric="epa", d_unit=d_unit)
+        affinity = np.zeros((n, m))
+        users, platforms = tasks > 0, cores > 0
+        if users.any() and platforms.any():
+            affinity[np.ix_(users, platforms)] = platform_affinity(
+                solo[np.ix_(users, platforms)], "epa")
+        expected = _literal_algorithm_2(tasks, cores, affinity, d_unit)
+        assert policy.allocate(tasks, cores, solo).tolist() == expected.tolist()
 
 
 def test_fair_shares_water_fill() -> None:
