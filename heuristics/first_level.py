@@ -32,8 +32,10 @@ Choices where the paper is silent (``tests/test_first_level.py``):
   (600 cores for 7 users: 85, 85, 86, 86, 86, 86, 86). Fair shares (Algorithm 2 line 7, and
   Fastest-OneCore) water-fill the same way: users by increasing demand, each
   ``min(demand, floor(left / users left))``.
-* Ties: users with equal demand in index order; platforms of equal affinity in index order;
-  PAF's top users and AAF's top platforms by decreasing affinity, ties by index.
+* Ties: users with equal demand in index order; a user's platforms of equal affinity by its
+  shorter OneCore run time, then index (with a single user left RPA is 1 everywhere: its
+  fastest platform comes first); PAF's top users by decreasing affinity, ties by index.
+  Simple fairness, which ignores affinities, takes platforms in index order.
 * "Top k%" is ``floor(k% x count)``: with k = 50 a single user left selects nothing, which
   is the case the paper's line 9 handles ("If only one user who still needs more cores is
   left ... no selection occurs in line 8", section 5.3.1). Line 9 then gives PAF each
@@ -114,17 +116,29 @@ def _affinities(solo: np.ndarray, tasks: np.ndarray, cores: np.ndarray,
     return affinity
 
 
-def _top(values: np.ndarray, candidates: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` largest ``values`` among ``candidates`` (ties: index)."""
-    order = [int(i) for i in np.lexsort((np.arange(values.size), -values)) if candidates[i]]
+def _top(values: np.ndarray, candidates: np.ndarray, count: int,
+         then: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``count`` largest ``values`` among ``candidates`` (ties: smallest
+    ``then`` when given, then index)."""
+    order = [int(i) for i in _order(values, then) if candidates[i]]
     return np.asarray(order[:count], dtype=np.int64)
 
 
+def _order(affinity: np.ndarray, solo: np.ndarray | None) -> np.ndarray:
+    """Indices by decreasing ``affinity``, ties by shorter ``solo`` run time (when given),
+    then index."""
+    index = np.arange(affinity.size)
+    keys = (index, -affinity) if solo is None else (index, solo, -affinity)
+    return np.lexsort(keys)
+
+
 def affinity_first(
-    tasks: np.ndarray, cores: np.ndarray, affinity: np.ndarray, select: Selection
+    tasks: np.ndarray, cores: np.ndarray, affinity: np.ndarray, select: Selection,
+    solo: np.ndarray | None = None,
 ) -> np.ndarray:
     """Algorithm 1 (Affinity First, first level) with the favoured-platform rule ``select``
-    (lines 8-9); returns the shares (users, platforms)."""
+    (lines 8-9); a user's platforms by decreasing affinity, ties by shorter ``solo`` run
+    time when given, then index (line 12). Returns the shares (users, platforms)."""
     n, m = affinity.shape
     share = np.zeros((n, m), dtype=np.int64)
     available = cores.copy()
@@ -137,7 +151,7 @@ def affinity_first(
         users_left = favoured.sum(axis=0)
         before = available.sum()
         for i in np.lexsort((np.arange(n), need)):
-            for j in np.lexsort((np.arange(m), -affinity[i])):
+            for j in _order(affinity[i], None if solo is None else solo[i]):
                 if favoured[i, j]:
                     d = min(int(tasks[i] - share[i].sum()), int(available[j] // users_left[j]))
                     favoured[i, j] = False
@@ -222,7 +236,8 @@ class ProviderAffinityFirst(FirstLevelPolicy):
                     favoured[users & (affinity[:, j] == best), j] = True
             return favoured
 
-        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select)
+        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select,
+                              solo)
 
 
 class ApplicationAffinityFirst(FirstLevelPolicy):
@@ -253,14 +268,15 @@ class ApplicationAffinityFirst(FirstLevelPolicy):
             favoured = np.zeros(affinity.shape, bool)
             count = int(platforms.sum()) * self.k // 100
             for i in np.flatnonzero(users):
-                favoured[i, _top(affinity[i], platforms, count)] = True
+                favoured[i, _top(affinity[i], platforms, count, solo[i])] = True
             if not favoured.any():  # line 9: the users at or above the median affinity
                 for j in np.flatnonzero(platforms):
                     median = np.median(affinity[users, j])
                     favoured[users & (affinity[:, j] >= median), j] = True
             return favoured
 
-        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select)
+        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select,
+                              solo)
 
 
 class PlatformAffinityRoundRobin(FirstLevelPolicy):
@@ -295,7 +311,7 @@ class PlatformAffinityRoundRobin(FirstLevelPolicy):
         share = np.zeros((n, m), dtype=np.int64)
         taken = np.zeros(n, dtype=np.int64)
         available = cores.copy()
-        preference = [list(np.lexsort((np.arange(m), -affinity[i]))) for i in range(n)]
+        preference = [list(_order(affinity[i], solo[i])) for i in range(n)]
         while fair.sum() > taken.sum():
             self._clean_rounds(fair, taken, share, available, preference)
             for i in range(n):  # one round of Algorithm 2, lines 9-14

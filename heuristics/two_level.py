@@ -11,9 +11,10 @@ the pilot job of that user.
 Redistribution is non-preemptive (section 5): a core whose user changes finishes its running
 task first. To move as few pilot jobs as possible, :func:`keep_pilots` puts each node
 combination the second level decided on a node whose pilots already are those users when
-there is one, and within a node keeps every user on the cores running its tasks, giving
-idle cores to new pilots before busy ones (the paper does not say where a combination goes;
-the co-runner effect depends only on which users share a node).
+there is one, else on the node with the most idle cores, and within a node keeps every user
+on the cores running its tasks, giving idle cores to new pilots before busy ones (the paper
+does not say where a combination goes; the co-runner effect depends only on which users share
+a node).
 
 >>> from hetsched.heuristics.corunner import CorunnerModel
 >>> from hetsched.heuristics.first_level import PlatformAffinityRoundRobin
@@ -138,7 +139,8 @@ def keep_pilots(
 ) -> np.ndarray:
     """``layout``'s node rows moved onto the nodes of ``current`` (the pilot layout now) so
     that pilot jobs stay where they are: a row goes to a node whose pilots are the same
-    users (the first such node), the other rows to the nodes left, in order. Within a node,
+    users (the first such node), the other rows to the nodes left, those with the most idle
+    cores first (then in order). Within a node,
     given ``running`` (the user of each core's running task, -1 idle; ``current`` when not
     given): cores without a pilot in the row go first to busy cores, then each user keeps
     the cores running its own tasks, then takes idle cores, then the cores left. So a new
@@ -172,7 +174,9 @@ def keep_pilots(
             taken[node] = True
         else:
             moved.append(row)
-    for row, node in zip(moved, np.flatnonzero(~taken), strict=True):
+    left = np.flatnonzero(~taken)
+    idle = (running[left] < 0).sum(axis=1)
+    for row, node in zip(moved, left[np.argsort(-idle, kind="stable")], strict=True):
         result[node] = _arrange(row, running[node])
     return result
 

@@ -122,8 +122,9 @@ def test_pa_based_rr_with_a_larger_unit() -> None:
 
 
 def _literal_algorithm_2(tasks: np.ndarray, cores: np.ndarray, affinity: np.ndarray,
-                         d_unit: int) -> np.ndarray:
-    """Algorithm 2 as printed, one turn at a time (the reference for the batched rounds)."""
+                         solo: np.ndarray, d_unit: int) -> np.ndarray:
+    """Algorithm 2 as printed, one turn at a time (the reference for the batched rounds);
+    ties of affinity by shorter OneCore run time, then index."""
     fair = fair_shares(int(cores.sum()), tasks)
     share = np.zeros(affinity.shape, dtype=int)
     available = cores.copy()
@@ -131,7 +132,7 @@ def _literal_algorithm_2(tasks: np.ndarray, cores: np.ndarray, affinity: np.ndar
         for i in range(len(tasks)):
             if fair[i] - share[i].sum() > 0:
                 r = max((j for j in range(len(cores)) if available[j] > 0),
-                        key=lambda j: (affinity[i, j], -j))
+                        key=lambda j: (affinity[i, j], -solo[i, j], -j))
                 d = min(d_unit, fair[i] - share[i].sum(), available[r])
                 share[i, r] += d
                 available[r] -= d
@@ -146,14 +147,27 @@ def test_pa_based_rr_batches_rounds_exactly_as_the_literal_algorithm() -> None:
         cores = rng.integers(0, 200, m)
         solo = rng.uniform(10, 100, (n, m))
         d_unit = int(rng.choice([1, 2, 7, 50]))
-        policy = PlatformAffinityRoundRobin(metric="epa", d_unit=d_unit)
+        metric = str(rng.choice(["epa", "rpa"]))
+        policy = PlatformAffinityRoundRobin(metric=metric, d_unit=d_unit)
         affinity = np.zeros((n, m))
         users, platforms = tasks > 0, cores > 0
         if users.any() and platforms.any():
             affinity[np.ix_(users, platforms)] = platform_affinity(
-                solo[np.ix_(users, platforms)], "epa")
-        expected = _literal_algorithm_2(tasks, cores, affinity, d_unit)
+                solo[np.ix_(users, platforms)], metric)
+        expected = _literal_algorithm_2(tasks, cores, affinity, solo, d_unit)
         assert policy.allocate(tasks, cores, solo).tolist() == expected.tolist()
+
+
+def test_equal_affinities_go_to_the_faster_platform_first() -> None:
+    # One user left: RPA is 1 on both platforms; its faster platform (P1, 40 s) comes first.
+    # PA-based RR: all 5 cores of its fair share from P1; AAF: top floor(2 x 50%) = 1
+    # platform, P1; PAF's line 9 gives both platforms, P1 first: 6 of P1, then 4 of P0.
+    solo = np.array([[60.0, 40.0]])
+    assert PlatformAffinityRoundRobin().allocate([5], [10, 6], solo).tolist() == [[0, 5]]
+    assert ApplicationAffinityFirst().allocate([5], [10, 6], solo).tolist() == [[0, 5]]
+    assert ProviderAffinityFirst().allocate([10], [10, 6], solo).tolist() == [[4, 6]]
+    # Simple fairness ignores platforms' merits: index order.
+    assert SimpleFairness().allocate([5], [10, 6], solo).tolist() == [[5, 0]]
 
 
 def test_fair_shares_water_fill() -> None:

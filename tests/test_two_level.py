@@ -50,6 +50,15 @@ def test_keep_pilots_gives_idle_cores_to_new_pilots() -> None:
     assert row.tolist() == [[-1, 1, -1, 4]]
 
 
+def test_keep_pilots_puts_moved_rows_on_the_idlest_nodes() -> None:
+    # Nodes 0 and 1 run user 0's tasks (pilots of user 0), node 2 is idle. A new row for
+    # user 1 goes to node 2 rather than wait for user 0's tasks on node 0.
+    current = np.array([[0, 0], [0, 0], [0, 0]])
+    running = np.array([[0, 0], [0, 0], [-1, -1]])
+    new = np.array([[1, 1], [-1, -1], [-1, -1]])
+    assert keep_pilots(new, current, running).tolist() == [[-1, -1], [-1, -1], [1, 1]]
+
+
 def test_keep_pilots_refuses_mismatched_layouts() -> None:
     with pytest.raises(ValueError, match="layouts differ in shape"):
         keep_pilots(np.zeros((2, 2), int), np.zeros((3, 2), int))
