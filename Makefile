@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
 
-.PHONY: setup system-deps quickstart test lint bench
+.PHONY: setup system-deps quickstart test lint bench bench-engine
 
 $(BIN)/hetsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,5 +35,10 @@ test: setup system-deps
 lint: setup
 	$(BIN)/ruff check .
 
+# All benchmarks; bench-engine: the embedded engine against real Batsim on Curie day 47 only
+# (needs the reference runs: shared/ beside the repository or HETSCHED_BATSIM_REFERENCE).
 bench: setup
 	$(BIN)/python -m benchmarks
+
+bench-engine: setup
+	$(BIN)/python -m benchmarks.bench_engine --repeat 2

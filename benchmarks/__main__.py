@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_hwang, bench_mapping, bench_runs
+from benchmarks import (
+    bench_engine,
+    bench_hansen,
+    bench_hwang,
+    bench_mapping,
+    bench_runs,
+    bench_tarplee,
+)
 
 if __name__ == "__main__":
-    print("== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
+    print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
+    bench_engine.main([])
+    print("\n== synthetic day: mapping-event latency (benchmarks.bench_mapping)")
     bench_mapping.main([])
     print("\n== real trace day: whole runs (benchmarks.bench_runs)")
     bench_runs.main([])
+    print("\n== Tarplee et al. bags of tasks: run time and memory (benchmarks.bench_tarplee)")
+    bench_tarplee.main([])
+    print("\n== Hansen et al.: robustness floor, 128 applications (benchmarks.bench_hansen)")
+    bench_hansen.main([])
     print("\n== Hwang et al.: one two-level scheduling invocation (benchmarks.bench_hwang)")
     bench_hwang.main([])

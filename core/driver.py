@@ -149,12 +149,15 @@ class MappingDriver:
         self._now = 0.0
         self._more_tasks = True
         powered = all(cluster.pstates for cluster in self._clusters.values())
-        self._meter = EnergyMeter(list(self._clusters.values())) if powered else None
+        self._meter = (
+            EnergyMeter(list(self._clusters.values()), window=measure_window) if powered else None
+        )
         self.system = SystemView(
             self._clusters, self._records, self._running, self._reserved, self._node_task,
             clock=lambda: self._now,
             pstate=self._pstate,
             energy=self._energy,
+            energy_in_window=self._energy_in_window,
             more_tasks=lambda: self._more_tasks,
             energy_budget=energy_budget,
             measure_window=measure_window,
@@ -204,6 +207,9 @@ class MappingDriver:
 
     def _energy(self) -> float | None:
         return None if self._meter is None else self._meter.consumed(self._now)
+
+    def _energy_in_window(self) -> float | None:
+        return None if self._meter is None else self._meter.consumed_in_window(self._now)
 
     # ---------------------------------------------------------------- updates
     def submit(self, task: Task, now: float) -> None:

@@ -10,7 +10,9 @@ hosts, up to SimGrid's rounding (tests check it against the embedded engine and 
 real Batsim 4.2.1 run).
 
 Each update is O(1): the meter keeps the platform's total power and the energy accumulated up
-to the last update.
+to the last update. Given a measure ``window`` ``(t0, t1)`` (Machovec et al. sec. IV.A: the
+energy constraint is per measured day) it also records the energy at ``t0`` and ``t1`` as its
+clock passes them, so that :meth:`EnergyMeter.consumed_in_window` is exact.
 
 >>> from hetsched.core.system import Cluster, PState
 >>> c = Cluster("c", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0)))
@@ -20,6 +22,13 @@ to the last update.
 >>> meter.set_pstate(1, 1, at=10.0); meter.set_busy(1, True, at=10.0)
 >>> meter.consumed(30.0)            # + 20 s x (50 W + 60 W)
 3200.0
+
+With a window ``(5, 20)``: 5 s idle (500 J) then 10 s at 50 W + 60 W (1100 J).
+
+>>> meter = EnergyMeter([c], window=(5.0, 20.0))
+>>> meter.set_pstate(1, 1, at=10.0); meter.set_busy(1, True, at=10.0)
+>>> meter.consumed_in_window(4.0), meter.consumed_in_window(10.0), meter.consumed_in_window(99.0)
+(0.0, 500.0, 1600.0)
 """
 
 from __future__ import annotations
@@ -36,9 +45,17 @@ class EnergyMeter:
     scheduler a host's initial P-state). ValueError when a cluster has no power model.
     """
 
-    __slots__ = ("_accumulated", "_busy", "_clusters", "_last", "_power", "_pstate", "_total")
+    __slots__ = (
+        "_accumulated", "_busy", "_clusters", "_last", "_marks", "_power", "_pstate", "_total",
+        "_window",
+    )
 
-    def __init__(self, clusters: Sequence[Cluster], start: float = 0.0) -> None:
+    def __init__(
+        self,
+        clusters: Sequence[Cluster],
+        start: float = 0.0,
+        window: tuple[float, float] | None = None,
+    ) -> None:
         self._clusters: dict[int, Cluster] = {}
         for cluster in clusters:
             if not cluster.pstates:
@@ -51,10 +68,18 @@ class EnergyMeter:
         self._total = sum(self._power.values())
         self._accumulated = 0.0
         self._last = start
+        if window is not None and not start <= window[0] < window[1]:
+            raise ValueError(f"energy meter: window {window} must be (t0, t1), {start} <= t0 < t1")
+        self._window = window
+        self._marks: dict[float, float] = {}  # cumulative joules at the window's bounds
 
     def _advance(self, at: float) -> None:
         if at < self._last:
             raise ValueError(f"energy meter: time went backwards ({at} after {self._last})")
+        if self._window is not None:
+            for bound in self._window:
+                if self._last <= bound <= at and bound not in self._marks:
+                    self._marks[bound] = self._accumulated + self._total * (bound - self._last)
         self._accumulated += self._total * (at - self._last)
         self._last = at
 
@@ -97,3 +122,21 @@ class EnergyMeter:
         if at < self._last:
             raise ValueError(f"energy meter: asked at {at}, before its last update {self._last}")
         return self._accumulated + self._total * (at - self._last)
+
+    def _cumulative(self, bound: float, at: float) -> float:
+        """Joules consumed from the start to ``min(bound, at)`` (``bound`` a window bound)."""
+        if at <= bound:
+            return self.consumed(at)
+        if bound in self._marks:
+            return self._marks[bound]
+        return self.consumed(bound)  # not passed by an update yet: bound >= the last update
+
+    def consumed_in_window(self, at: float) -> float:
+        """Joules consumed during the window up to ``at``: over ``[t0, min(at, t1)]``, 0 before
+        ``t0``; over ``[start, at]`` without a window."""
+        if self._window is None:
+            return self.consumed(at)
+        t0, t1 = self._window
+        if at <= t0:
+            return 0.0
+        return self._cumulative(t1, at) - self._cumulative(t0, at)

@@ -12,8 +12,10 @@ microsecond rounding, no Batsim output files. Use it for benchmarks, for studies
 simulator, and in tests. The engine stays the reference.
 
 All events at one instant are handled as one simulator message: completions, then arrivals
-(in arrival order), then the end of the workload after the last arrival, then one call of
-:meth:`MappingDriver.advance` (a mapping event when a task arrived or completed).
+(in Batsim's submission order: by arrival time, then by job id compared as a string, as
+Batsim's job submitter sorts them, so ``w0!10`` before ``w0!9``), then the end of the workload
+after the last arrival, then one call of :meth:`MappingDriver.advance` (a mapping event when a
+task arrived or completed).
 
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
@@ -72,7 +74,7 @@ class ModelTimeRunner:
         self._last_arrival = max((task.arrival for task in tasks), default=0.0)
         self._arrivals_left = len(tasks)
         self.now = 0.0
-        for task in sorted(tasks, key=lambda t: t.arrival):  # stable: file order at ties
+        for task in sorted(tasks, key=lambda t: (t.arrival, t.id)):  # Batsim's order
             self._push(task.arrival, _ARRIVAL, task)
         if not tasks:
             self.driver.no_more_tasks(0.0)

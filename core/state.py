@@ -75,6 +75,7 @@ class SystemView:
         "_clock",
         "_clusters",
         "_energy",
+        "_energy_window",
         "_more_tasks",
         "_node_task",
         "_pstate",
@@ -98,6 +99,7 @@ class SystemView:
         more_tasks: Callable[[], bool],
         energy_budget: float | None = None,
         measure_window: tuple[float, float] | None = None,
+        energy_in_window: Callable[[], float | None] | None = None,
     ) -> None:
         self._clusters = MappingProxyType(dict(clusters))
         self._records = MappingProxyType(records)  # type: ignore[arg-type]
@@ -107,6 +109,7 @@ class SystemView:
         self._clock = clock
         self._pstate = pstate
         self._energy = energy
+        self._energy_window = energy if energy_in_window is None else energy_in_window
         self._more_tasks = more_tasks
         self._budget = energy_budget
         self._window = measure_window
@@ -179,6 +182,12 @@ class SystemView:
         """Joules consumed since the start, from the platform's power model (``None`` when a
         cluster has no power model)."""
         return self._energy()
+
+    @property
+    def energy_in_window(self) -> float | None:
+        """Joules consumed during :attr:`measure_window` so far (0 before it starts, constant
+        after it ends; since the start without a window): what the energy budget limits."""
+        return self._energy_window()
 
     @property
     def energy_budget(self) -> float | None:

@@ -39,3 +39,7 @@ class UnsupportedFeature(EngineError):
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} is not supported by the embedded engine; use real Batsim")
         self.what = what
+
+
+class EngineWarning(UserWarning):
+    """Something real Batsim does without failing but that a user should know (a deadlock)."""

@@ -11,11 +11,22 @@ depends on how SimGrid interleaves them, so this kernel reproduces SimGrid's sch
   actors ran. An *answered* simcall (start of a send or receive, actor creation, energy
   query, P-state change...) puts the actor back in the next sub-round; a blocking one (wait,
   sleep, execution) parks it until its activity ends;
-* when nobody can run, time jumps to the next activity end; activities ending at that date
-  end in their creation order and wake their waiters in the order the waits were registered.
-  Activities ending less than ``surf/precision`` (1e-9 s) after that date end with it: SimGrid
-  does so for sleeps (``double_update`` of their duration) and, through its own rounding, for
-  near-simultaneous ends that are equal in exact arithmetic;
+* when nobody can run, time moves as in SimGrid's model loop (``EngineImpl::solve``, the
+  ``ptask_L07`` model's ``update_actions_state``), with the same floating-point operations:
+  the step ``delta`` is the smallest of the activities' next events (a sleep's or transfer's
+  time left; an execution's work left / rate), the clock becomes ``now + delta``, and every
+  activity is decremented by ``delta`` (by ``rate x delta`` for executions) with SimGrid's
+  ``double_update``, which rounds to 0 what is left under ``surf/precision`` (1e-9 s; 1e-14
+  of the work for executions). Activities at 0 end in this step, in their creation order, and
+  wake their waiters in the order the waits were registered. So ends that differ by a few
+  ulps (a parallel task's ``1 / (1 / 14)``) fall in one step or in two exactly as in SimGrid;
+* a *walk* (:class:`Walk`) is a chain of answered simcalls whose length depends on what the
+  other actors do meanwhile: Batsim's energy queries call ``sg_host_get_consumed_energy`` host
+  after host, and each call is a simcall only if no actor has updated that host at this date
+  yet. A :class:`Walker` says, each sub-round, whether its actor stops at a host (a simcall)
+  or is done (the actor then goes on in the same sub-round). When only walkers and actors in
+  the middle of answered simcalls are left, :attr:`Kernel.fast_forward` skips the sub-rounds
+  in which every walker stops;
 * a mailbox is a rendezvous: a send waits for a receive (or the reverse); the transfer starts
   when both are there and lasts :meth:`Kernel.delay` (a zero-time transfer still ends at the
   next time step, as in SimGrid). Getting a mailbox by name is itself an answered simcall
@@ -38,35 +49,65 @@ depends on how SimGrid interleaves them, so this kernel reproduces SimGrid's sch
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 SURF_PRECISION = 1e-9
 """SimGrid's ``surf/precision``: an activity with less than this left ends with the step."""
+_WORK_PRECISION = 1e-5 * SURF_PRECISION
+"""SimGrid's ``maxmin/precision x surf/precision``, the same for the work of an execution."""
 
 Actor = Generator[Any, Any, None]
 
 
 @dataclass
 class Answered:
-    """``count`` answered simcalls in a row (the actor resumes ``count`` sub-rounds later)."""
+    """``count`` answered simcalls in a row (the actor resumes ``count`` sub-rounds later).
+
+    ``action``, if any, is the simcall's kernel-side work: it runs when the first simcall is
+    handled, after every actor of the sub-round ran (e.g. ``Host::set_pstate``).
+    """
 
     count: int = 1
+    action: Callable[[], None] | None = None
 
 
 @dataclass
 class Sleep:
-    """Block for ``duration`` > 0 seconds (``this_actor::sleep_for``).
+    """Block for ``duration`` > 0 seconds (``this_actor::sleep_for``) on ``host``.
 
     SimGrid's ``sleep_for`` with a duration <= 0 returns at once without any simcall: do not
-    yield such a sleep (the kernel refuses it).
+    yield such a sleep (the kernel refuses it). When the sleep ends, the kernel calls
+    :attr:`Kernel.on_sleep_end` with ``host`` (SimGrid's energy plugin updates the host then).
     """
 
     duration: float
+    host: Any = None
+
+
+class Walker(Protocol):
+    """A chain of answered simcalls of unknown length (see :class:`Walk`)."""
+
+    def stop(self) -> bool:
+        """The actor runs in this sub-round: True if it issues a simcall, False if done."""
+
+    def handle(self) -> None:
+        """The simcall issued in this sub-round is handled."""
+
+    def result(self) -> Any:
+        """What the actor gets when the walk is done."""
+
+
+@dataclass
+class Walk:
+    """Run ``walker`` to its end, then resume with its result (see the module docstring)."""
+
+    walker: Walker
 
 
 @dataclass
@@ -98,11 +139,13 @@ class Wait:
     """Block until ``activity`` ends and return its result (``"timeout"`` if ``timeout`` is up).
 
     With a ``timeout``, the activity goes on after the timeout (SimGrid's ``wait_for`` does not
-    cancel it); the kernel cancels it when its owner actor terminates.
+    cancel it); the kernel cancels it when its owner actor terminates. The timeout is a sleep
+    on ``host``.
     """
 
     activity: Activity
     timeout: float | None = None
+    host: Any = None
 
 
 @dataclass
@@ -127,14 +170,53 @@ class Kill:
 
 
 class Activity:
-    """Something that takes simulated time; ``seq`` orders activities ending together."""
+    """Something that takes simulated time; ``seq`` (creation order) orders activities ending
+    in the same step.
 
-    def __init__(self) -> None:
+    ``left`` is what is left of it: seconds for a sleep or a transfer (SimGrid's
+    ``max_duration``), work for an execution (SimGrid's ``remains``, 1.0 at start). While it
+    runs, ``left`` lives in the kernel's :class:`_Actions` table, which steps every activity
+    at once.
+    """
+
+    precision = SURF_PRECISION
+
+    def __init__(self, left: float = 0.0) -> None:
         self.seq = -1
-        self.done = False
+        self._done = False
         self.result: Any = None
         self.waiters: list[Actor] = []
-        self.version = 0
+        self._left = left
+        self._table: _Actions | None = None
+        self._slot = -1
+
+    @property
+    def left(self) -> float:
+        if self._table is not None:
+            return float(self._table.left[self._slot])
+        return self._left
+
+    @left.setter
+    def left(self, value: float) -> None:
+        if self._table is not None:
+            self._table.left[self._slot] = value
+        else:
+            self._left = value
+
+    def decrement(self) -> float:
+        """What one second takes away from ``left`` (1 for a sleep or a transfer)."""
+        return 1.0
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        self._done = value
+        if value and self._table is not None:
+            self._left = self.left
+            self._table.remove(self)
 
 
 class Comm(Activity):
@@ -148,18 +230,132 @@ class Comm(Activity):
 
 
 class _SleepActivity(Activity):
-    pass
+    def __init__(self, duration: float, host: Any = None) -> None:
+        super().__init__(duration)
+        self.host = host
 
 
 class Execution(Activity):
-    """Work that ends at :attr:`end`, which its owner may move (:meth:`Kernel.reschedule`).
+    """Work (1.0 in all) done at ``rate`` per second, which its owner may change at any time.
 
-    ``on_end(kernel, cancelled)`` is called when it ends or is cancelled.
+    ``on_end(kernel, cancelled)`` is called when it ends or is cancelled. A rate of
+    ``inf`` means there is nothing to do (it ends in the next step); 0 means it never ends.
     """
 
-    def __init__(self, on_end: Callable[[Kernel, bool], None] | None = None) -> None:
-        super().__init__()
+    precision = _WORK_PRECISION
+
+    def __init__(
+        self, rate: float = 0.0, on_end: Callable[[Kernel, bool], None] | None = None
+    ) -> None:
+        super().__init__(0.0 if rate == float("inf") else 1.0)
+        self._rate = rate
         self.on_end = on_end
+
+    @property
+    def rate(self) -> float:
+        return self._rate
+
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self._rate = value
+        if self._table is not None:
+            self._table.rate[self._slot] = self.decrement()
+
+    def decrement(self) -> float:
+        # An execution without work has nothing left: nothing to take away.
+        return 0.0 if self._rate == float("inf") else self._rate
+
+
+class _Actions:
+    """The running activities as arrays, stepped all at once as SimGrid's model loop does.
+
+    Slot ``i`` holds what is left, what a second takes away (``rate``) and the precision
+    under which what is left is rounded to 0 (``double_update``).
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.left = np.zeros(capacity)
+        self.rate = np.zeros(capacity)
+        self.precision = np.zeros(capacity)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.items: list[Activity | None] = [None] * capacity
+        self.free = list(range(capacity - 1, -1, -1))
+        self.high = 0  # slots >= high are unused
+        self.count = 0
+        self.zero: list[Activity] = []  # added with nothing left: the next step is 0 s long
+        self.tiny: list[Activity] = []  # added with less than their precision left
+
+    def _grow(self) -> None:
+        capacity = len(self.items)
+        for name in ("left", "rate", "precision", "alive"):
+            old = getattr(self, name)
+            new = np.zeros(2 * capacity, dtype=old.dtype)
+            new[:capacity] = old
+            setattr(self, name, new)
+        self.items.extend([None] * capacity)
+        self.free = list(range(2 * capacity - 1, capacity - 1, -1)) + self.free
+
+    def add(self, activity: Activity) -> None:
+        if not self.free:
+            self._grow()
+        slot = self.free.pop()
+        self.left[slot] = activity._left
+        self.rate[slot] = activity.decrement()
+        self.precision[slot] = activity.precision
+        self.alive[slot] = True
+        self.items[slot] = activity
+        activity._table, activity._slot = self, slot
+        self.high = max(self.high, slot + 1)
+        self.count += 1
+        if activity._left <= 0:
+            self.zero.append(activity)
+        elif activity._left < activity.precision:
+            self.tiny.append(activity)
+
+    def remove(self, activity: Activity) -> None:
+        slot = activity._slot
+        self.alive[slot] = False
+        self.items[slot] = None
+        activity._table, activity._slot = None, -1
+        self.free.append(slot)
+        self.count -= 1
+
+    def step(self) -> tuple[float, list[Activity]] | None:
+        """``delta``, then the activities that end, in creation order (None: nothing left).
+
+        ``delta`` is the smallest next event (``left / rate``; 0 for an activity with nothing
+        left; none for a rate of 0); every activity loses ``rate x delta`` and what is left
+        under its precision becomes 0.
+        """
+        if not self.count:
+            return None
+        if self.zero:  # a 0 s step: only what has (almost) nothing left ends, in this step
+            ending = [activity for activity in self.zero + self.tiny if not activity.done]
+            self.zero, self.tiny = [], []
+            if ending:
+                for activity in ending:
+                    activity.left = 0.0
+                ending.sort(key=lambda activity: activity.seq)
+                return 0.0, ending
+        self.tiny = []
+        high = self.high
+        left, rate = self.left[:high], self.rate[:high]
+        alive = self.alive[:high]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            events = left / rate
+        events[rate <= 0] = np.inf
+        events[left <= 0] = 0.0
+        events[~alive] = np.inf
+        delta = float(events.min())
+        if delta == np.inf:
+            return None
+        after = left - rate * delta
+        after[after < self.precision[:high]] = 0.0
+        np.copyto(left, after, where=alive)
+        ending_slots = np.flatnonzero(alive & (left <= 0)).tolist()
+        ending = [self.items[slot] for slot in ending_slots]
+        ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
+        return delta, ending  # type: ignore[return-value]
 
 
 @dataclass
@@ -169,37 +365,44 @@ class _Mailbox:
 
 
 class Kernel:
-    """Runs actors with SimGrid 3.32's scheduling; ``delay(src, dst)`` times a transfer."""
+    """Runs actors with SimGrid 3.32's scheduling; ``delay(src, dst)`` times a transfer.
+
+    Hooks: ``on_transfer_end(comm)`` and ``on_sleep_end(host)`` are called by the kernel
+    (SimGrid's maestro) when a transfer or a sleep ends, before any actor runs;
+    ``fast_forward(limit)`` advances every walker by up to ``limit`` sub-rounds in which each
+    of them stops (none finishes) and returns how many it did.
+    """
 
     def __init__(self, delay: Callable[[str, str], float]) -> None:
         self.delay = delay
         self.now = 0.0
         self.subround = 0
         self._seq = itertools.count()
-        self._run: list[tuple[Actor, Any, int]] = []  # (actor, value, sub-rounds to wait)
-        self._heap: list[tuple[float, int, int, Activity]] = []
+        # (actor, value to send, sub-rounds to wait, walker in progress or None)
+        self._run: list[tuple[Actor, Any, int, Walker | None]] = []
+        self._actions = _Actions()
         self._mailboxes: dict[str, _Mailbox] = {}
         self._waiting_on: dict[int, Activity] = {}  # id(actor) -> activity it blocks on
         self._owned: dict[int, list[Execution]] = {}  # id(actor) -> executions it started
         self._timeouts: dict[int, tuple[_SleepActivity, Activity]] = {}
         self.on_transfer_end: Callable[[Comm], None] | None = None
+        self.on_sleep_end: Callable[[Any], None] | None = None
+        self.fast_forward: Callable[[int], int] | None = None
 
     # ------------------------------------------------------------------ public
     def spawn(self, actor: Actor) -> None:
         """Make ``actor`` runnable in the next sub-round."""
-        self._run.append((actor, None, 0))
+        self._run.append((actor, None, 0, None))
 
     def mailbox_empty(self, name: str) -> bool:
         """SimGrid's ``Mailbox::empty()``: no send waits in the mailbox."""
         box = self._mailboxes.get(name)
         return box is None or not box.sends
 
-    def schedule(self, activity: Activity, end: float) -> None:
-        """(Re)schedule the end of ``activity`` at ``end`` (first call fixes its order)."""
-        if activity.seq < 0:
-            activity.seq = next(self._seq)
-        activity.version += 1
-        heapq.heappush(self._heap, (end, activity.seq, activity.version, activity))
+    def start(self, activity: Activity) -> None:
+        """Start ``activity`` now (SimGrid creates its model action: this fixes its order)."""
+        activity.seq = next(self._seq)
+        self._actions.add(activity)
 
     def run(self) -> None:
         """Run until no actor can run and no activity remains."""
@@ -209,52 +412,89 @@ class Kernel:
                 return
 
     # ------------------------------------------------------------------ sub-rounds
-    def _run_subrounds(self) -> None:
-        """Run sub-rounds until every actor blocks.
+    def _skip(self) -> None:
+        """Skip the sub-rounds in which no actor does anything but an answered simcall.
 
         An actor in the middle of ``n`` answered simcalls stays in the run list for ``n``
         sub-rounds without running (it keeps its place, as in SimGrid where it runs and is
-        answered each time); when only such actors are left, the kernel skips ahead.
+        answered each time); walkers stop at a host in each skipped sub-round.
         """
+        limit = -1
+        walkers = False
+        for entry in self._run:
+            if entry[3] is not None:
+                walkers = True
+            elif entry[2] == 0:
+                return
+            elif limit < 0 or entry[2] < limit:
+                limit = entry[2]
+        if walkers:
+            if self.fast_forward is None:
+                return
+            limit = self.fast_forward(limit if limit >= 0 else 1 << 62)
+        if limit > 0:
+            self._run = [
+                (actor, value, left - limit if walker is None else 0, walker)
+                for actor, value, left, walker in self._run
+            ]
+            self.subround += limit
+
+    def _run_subrounds(self) -> None:
+        """Run sub-rounds until every actor blocks."""
         while self._run:
-            skip = min(entry[2] for entry in self._run)
-            if skip > 0:
-                self._run = [(actor, value, left - skip) for actor, value, left in self._run]
-                self.subround += skip
+            self._skip()
             batch, self._run = self._run, []
-            results: list[tuple[Actor, Any, int]] = []
-            for actor, value, left in batch:
+            results: list[tuple[Actor, Any, int, Walker | None]] = []
+            for actor, value, left, walker in batch:
                 if left > 0:
-                    results.append((actor, None, left))
+                    results.append((actor, None, left, None))
                     continue
-                try:
-                    request = actor.send(value)
-                except StopIteration:
-                    self._terminate(actor)
-                    continue
-                results.append((actor, request, 0))
+                if walker is not None:
+                    if walker.stop():
+                        results.append((actor, None, 0, walker))
+                        continue
+                    value = walker.result()
+                while True:  # the actor runs until its next simcall
+                    try:
+                        request = actor.send(value)
+                    except StopIteration:
+                        self._terminate(actor)
+                        break
+                    if type(request) is Walk:
+                        if request.walker.stop():
+                            results.append((actor, None, 0, request.walker))
+                            break
+                        value = request.walker.result()
+                        continue
+                    results.append((actor, request, 0, None))
+                    break
             self.subround += 1
-            for actor, request, left in results:
-                if left > 0:
-                    self._run.append((actor, None, left - 1))
+            for actor, request, left, walker in results:
+                if walker is not None:
+                    walker.handle()
+                    self._run.append((actor, None, 0, walker))
+                elif left > 0:
+                    self._run.append((actor, None, left - 1, None))
                 else:
                     self._handle(actor, request)
 
     def _answer(self, actor: Actor, value: Any = None) -> None:
-        self._run.append((actor, value, 0))
+        self._run.append((actor, value, 0, None))
 
     def _handle(self, actor: Actor, request: Any) -> None:
         if isinstance(request, Answered):
-            self._run.append((actor, None, max(request.count, 1) - 1))
+            if request.action is not None:
+                request.action()
+            self._run.append((actor, None, max(request.count, 1) - 1, None))
         elif isinstance(request, Sleep):
             if not request.duration > 0:
                 raise ValueError(f"Sleep({request.duration}): sleep_for(<= 0) is no simcall")
-            activity = _SleepActivity()
+            activity = _SleepActivity(request.duration, request.host)
             activity.waiters.append(actor)
             self._waiting_on[id(actor)] = activity
-            self.schedule(activity, self.now + request.duration)
+            self.start(activity)
         elif isinstance(request, Spawn):
-            self._run.append((request.actor, None, 0))
+            self._run.append((request.actor, None, 0, None))
             self._answer(actor)
         elif isinstance(request, Isend):
             self._answer(actor, self._isend(request))
@@ -263,6 +503,7 @@ class Kernel:
         elif isinstance(request, Wait):
             self._wait(actor, request)
         elif isinstance(request, Start):
+            self.start(request.activity)
             self._owned.setdefault(id(actor), []).append(request.activity)
             self._answer(actor)
         elif isinstance(request, Cancel):
@@ -298,7 +539,8 @@ class Kernel:
 
     def _start_transfer(self, comm: Comm) -> None:
         assert comm.src_host is not None and comm.dst_host is not None
-        self.schedule(comm, self.now + self.delay(comm.src_host, comm.dst_host))
+        comm.left = self.delay(comm.src_host, comm.dst_host)
+        self.start(comm)
 
     def _wait(self, actor: Actor, request: Wait) -> None:
         activity = request.activity
@@ -308,36 +550,29 @@ class Kernel:
         activity.waiters.append(actor)
         self._waiting_on[id(actor)] = activity
         if request.timeout is not None:
-            timer = _SleepActivity()
+            timer = _SleepActivity(request.timeout, request.host)
             timer.waiters.append(actor)
             self._timeouts[id(actor)] = (timer, activity)
-            self.schedule(timer, self.now + request.timeout)
+            self.start(timer)
 
     # ------------------------------------------------------------------ time
     def _advance_time(self) -> bool:
-        heap = self._heap
-        while heap and (heap[0][3].done or heap[0][2] != heap[0][3].version):
-            heapq.heappop(heap)
-        if not heap:
+        """One step of SimGrid's model loop (``EngineImpl::solve``); False when nothing is left."""
+        step = self._actions.step()
+        if step is None:
             return False
-        date = heap[0][0]
-        ending: list[Activity] = []
-        while heap and heap[0][0] < date + SURF_PRECISION:
-            _, _, version, activity = heapq.heappop(heap)
-            if not activity.done and version == activity.version:
-                ending.append(activity)
-        self.now = max(self.now, date)
+        delta, ending = step
+        self.now += delta
         self.subround = 0
-        ending.sort(key=lambda activity: activity.seq)
         ended = {id(activity) for activity in ending}
         for activity in ending:
-            if activity.done:
+            if activity.done:  # e.g. the timeout of a wait that another end answered
                 continue
+            activity.done = True
             self._end(activity, ended)
         return True
 
     def _end(self, activity: Activity, ended_together: set[int]) -> None:
-        activity.done = True
         if isinstance(activity, Comm):
             activity.result = activity.payload
             if self.on_transfer_end is not None:
@@ -346,6 +581,12 @@ class Kernel:
             activity.result = "done"
             if activity.on_end is not None:
                 activity.on_end(self, False)
+        elif (
+            isinstance(activity, _SleepActivity)
+            and activity.host is not None
+            and self.on_sleep_end is not None
+        ):
+            self.on_sleep_end(activity.host)
         for waiter in activity.waiters:
             key = id(waiter)
             timeout = self._timeouts.get(key)

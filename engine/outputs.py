@@ -5,10 +5,14 @@ With ``-e PREFIX`` (default ``out``) Batsim writes ``PREFIX_jobs.csv``, ``PREFIX
 ``PREFIX_pstate_changes.csv`` (the Pajé trace ``PREFIX_schedule.trace`` is not written by the
 engine). Numbers are written as Batsim writes them: ``std::to_string`` (``%f``, six decimals)
 in the jobs and schedule files, ``%g`` for the times of the machine-state and P-state files,
-``%lf``/``%Lf`` in the energy file.
+``%lf``/``%Lf`` in the energy file. Where Batsim computes in ``long double`` (job times and
+energies, the schedule's sums, the time machines spent in each state, energy lines), so does
+this module (:data:`~hetsched.engine.energy.LONG_DOUBLE`), so the last digit matches.
 
 >>> to_string(1.5), to_string(-1.0), to_string(float("nan")), format_g(12345.678)
 ('1.500000', '-1.000000', 'nan', '12345.7')
+>>> to_string(LONG_DOUBLE(1) / 3), to_string(LONG_DOUBLE("2127.18593749999"))
+('0.333333', '2127.185937')
 >>> paths = output_paths("out/run1", energy=True)
 >>> sorted(path.name for path in paths.values())  # doctest: +NORMALIZE_WHITESPACE
 ['run1_consumed_energy.csv', 'run1_jobs.csv', 'run1_machine_states.csv',
@@ -18,9 +22,14 @@ in the jobs and schedule files, ``%g`` for the times of the machine-state and P-
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsched.engine.energy import LONG_DOUBLE, long_double_sum
 
 JOB_COLUMNS = (
     "job_id",
@@ -47,8 +56,13 @@ PSTATE_HEADER = "time,machine_id,new_pstate"
 MACHINE_STATES = ("sleeping", "idle", "computing", "switching_on", "switching_off", "unavailable")
 
 
-def to_string(value: float) -> str:
-    """C++ ``std::to_string(double)``: ``%f``; NaN keeps its sign bit as glibc prints it."""
+def to_string(value: Any) -> str:
+    """C++ ``std::to_string``: ``%f`` of a double, ``%Lf`` of a ``long double``; NaN keeps its
+    sign bit as glibc prints it."""
+    if isinstance(value, LONG_DOUBLE):
+        if np.isnan(value):
+            return "-nan" if np.signbit(value) else "nan"
+        return np.format_float_positional(value, precision=6, unique=False, fractional=True)
     if math.isnan(value):
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     return f"{value:f}"
@@ -59,10 +73,12 @@ def format_g(value: float) -> str:
     return f"{value:g}"
 
 
-def output_paths(prefix: str | Path, energy: bool) -> dict[str, Path]:
+def output_paths(
+    prefix: str | Path, energy: bool, machine_state_tracing: bool = True
+) -> dict[str, Path]:
     """The files Batsim writes for export prefix ``prefix``, by kind."""
     base = str(prefix)
-    names = ["jobs", "schedule", "machine_states"]
+    names = ["jobs", "schedule"] + (["machine_states"] if machine_state_tracing else [])
     if energy:
         names += ["consumed_energy", "pstate_changes"]
     return {name: Path(f"{base}_{name}.csv") for name in names}
@@ -79,7 +95,10 @@ def check_writable(paths: Mapping[str, Path], force: bool) -> None:
 
 @dataclass
 class JobRecord:
-    """What ``JobsTracer::write_job`` reads from a finished (or rejected) job."""
+    """What ``JobsTracer::write_job`` reads from a finished (or rejected) job.
+
+    ``runtime`` and ``consumed_energy`` are ``long double`` in Batsim (``src/jobs.hpp``).
+    """
 
     job_name: str
     workload: str
@@ -89,9 +108,9 @@ class JobRecord:
     walltime: float
     state: str
     starting_time: float
-    runtime: float
+    runtime: Any
     allocation: str
-    consumed_energy: float
+    consumed_energy: Any
     metadata: str
 
 
@@ -102,18 +121,25 @@ class JobsTracer:
         self.rows: list[str] = []
         self.nb_jobs = self.nb_finished = self.nb_success = self.nb_killed = 0
         self.nb_rejected = 0
-        self.makespan = 0.0
-        self.sum_waiting = self.sum_turnaround = self.sum_slowdown = 0.0
-        self.max_waiting = self.max_turnaround = self.max_slowdown = 0.0
+        zero = LONG_DOUBLE(0)
+        self.makespan_ld = zero
+        self.sum_waiting = self.sum_turnaround = self.sum_slowdown = zero
+        self.max_waiting = self.max_turnaround = self.max_slowdown = zero
         self.final_states: dict[str, int] = {}
-        self.machine_busy: dict[int, float] = {}
 
-    def write_job(self, job: JobRecord, allocation_ids: tuple[int, ...]) -> None:
+    @property
+    def makespan(self) -> float:
+        return float(self.makespan_ld)
+
+    def write_job(self, job: JobRecord) -> None:
+        """``JobsTracer::write_job`` (times in ``long double``, each cast to double to print)."""
         success = job.state == "COMPLETED_SUCCESSFULLY"
         rejected = job.state == "REJECTED"
         self.nb_jobs += 1
         self.final_states[job.state] = self.final_states.get(job.state, 0) + 1
-        finish = job.starting_time + job.runtime
+        start = LONG_DOUBLE(job.starting_time)
+        runtime = LONG_DOUBLE(job.runtime)
+        submission = LONG_DOUBLE(job.submission_time)
         if rejected:
             self.nb_rejected += 1
         else:
@@ -122,21 +148,20 @@ class JobsTracer:
                 self.nb_success += 1
             else:
                 self.nb_killed += 1
-            waiting = job.starting_time - job.submission_time
-            turnaround = finish - job.submission_time
-            slowdown = turnaround / job.runtime
+            waiting = start - submission
+            completion = start + runtime
+            turnaround = completion - submission
+            slowdown = turnaround / runtime
             self.sum_waiting += waiting
             self.sum_turnaround += turnaround
             self.sum_slowdown += slowdown
-            self.makespan = max(self.makespan, finish)
+            self.makespan_ld = max(self.makespan_ld, completion)
             self.max_waiting = max(self.max_waiting, waiting)
             self.max_turnaround = max(self.max_turnaround, turnaround)
             self.max_slowdown = max(self.max_slowdown, slowdown)
-            for machine in allocation_ids:
-                self.machine_busy[machine] = self.machine_busy.get(machine, 0.0) + job.runtime
 
-        def timed(value: float) -> str:
-            return "" if rejected else to_string(value)
+        def timed(value: Any) -> str:
+            return "" if rejected else to_string(float(value))
 
         row = (
             job.job_name,
@@ -147,12 +172,12 @@ class JobsTracer:
             to_string(job.walltime),
             "1" if success else "0",
             job.state,
-            timed(job.starting_time),
-            timed(job.runtime),
-            timed(finish),
-            timed(job.starting_time - job.submission_time),
-            timed(finish - job.submission_time),
-            timed((finish - job.submission_time) / job.runtime) if not rejected else "",
+            timed(start),
+            timed(runtime),
+            timed(start + runtime),
+            timed(start - submission),
+            timed(start + runtime - submission),
+            timed((start + runtime - submission) / runtime),
             job.allocation,
             "" if rejected else to_string(job.consumed_energy),
             f'"{job.metadata}"',
@@ -167,8 +192,8 @@ class JobsTracer:
         """``JobsTracer::finalize``: one header line, one value line, keys sorted."""
         nb = self.nb_jobs
 
-        def ratio(total: float) -> float:
-            return total / nb if nb else math.copysign(math.nan, -1.0)
+        def ratio(total: Any) -> float:
+            return float(total) / nb if nb else math.copysign(math.nan, -1.0)
 
         values = dict(figures)
         values.update(
@@ -178,13 +203,13 @@ class JobsTracer:
             nb_jobs_killed=str(self.nb_killed),
             nb_jobs_rejected=str(self.nb_rejected),
             success_rate=to_string(ratio(self.nb_success)),
-            makespan=to_string(self.makespan),
+            makespan=to_string(float(self.makespan_ld)),
             mean_waiting_time=to_string(ratio(self.sum_waiting)),
             mean_turnaround_time=to_string(ratio(self.sum_turnaround)),
             mean_slowdown=to_string(ratio(self.sum_slowdown)),
-            max_waiting_time=to_string(self.max_waiting),
-            max_turnaround_time=to_string(self.max_turnaround),
-            max_slowdown=to_string(self.max_slowdown),
+            max_waiting_time=to_string(float(self.max_waiting)),
+            max_turnaround_time=to_string(float(self.max_turnaround)),
+            max_slowdown=to_string(float(self.max_slowdown)),
         )
         keys = sorted(values)
         text = ",".join(keys) + "\n" + ",".join(values[key] for key in keys) + "\n"
@@ -192,22 +217,58 @@ class JobsTracer:
 
 
 class EnergyTracer:
-    """``PREFIX_consumed_energy.csv`` (``EnergyConsumptionTracer::add_entry``)."""
+    """``PREFIX_consumed_energy.csv`` (``EnergyConsumptionTracer::add_entry``, ``long double``)."""
 
     def __init__(self) -> None:
         self.rows: list[str] = []
-        self._last_date = 0.0
-        self._last_energy = 0.0
+        self._last_date = LONG_DOUBLE(0)
+        self._last_energy = LONG_DOUBLE(0)
 
-    def add_entry(self, date: float, energy: float, event_type: str, wattmin: float) -> float:
-        time_diff = date - self._last_date
-        epower = f"{(energy - self._last_energy) / time_diff:f}" if time_diff > 0 else "NA"
-        self.rows.append(f"{date:f},{energy:f},{event_type},{wattmin:f},{epower}")
-        self._last_date, self._last_energy = date, energy
+    def add_entry(self, date: float, energy: Any, event_type: str, wattmin: Any) -> Any:
+        time_diff = LONG_DOUBLE(date) - self._last_date
+        epower = LONG_DOUBLE(-1)
+        if time_diff > 0:
+            epower = (energy - self._last_energy) / time_diff
+        power = f"{float(epower):f}" if epower != -1 else "NA"
+        self.rows.append(
+            f"{date:f},{to_string(LONG_DOUBLE(energy))},{event_type},"
+            f"{to_string(LONG_DOUBLE(wattmin))},{power}"
+        )
+        self._last_date, self._last_energy = LONG_DOUBLE(date), LONG_DOUBLE(energy)
         return energy
 
     def write(self, path: Path) -> None:
         path.write_text("\n".join([ENERGY_HEADER, *self.rows]) + "\n", encoding="utf-8")
+
+
+class MachineStateTimes:
+    """Time each machine spent in each state (``Machine::update_machine_state``): a ``long
+    double`` per machine and state, summed over machines in order for ``time_<state>``.
+
+    >>> times = MachineStateTimes(2)
+    >>> times.change([0, 1], "idle", 0.1)
+    >>> times.change([1], "computing", 0.3)
+    >>> times.totals()["idle"], times.totals()["computing"]
+    ('0.200000', '0.200000')
+    """
+
+    def __init__(self, nb_machines: int) -> None:
+        self._time = np.zeros((len(MACHINE_STATES), nb_machines), dtype=LONG_DOUBLE)
+        self._last = np.zeros(nb_machines, dtype=LONG_DOUBLE)
+
+    def change(self, machines: Sequence[int], old_state: str, now: float) -> None:
+        """``machines``, all in ``old_state`` until ``now``, change state at ``now``."""
+        ids = np.asarray(machines, dtype=np.intp)
+        date = LONG_DOUBLE(now)
+        self._time[MACHINE_STATES.index(old_state), ids] += date - self._last[ids]
+        self._last[ids] = date
+
+    def totals(self) -> dict[str, str]:
+        """``time_<state>`` of ``PREFIX_schedule.csv``, by state."""
+        return {
+            state: to_string(float(long_double_sum(self._time[index])))
+            for index, state in enumerate(MACHINE_STATES)
+        }
 
 
 class LinesTracer:

@@ -50,6 +50,7 @@ PowerRange(idle=5.0, epsilon=5.0, full=8.0)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -217,12 +218,22 @@ class _Zone:
         return not self.children
 
 
-@dataclass
 class _Element:
-    tag: str
-    attributes: dict[str, str]
-    line: int
-    children: list[_Element] = field(default_factory=list)
+    """An XML element and its line in the file."""
+
+    __slots__ = ("attributes", "children", "line", "tag")
+
+    def __init__(
+        self,
+        tag: str,
+        attributes: dict[str, str],
+        line: int,
+        children: list[_Element] | None = None,
+    ) -> None:
+        self.tag = tag
+        self.attributes = attributes
+        self.line = line
+        self.children = [] if children is None else children
 
 
 @dataclass
@@ -239,19 +250,17 @@ class _HostRecord:
 def _read_xml(path: Path) -> _Element:
     """Parse ``path`` with expat, keeping each element's line number."""
     parser = expat.ParserCreate()
-    root: list[_Element] = []
-    stack: list[_Element] = []
+    top = _Element("", {}, 0)
+    stack: list[list[_Element]] = [top.children]
+    push, pop = stack.append, stack.pop
 
-    def start(tag: str, attributes: dict[str, str]) -> None:
-        element = _Element(tag, dict(attributes), parser.CurrentLineNumber)
-        if stack:
-            stack[-1].children.append(element)
-        else:
-            root.append(element)
-        stack.append(element)
+    def start(tag: str, attributes: dict[str, str]) -> None:  # expat gives a new dict
+        element = _Element(tag, attributes, parser.CurrentLineNumber)
+        stack[-1].append(element)
+        push(element.children)
 
     def end(_tag: str) -> None:
-        stack.pop()
+        pop()
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
@@ -262,11 +271,12 @@ def _read_xml(path: Path) -> _Element:
         parser.Parse(stripped, True)
     except expat.ExpatError as error:
         raise PlatformError(f"{path}: invalid XML: {error} (+{offset} lines)") from None
-    if not root:
+    if not top.children:
         raise PlatformError(f"{path}: no XML element")
-    for element in _walk(root[0]):
-        element.line += offset
-    return root[0]
+    if offset:
+        for element in _walk(top.children[0]):
+            element.line += offset
+    return top.children[0]
 
 
 def _walk(element: _Element) -> list[_Element]:
@@ -325,6 +335,16 @@ class _Reader:
     def properties(self, element: _Element, allowed: tuple[str, ...]) -> dict[str, str]:
         props: dict[str, str] = {}
         for child in element.children:
+            attributes = child.attributes
+            if (
+                child.tag == "prop"
+                and len(attributes) == 2
+                and "id" in attributes
+                and "value" in attributes
+                and not child.children
+            ):
+                props[attributes["id"]] = attributes["value"]
+                continue
             if child.tag == "prop":
                 values = self.attributes(child)
                 if child.children:
@@ -449,14 +469,10 @@ class _Reader:
                 self.read_route(child, zone)
 
     def coordinates(self, element: _Element, text: str) -> tuple[float, float, float]:
-        parts = text.split(" ")
         try:
-            if len(parts) != 3:
-                raise ValueError("3 space-separated numbers expected")
-            x, y, height = (float(part) for part in parts)
+            return _coordinates(text)
         except ValueError as error:
             raise self.error(element, f"bad Vivaldi coordinates {text!r}: {error}") from None
-        return x, y, height
 
     def read_host(self, element: _Element, zone: _Zone) -> None:
         values = self.attributes(element)
@@ -464,7 +480,7 @@ class _Reader:
         for attribute in ("speed_file", "availability_file", "state_file"):
             if values[attribute]:
                 raise UnsupportedFeature(f"{self.path}:{element.line}: host {attribute}")
-        speeds = self.value(element, parse_speed_list, values["speed"], "speed")
+        speeds = self.value(element, _speed_list, values["speed"], "speed")
         try:
             cores = int(values["core"])
             pstate_value = float(values["pstate"])
@@ -586,7 +602,7 @@ class _Reader:
                 f"{self.path}:{element.line}: cluster topology {values['topology']}"
             )
         properties = self.properties(element, ())
-        speeds = self.value(element, parse_speed_list, values["speed"], "speed")
+        speeds = self.value(element, _speed_list, values["speed"], "speed")
         try:
             cores = int(values["core"])
             radicals = _radicals(values["radical"])
@@ -642,6 +658,21 @@ class _Reader:
         zone.star[router] = _Star((), ())
 
 
+@functools.lru_cache(maxsize=1024)
+def _speed_list(text: str) -> tuple[float, ...]:
+    """``parse_speed_list``, once per distinct text (hosts of a cluster share theirs)."""
+    return parse_speed_list(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _coordinates(text: str) -> tuple[float, float, float]:
+    parts = text.split(" ")
+    if len(parts) != 3:
+        raise ValueError("3 space-separated numbers expected")
+    x, y, height = (float(part) for part in parts)
+    return x, y, height
+
+
 def _radicals(text: str) -> list[int]:
     """SimGrid's ``explodesRadical``: ``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``."""
     values: list[int] = []
@@ -661,17 +692,23 @@ def _power_ranges(host: _HostRecord, path: Path) -> tuple[PowerRange, ...] | Non
     text = host.properties.get("wattage_per_state")
     if text is None:
         return None
-    where = f"{path}:{host.line}: host {host.name!r}: wattage_per_state"
+    ranges = _parse_power_ranges(text, len(host.speeds))
+    if isinstance(ranges, str):
+        raise PlatformError(f"{path}:{host.line}: host {host.name!r}: wattage_per_state: {ranges}")
+    return ranges
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_power_ranges(text: str, nb_pstates: int) -> tuple[PowerRange, ...] | str:
+    """The power ranges of ``wattage_per_state``, or what is wrong with it."""
     parts = text.split(",")
-    if len(parts) != len(host.speeds):
-        raise PlatformError(f"{where}: {len(parts)} power profiles for {len(host.speeds)} P-states")
+    if len(parts) != nb_pstates:
+        return f"{len(parts)} power profiles for {nb_pstates} P-states"
     ranges = []
     for pstate, part in enumerate(parts):
         values = part.split(":")
         if len(values) not in (2, 3):
-            raise PlatformError(
-                f"{where}: P-state {pstate} must be 'idle:full' or 'idle:epsilon:full'"
-            )
+            return f"P-state {pstate} must be 'idle:full' or 'idle:epsilon:full'"
         numbers = []
         for value in values:
             stripped = value.lstrip()
@@ -680,9 +717,7 @@ def _power_ranges(host: _HostRecord, path: Path) -> tuple[PowerRange, ...] | Non
                     raise ValueError
                 numbers.append(float(stripped))
             except ValueError:
-                raise PlatformError(
-                    f"{where}: invalid value {value!r} for P-state {pstate}"
-                ) from None
+                return f"invalid value {value!r} for P-state {pstate}"
         if len(numbers) == 2:
             numbers.insert(1, numbers[0])
         ranges.append(PowerRange(*numbers))
@@ -691,19 +726,23 @@ def _power_ranges(host: _HostRecord, path: Path) -> tuple[PowerRange, ...] | Non
 
 def _sleep_pstates(host: _HostRecord, path: Path) -> frozenset[int]:
     """P-states that Batsim's ``sleep_pstates`` (``sleep:off:on`` triplets) make non-computing."""
-    text = host.properties.get("sleep_pstates", "")
-    where = f"{path}:{host.line}: host {host.name!r}: sleep_pstates"
+    special = _parse_sleep_pstates(host.properties.get("sleep_pstates", ""), len(host.speeds))
+    if isinstance(special, str):
+        raise PlatformError(f"{path}:{host.line}: host {host.name!r}: sleep_pstates: {special}")
+    return special
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_sleep_pstates(text: str, nb_pstates: int) -> frozenset[int] | str:
     special: set[int] = set()
     for triplet in (part for part in text.split(",") if part):
         pieces = [piece for piece in triplet.split(":") if piece]
         try:
             numbers = [int(piece.strip()) for piece in pieces]
         except ValueError:
-            raise PlatformError(f"{where}: {triplet!r} is not three integers") from None
-        if len(numbers) != 3 or not all(0 <= n < len(host.speeds) for n in numbers):
-            raise PlatformError(
-                f"{where}: {triplet!r} must be three existing P-states sleep:off:on"
-            )
+            return f"{triplet!r} is not three integers"
+        if len(numbers) != 3 or not all(0 <= n < nb_pstates for n in numbers):
+            return f"{triplet!r} must be three existing P-states sleep:off:on"
         special.update(numbers)
     return frozenset(special)
 
@@ -866,18 +905,20 @@ def load_platform(
             existing = properties.get("role")
             properties["role"] = f"{existing},master" if existing else "master"
         role = properties.setdefault("role", "")
-        where = f"{reader.path}:{host.line}: host {host.name!r}"
         if role == "master":
             if master is not None:
-                raise PlatformError(f"{where}: there are two master hosts ({master.name!r} too)")
+                raise PlatformError(
+                    f"{_where(reader, host)}: there are two master hosts ({master.name!r} too)"
+                )
             master = host
         elif role in ("", "compute_node"):
             compute.append((host, properties))
         elif role == "storage":
-            raise UnsupportedFeature(f"{where}: storage resources")
+            raise UnsupportedFeature(f"{_where(reader, host)}: storage resources")
         else:
             raise PlatformError(
-                f"{where}: Batsim 4.2.1 cannot create any role from {role!r} (existing roles: "
+                f"{_where(reader, host)}: Batsim 4.2.1 cannot create any role from {role!r} "
+                "(existing roles: "
                 f"master, compute_node, storage); a host named {master_host!r} (Batsim's -m) "
                 "must not also carry role=master"
             )
@@ -889,19 +930,26 @@ def load_platform(
             f"named {master_host!r})"
         )
     machines = []
+    zone_properties: dict[int, MappingProxyType[str, str]] = {}
     for number, (host, properties) in enumerate(compute):
-        where = f"{reader.path}:{host.line}: host {host.name!r}"
         computation = frozenset(range(len(host.speeds)))
         power = None
         if energy:
             computation = computation - _sleep_pstates(host, reader.path)
             power = _power_ranges(host, reader.path)
             if power is None:
-                raise PlatformError(f"{where}: no wattage_per_state property but energy is enabled")
+                raise PlatformError(
+                    f"{_where(reader, host)}: no wattage_per_state property but energy is enabled"
+                )
             if any(host.speeds[p] <= 0 for p in computation):
-                raise PlatformError(f"{where}: a computation P-state has a non-positive speed")
+                raise PlatformError(
+                    f"{_where(reader, host)}: a computation P-state has a non-positive speed"
+                )
         elif host.speeds[host.pstate] <= 0:
-            raise PlatformError(f"{where}: a compute node with a non-positive speed")
+            raise PlatformError(f"{_where(reader, host)}: a compute node with a non-positive speed")
+        zone_key = id(host.zone)
+        if zone_key not in zone_properties:
+            zone_properties[zone_key] = MappingProxyType(_zone_properties(host.zone))
         machines.append(
             Machine(
                 id=number,
@@ -910,12 +958,16 @@ def load_platform(
                 cores=host.cores,
                 initial_pstate=host.pstate,
                 properties=MappingProxyType(properties),
-                zone_properties=MappingProxyType(_zone_properties(host.zone)),
+                zone_properties=zone_properties[zone_key],
                 computation_pstates=computation,
                 power=power,
             )
         )
     return Platform(reader, machines, master.name)
+
+
+def _where(reader: _Reader, host: _HostRecord) -> str:
+    return f"{reader.path}:{host.line}: host {host.name!r}"
 
 
 def _zone_properties(zone: _Zone) -> dict[str, str]:

@@ -2,7 +2,10 @@
 
 Messages are ``{"now": float, "events": [{"timestamp": float, "type": str, "data": {...}}]}``
 (``docs/protocol.rst``). :class:`MessageWriter` builds Batsim's messages with the members
-``src/protocol.cpp`` (``JsonProtocolWriter``) writes, in the same order. The ``parse_*``
+``src/protocol.cpp`` (``JsonProtocolWriter``) writes, in the same order, and writes them as
+Batsim does (:func:`encode`): compact JSON in which every floating-point number, ``now`` and
+the timestamps included, has six decimals (Batsim's ``Writer::Double`` prints ``"%6f"``), so the
+scheduler computes with ``642.666667`` where the clock says ``642.6666666666666``. The ``parse_*``
 functions check a scheduler reply the way ``JsonProtocolReader`` does and turn each event into
 a record; a reply Batsim would abort on raises :class:`ProtocolError` naming the event. Two
 checks go beyond Batsim, which applies such events late without a word: an event may not be
@@ -14,9 +17,11 @@ timestamp order (both are constraints of ``docs/protocol.rst``).
 >>> parse_intervals("3 0-1 1")
 (0, 1, 3)
 >>> writer = MessageWriter()
->>> writer.append("REQUESTED_CALL", {}, 25.5)
->>> writer.generate(25.5)
-{'now': 25.5, 'events': [{'timestamp': 25.5, 'type': 'REQUESTED_CALL', 'data': {}}]}
+>>> writer.append("REQUESTED_CALL", {}, 2.0 / 3.0)
+>>> writer.generate(2.0 / 3.0)
+'{"now":0.666667,"events":[{"timestamp":0.666667,"type":"REQUESTED_CALL","data":{}}]}'
+>>> encode({"etc": {"c1": 7.0, "c2": 5.549890401968235}, "res": 16, "ok": True, "u": None})
+'{"etc":{"c1":7.000000,"c2":5.549890},"res":16,"ok":true,"u":null}'
 >>> now, events = parse_reply('{"now": 3, "events": [{"timestamp": 3, "type": "CALL_ME_LATER",'
 ...                           ' "data": {"timestamp": 10}}]}')
 >>> check_event(0, events[0], now, sent_now=1.0, previous=None)
@@ -33,6 +38,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from hetsched.engine import batsim_json
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 
 SCHEDULER_EVENT_TYPES = (
@@ -51,10 +59,67 @@ SCHEDULER_EVENT_TYPES = (
     "TO_JOB_MSG",
 )
 _STOI = re.compile(r"\s*([+-]?\d+)")
+_RAPIDJSON_INTEGERS = (-(2**63), 2**64 - 1)
+"""Integers rapidjson reads as integers (``Int64``/``Uint64``); larger ones become doubles."""
+
+
+def number(value: float) -> str:
+    """A double as Batsim writes it in a message (``snprintf("%6f")``).
+
+    >>> number(28.0), number(642.6666666666666), number(1e-7), number(-0.0)
+    ('28.000000', '642.666667', '0.000000', '-0.000000')
+    """
+    return f"{value:f}"
+
+
+def batsim_float(value: float) -> float:
+    """The value a scheduler reads for ``value`` in Batsim's message (rounded to 6 decimals)."""
+    return float(f"{value:f}")
+
+
+_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A JSON string, UTF-8 kept (C implementation): ``"id"`` -> ``'"id"'``."""
+
+
+class Raw(str):
+    """Text already written as JSON, that :func:`encode` copies as it is."""
+
+
+def encode(value: Any) -> str:
+    """``value`` as Batsim's message writer prints it: compact JSON, doubles with ``"%6f"``.
+
+    Integers stay integers (rapidjson keeps a JSON integer an integer when it reads a job's
+    JSON, up to 64 bits); every double, whatever its origin, gets six decimals.
+    """
+    kind = type(value)
+    if kind is str:
+        return _json_string(value)
+    if kind is Raw:
+        return value
+    if kind is float:
+        return f"{value:f}"
+    if kind is dict or isinstance(value, Mapping):
+        return (
+            "{"
+            + ",".join(f"{_json_string(str(key))}:{encode(item)}" for key, item in value.items())
+            + "}"
+        )
+    if kind is list or kind is tuple:
+        return "[" + ",".join([encode(item) for item in value]) + "]"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        low, high = _RAPIDJSON_INTEGERS
+        return str(value) if low <= value <= high else f"{float(value):f}"
+    if value is None:
+        return "null"
+    raise TypeError(f"cannot write {value!r} in a Batsim message")
 
 
 def format_intervals(ids: Iterable[int]) -> str:
     """Batsim's ``IntervalSet::to_string_hyphen(" ", "-")`` of a set of resource ids."""
+    if isinstance(ids, np.ndarray) and len(ids) > 8:
+        return _format_sorted_array(np.unique(ids))
     parts: list[str] = []
     start = previous = None
     for value in sorted(set(ids)):
@@ -69,33 +134,46 @@ def format_intervals(ids: Iterable[int]) -> str:
     return " ".join(parts)
 
 
+def _format_sorted_array(ids: np.ndarray) -> str:
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = np.concatenate(([ids[0]], ids[breaks + 1])).tolist()
+    ends = np.concatenate((ids[breaks], [ids[-1]])).tolist()
+    return " ".join(
+        str(start) if start == end else f"{start}-{end}"
+        for start, end in zip(starts, ends, strict=True)
+    )
+
+
 def parse_intervals(text: str) -> tuple[int, ...]:
     """The sorted resource ids of a ``"1 2 4-8"`` string (``IntervalSet::from_string_hyphen``)."""
-    ids: set[int] = set()
+    ids: list[int] = []
+    ordered = True  # tokens ascending and disjoint (the usual case): no sorting needed
     for token in text.split(" "):
         if not token:
             continue
         bounds = token.split("-")
         try:
             if len(bounds) == 1:
-                ids.add(int(bounds[0]))
-                continue
-            if len(bounds) == 2:
+                low = high = int(bounds[0])
+            elif len(bounds) == 2:
                 low, high = int(bounds[0]), int(bounds[1])
-                if low <= high:
-                    ids.update(range(low, high + 1))
-                    continue
+            else:
+                raise ValueError
+            if low > high:
+                raise ValueError
         except ValueError:
-            pass
-        raise ValueError(f"invalid interval {token!r} in {text!r}")
-    return tuple(sorted(ids))
+            raise ValueError(f"invalid interval {token!r} in {text!r}") from None
+        if ids and low <= ids[-1]:
+            ordered = False
+        ids.extend(range(low, high + 1))
+    return tuple(ids) if ordered else tuple(sorted(set(ids)))
 
 
 class MessageWriter:
-    """The events of Batsim's next message (``JsonProtocolWriter``)."""
+    """The events of Batsim's next message (``JsonProtocolWriter``), written as Batsim does."""
 
     def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
+        self.events: list[str] = []
         self._last_date = 0.0
 
     @property
@@ -104,22 +182,27 @@ class MessageWriter:
 
     def append(self, event_type: str, data: Mapping[str, Any], date: float) -> None:
         """Add an event dated ``date`` (dates never go back, as Batsim asserts)."""
+        self.append_encoded(event_type, encode(data), date)
+
+    def append_encoded(self, event_type: str, data: str, date: float) -> None:
+        """Add an event whose ``data`` object is already written (see :func:`encode`)."""
         if date < self._last_date:
             raise AssertionError(f"Batsim date inconsistency: {date} < {self._last_date}")
         self._last_date = date
-        self.events.append({"timestamp": float(date), "type": event_type, "data": dict(data)})
+        self.events.append(f'{{"timestamp":{date:f},"type":"{event_type}","data":{data}}}')
 
-    def generate(self, now: float) -> dict[str, Any]:
-        """The message ``{"now": now, "events": [...]}``; the writer is then empty."""
-        message = {"now": float(now), "events": self.events}
+    def generate(self, now: float) -> str:
+        """The message ``{"now": now, "events": [...]}`` as text; the writer is then empty."""
+        message = f'{{"now":{now:f},"events":[{",".join(self.events)}]}}'
         self.events = []
         return message
 
 
 def parse_reply(text: str) -> tuple[float, list[Any]]:
-    """``now`` and the events of a scheduler reply (``parse_and_apply_message``)."""
+    """``now`` and the events of a scheduler reply (``parse_and_apply_message``), numbers read
+    as Batsim's rapidjson reads them (:mod:`hetsched.engine.batsim_json`)."""
     try:
-        document = json.loads(text)
+        document = batsim_json.loads(text)
     except ValueError as error:
         raise ProtocolError(f"Invalid JSON message: could not be parsed ({error})") from None
     if not isinstance(document, dict):

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import batsim.batsim
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from hetsched.engine.errors import SimulationError
 
@@ -147,7 +148,12 @@ class _SchedulerThread(threading.Thread):
 
 
 class ZmqTransport:
-    """Batsim's side of the socket: a REQ socket connected to the scheduler's endpoint."""
+    """Batsim's side of the socket: a REQ socket connected to the scheduler's endpoint.
+
+    Batsim waits for each reply forever. The engine does too unless given a ``timeout``, but
+    it watches the connection (a ZeroMQ socket monitor): once the scheduler was connected, its
+    socket closing while a reply is due is an error (Batsim would wait forever).
+    """
 
     def __init__(
         self,
@@ -164,14 +170,45 @@ class ZmqTransport:
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)
+        self.monitor = self.socket.get_monitor_socket(
+            zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
+        )
+        self.connected = False
+        self.nb_exchanges = 0
         self.socket.connect(connect_endpoint(endpoint))
 
+    def _watch_connection(self) -> None:
+        """Read the monitor's events; a disconnection after a connection is fatal."""
+        while self.monitor.poll(0):
+            event = recv_monitor_message(self.monitor)["event"]
+            if event == zmq.EVENT_CONNECTED:
+                self.connected = True
+            elif event == zmq.EVENT_DISCONNECTED and self.connected:
+                raise SimulationError(
+                    f"the scheduler's socket on {self.endpoint} was closed while Batsim's "
+                    f"message #{self.nb_exchanges} waited for its reply (the scheduler stopped "
+                    "or crashed mid-run)"
+                )
+
     def exchange(self, message: str) -> str:
+        self.nb_exchanges += 1
         self.socket.send_string(message)
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
+        poller.register(self.monitor, zmq.POLLIN)
         started = time.monotonic()
-        while not poller.poll(100):
+        while True:
+            events = dict(poller.poll(100))
+            if self.socket in events:
+                return self.socket.recv_string()
+            try:
+                self._watch_connection()
+            except SimulationError:
+                if self.thread is None:
+                    raise
+                self.thread.join(timeout=5)  # it closed its socket: report why it stopped
+                if self.thread.is_alive():
+                    raise
             if self.thread is not None and not self.thread.is_alive():
                 raise SimulationError(
                     f"the scheduler served on {self.endpoint} stopped without replying: "
@@ -179,12 +216,14 @@ class ZmqTransport:
                 ) from self.thread.error
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 raise SimulationError(
-                    f"no reply from the scheduler on {self.endpoint} after {self.timeout} s"
+                    f"no reply from the scheduler on {self.endpoint} to Batsim's message "
+                    f"#{self.nb_exchanges} after {self.timeout} s"
                 )
-        return self.socket.recv_string()
 
     def close(self, check: bool = True) -> None:
         """Close the socket; with ``check``, report a failure of the served scheduler."""
+        self.socket.disable_monitor()
+        self.monitor.close(linger=0)
         self.socket.close(linger=0)
         self.context.term()
         if self.thread is not None:

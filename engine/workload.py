@@ -41,6 +41,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hetsched.engine import batsim_json
 from hetsched.engine.errors import UnsupportedFeature, WorkloadError
 
 SUPPORTED_PROFILE_TYPES = (
@@ -249,7 +250,7 @@ def parse_job(
         )
     replaced = _ID_REGEX.sub(lambda _: f'"id":"{full_id}"', compact_json(description))
     try:
-        forwarded = json.loads(replaced, object_pairs_hook=_no_duplicates)
+        forwarded = batsim_json.loads(replaced, object_pairs_hook=_no_duplicates)
         valid = (
             isinstance(forwarded, dict)
             and isinstance(forwarded.get("id"), str)
@@ -300,7 +301,9 @@ def load_workload(path: str | Path, name: str) -> WorkloadFile:
         raise FileNotFoundError(f"workload file {path} does not exist")
     where = str(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+        document = batsim_json.loads(
+            path.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates
+        )
     except WorkloadError as error:
         raise WorkloadError(f"{where}: {error}") from None
     except ValueError as error:

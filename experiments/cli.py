@@ -30,31 +30,34 @@ def summary_table(summary: RunSummary) -> str:
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("easy", "embedded", "out/x", "w.json", "p.xml", None, 4, 3, 0, 1,
-    ...                16.0, 29.0, 55.17241, None, None, None, 51000.0, None, None, 80.0,
+    ...                16.0, 29.0, 55.17241, 18.0, 62.06897, None, None, None, 51000.0, None,
+    ...                None, 80.0,
     ...                10.0, 4, 0.25, 0.385, 0.4, 0.5, ("accounting",))
     >>> print(summary_table(s))  # doctest: +NORMALIZE_WHITESPACE
-    heuristic                        easy
-    engine                       embedded
-    tasks (total)                       4
-    tasks completed                     3
-    tasks failed                        0
-    tasks dropped                       1
-    value earned                   16.000
-    value bound                    29.000
-    % of value bound               55.17%
-    utility earned                      -
-    utility bound                       -
-    % of utility bound                  -
-    energy (J)                 51,000.000
-    makespan (s)                   80.000
-    mean waiting time (s)          10.000
-    mapping events                      4
-    mapping latency p50 (s)      0.250000
-    mapping latency p95 (s)      0.385000
-    mapping latency max (s)      0.400000
-    wall time (s)                   0.500
-    schedule check   passed, Batsim rules
-    outputs                         out/x
+    heuristic                                          easy
+    engine                                         embedded
+    tasks (total)                                         4
+    tasks completed                                       3
+    tasks failed                                          0
+    tasks dropped                                         1
+    value earned                                     16.000
+    value bound                                      29.000
+    % of value bound                                 55.17%
+    value earned, all completions                    18.000
+    % of value bound, all completions                62.07%
+    utility earned                                        -
+    utility bound                                         -
+    % of utility bound                                    -
+    energy (J)                                   51,000.000
+    makespan (s)                                     80.000
+    mean waiting time (s)                            10.000
+    mapping events                                        4
+    mapping latency p50 (s)                        0.250000
+    mapping latency p95 (s)                        0.385000
+    mapping latency max (s)                        0.400000
+    wall time (s)                                     0.500
+    schedule check                     passed, Batsim rules
+    outputs                                           out/x
     """
     percent = {
         key: "-" if value is None else f"{value:.2f}%"
@@ -70,6 +73,9 @@ def summary_table(summary: RunSummary) -> str:
         ("value earned", _number(summary.value_earned)),
         ("value bound", _number(summary.value_bound)),
         ("% of value bound", percent["value"]),
+        ("value earned, all completions", _number(summary.value_earned_total)),
+        ("% of value bound, all completions",
+         "-" if summary.value_percent_total is None else f"{summary.value_percent_total:.2f}%"),
         ("utility earned", _number(summary.utility_earned)),
         ("utility bound", _number(summary.utility_bound)),
         ("% of utility bound", percent["utility"]),

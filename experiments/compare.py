@@ -3,17 +3,21 @@
 Every heuristic runs on the same platform and workload files, through the same
 engine, and is measured by the same metrics code from Batsim's output files.
 Finished runs (a ``summary.json`` in their folder) are read back instead of
-being run again, which makes long comparisons resumable.
+being run again, which makes long comparisons resumable; a summary written by an older
+hetsched (another :data:`~hetsched.metrics.summary.SUMMARY_VERSION`) is recomputed from
+the run's own output files, never read with another meaning.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from hetsched.experiments.run import run_heuristic
-from hetsched.metrics.summary import RunSummary
+from hetsched.experiments.run import OUTPUT_PREFIX, run_heuristic
+from hetsched.metrics.summary import SUMMARY_VERSION, RunSummary, summarize
 
 SUMMARY_FILE = "summary.json"
 
@@ -36,6 +40,7 @@ def run_or_resume(
     outdir: Path,
     *,
     engine: str = "embedded",
+    options: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> tuple[RunSummary, bool]:
     """The summary of ``heuristic`` on these inputs, and whether it was read back from disk.
@@ -45,9 +50,21 @@ def run_or_resume(
     """
     summary_path = outdir / SUMMARY_FILE
     if summary_path.exists():
-        return RunSummary(**json.loads(summary_path.read_text())), True
+        data = json.loads(summary_path.read_text())
+        if data.get("version") == SUMMARY_VERSION:
+            return RunSummary(**data), True
+        summary = summarize(outdir / OUTPUT_PREFIX, workload, platform,
+                            heuristic=data.get("heuristic"), engine=data.get("engine"))
+        checked = data.get("checked_rules")
+        summary = dataclasses.replace(
+            summary, wall_seconds=data.get("wall_seconds"),
+            checked_rules=None if checked is None else tuple(checked),
+        )
+        summary_path.write_text(summary.dumps() + "\n")
+        return summary, True
     summary = run_heuristic(
-        heuristic, platform, workload, outdir, engine=engine, progress=progress, force=True
+        heuristic, platform, workload, outdir, engine=engine, options=options,
+        progress=progress, force=True,
     )
     return summary, False
 
@@ -101,7 +118,8 @@ def format_table(summaries: Sequence[RunSummary]) -> str:
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="o", workload="w", platform="p",
     ...     measure_window=None, tasks_total=2, tasks_completed=2, tasks_failed=0, tasks_dropped=0,
-    ...     value_earned=7.5, value_bound=10.0, value_percent=75.0, utility_earned=None,
+    ...     value_earned=7.5, value_bound=10.0, value_percent=75.0, value_earned_total=7.5,
+    ...     value_percent_total=75.0, utility_earned=None,
     ...     utility_bound=None, utility_percent=None, energy_joules=None,
     ...     energy_window_joules=None, energy_budget_joules=None, makespan=7200.0,
     ...     mean_waiting_time=0.0, mapping_events=None, mapping_latency_p50=None,

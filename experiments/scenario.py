@@ -67,6 +67,12 @@ class Scenario:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
+    def prepare_inputs(
+        self, folder: str | Path, trace_dir: str | Path | None = None
+    ) -> tuple[Path, Path]:
+        """:func:`prepare` for this scenario (what study cells call on any scenario)."""
+        return prepare(self, folder, trace_dir)
+
 
 def prepare(
     scenario: Scenario, folder: str | Path, trace_dir: str | Path | None = None

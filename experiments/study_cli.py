@@ -1,4 +1,5 @@
-"""``hetsched compare`` and ``hetsched experiment khemka``: many runs on the same inputs."""
+"""``hetsched compare`` and ``hetsched experiment khemka`` (and ``tarplee``, ``hansen``): many
+runs."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import khemka
+from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -67,6 +68,15 @@ def experiment_command(args: argparse.Namespace) -> int:
         list(khemka.ENVIRONMENTS) if args.environments == "all" else _names(args.environments)
     )
 
+    low, _, high = args.arrivals.partition(":")
+    try:
+        arrivals = (int(low), int(high))
+    except ValueError:
+        raise ValueError(f"--arrivals {args.arrivals!r}: expected MIN:MAX, e.g. 897:2904") from None
+
+    def days(selection: khemka.DaySelection) -> None:
+        print(selection.describe(), file=sys.stderr, flush=True)
+
     def report(run: khemka.StudyRun, resumed: bool, done: int, total: int) -> None:
         how = "already done" if resumed else f"{run.summary.wall_seconds or 0:.1f} s"
         print(
@@ -85,9 +95,15 @@ def experiment_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         engine=args.engine,
         trace_dir=args.trace_dir,
+        arrivals=arrivals,
+        jobs=args.jobs,
+        on_days=days,
         on_run=report,
     )
-    aggregates, figures = khemka.summarize_study(runs, args.outdir)
+    aggregates, figures = khemka.summarize_study(runs, args.outdir, args.accounting)
+    counted = {"window": "value earned by the end of the simulated window (the paper's)",
+               "total": "value earned whenever the tasks complete"}[args.accounting]
+    print(f"% of the maximum value bound; counted: {counted}")
     print(khemka.format_aggregates(aggregates))
     for env, row in sorted(khemka.ratios(aggregates).items()):
         text = ", ".join(f"{h} x{r:.2f}" for h, r in sorted(row.items()))
@@ -147,10 +163,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("--environments", default="intermediate",
                        help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS))
     study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
-                       help="comma-separated (default: %(default)s)")
+                       help="comma-separated, each NAME or NAME:option=value[+option=value]"
+                       " (default: %(default)s)")
     study.add_argument("--seed", type=int, default=1, help="seed of scenario 0 (then +1 ...)")
+    study.add_argument("--arrivals", default=f"{khemka.ARRIVALS[0]}:{khemka.ARRIVALS[1]}",
+                       help="MIN:MAX task arrivals of a scenario day (the paper's days:"
+                       " %(default)s)")
+    study.add_argument("--accounting", choices=khemka.ACCOUNTINGS, default="window",
+                       help="count the value earned by the end of the simulated window"
+                       " (window, the paper's) or whenever tasks complete (total)")
+    study.add_argument("--jobs", type=int, default=1,
+                       help="runs at once, in worker processes (default 1)")
     study.add_argument("--engine", choices=ENGINES, default="embedded")
     study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
                        help="output folder, reused to resume (default: %(default)s)")
     study.set_defaults(func=experiment_command)
+    machovec_cli.register(studies)
+    tarplee_cli.register(studies)
+    hansen_cli.register(studies)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from hetsched import __version__
+from hetsched.engine import batsim_cli
+from hetsched.errors import InputWarning
 from hetsched.experiments import cli as experiments_cli
 from hetsched.experiments import study_cli
 from hetsched.platforms import cli as platforms_cli
@@ -30,22 +34,70 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(subparsers)
+    subparsers.add_parser(
+        "batsim",
+        add_help=False,
+        help="the embedded engine as a drop-in batsim (Batsim 4.2.1's options; see --help)",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the chosen command; each command sets ``func`` on its parser."""
-    args = build_parser().parse_args(argv)
+    """Parse ``argv`` and run the chosen command; each command sets ``func`` on its parser.
+
+    Bad input (a ``ValueError``, which every :mod:`hetsched.errors` error is, or a file
+    that cannot be opened or written) is one line on standard error and exit status 2;
+    :class:`~hetsched.errors.InputWarning` warnings are one line each. Anything else is
+    a bug and keeps its traceback. ``hetsched batsim ...`` takes Batsim's own command line
+    and exit codes (:mod:`hetsched.engine.batsim_cli`), so it is dispatched before the parser.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["batsim"]:
+        return batsim_cli.main(arguments[1:])
+    args = build_parser().parse_args(arguments)
+    command = f"hetsched {args.command}"
+    original = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, InputWarning):
+            print(f"{command}: warning: {message}", file=sys.stderr)
+        else:
+            original(message, category, filename, lineno, file, line)
+
     try:
-        return int(args.func(args) or 0)
-    except (UserError, ValueError, FileNotFoundError, FileExistsError) as error:
-        print(f"hetsched {args.command}: error: {error}", file=sys.stderr)
-        return 2
+        with warnings.catch_warnings():
+            # Loaders warn once per kind and file; "default" also drops the same warning
+            # from another read of the same file in this command (a study reads a trace often).
+            warnings.simplefilter("default", InputWarning)
+            warnings.showwarning = show
+            return int(args.func(args) or 0)
     except BrokenPipeError:
         # The reader went away (``hetsched workload show W.json | head``): not an error.
         # Point stdout at devnull so that the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (UserError, ValueError, OSError) as error:
+        print(f"{command}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line (an ``OSError`` with its file name)."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        text = f"{error.filename}: {error.strerror}"
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

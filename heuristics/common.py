@@ -13,6 +13,8 @@
   zero value even if it started now on its best execution-time cluster (the
   smallest ETC among its clusters) is dropped. Tasks without a value function
   are never dropped this way. Each heuristic has a ``drop_zero_value`` option.
+- Utility drop (Machovec et al. sec. III.C): :func:`below_utility`, used by the
+  utility-aware heuristics (:mod:`hetsched.heuristics.maxutility`).
 
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
@@ -33,6 +35,7 @@ from hetsched.core.mapping import MappingEvent
 from hetsched.core.schedule import Slot, SystemSchedule
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
+from hetsched.heuristics.energy import EnergyLedger
 
 Candidate = tuple[Task, tuple[Cluster, ...]]
 """A mappable task kept at a mapping event, with the clusters it can run on."""
@@ -62,18 +65,59 @@ def earns_zero(task: Task, clusters: Sequence[Cluster], now: float) -> bool:
     return task.value.value(task.arrival, now + fastest) <= 0.0
 
 
-def prepare(event: MappingEvent, drop_zero_value: bool) -> tuple[list[Candidate], list[Decision]]:
+def below_utility(task: Task, clusters: Sequence[Cluster], now: float, threshold: float) -> bool:
+    """Task dropping of Machovec et al. (sec. III.C): whether the utility ``task`` would earn,
+    started now where it runs fastest (the smallest execution time over ``clusters`` and their
+    P-states), is lower than ``threshold``. Tasks without a utility function never are.
+
+    >>> from hetsched.core.utility import UtilityFunction
+    >>> t = Task("t", 0.0, cores=1, etc={"a": 3600.0}, utility=UtilityFunction(1.0, 0.5))
+    >>> a = Cluster("a", 1, (0,))
+    >>> below_utility(t, [a], 0.0, 0.5), below_utility(t, [a], 3600.0, 0.5)  # e^-.5, e^-1
+    (False, True)
+    """
+    if task.utility is None or not clusters:
+        return False
+    fastest = min(
+        task.duration(cluster, pstate)
+        for cluster in clusters
+        for pstate in range(max(1, len(cluster.pstates)))
+    )
+    return task.utility.utility(task.arrival, now + fastest) < threshold
+
+
+def prepare(
+    event: MappingEvent,
+    drop_zero_value: bool,
+    *,
+    utility_threshold: float | None = None,
+    all_pstates: bool = False,
+) -> tuple[list[Candidate], list[Decision]]:
     """The first step of every mapping event: drop what cannot or need not run.
 
     Returns the kept tasks (arrival order) with their clusters, and the DROP
-    decisions (tasks that fit on no cluster; with ``drop_zero_value``, tasks
-    that earn zero value even if started now, section 3.1).
+    decisions: tasks that fit on no cluster; with ``drop_zero_value``, tasks
+    that earn zero value even if started now (section 3.1); with a
+    ``utility_threshold``, tasks below it (:func:`below_utility`, Machovec III.C);
+    with an energy budget, tasks whose cheapest option started now costs more
+    than the energy remaining (:meth:`EnergyLedger.cheapest`, over P-state 0,
+    or every P-state with ``all_pstates``): the energy remaining only falls, so
+    they could never run.
     """
+    ledger = EnergyLedger.at(event)
     kept: list[Candidate] = []
     drops: list[Decision] = []
+    now = event.time
     for task in event.mappable:
         clusters = feasible_clusters(task, event.schedule)
-        if not clusters or (drop_zero_value and earns_zero(task, clusters, event.time)):
+        if (
+            not clusters
+            or (drop_zero_value and earns_zero(task, clusters, now))
+            or (utility_threshold is not None
+                and below_utility(task, clusters, now, utility_threshold))
+            or (ledger is not None
+                and ledger.cheapest(task, clusters, now, all_pstates) > ledger.remaining)
+        ):
             drops.append(Decision(Action.DROP, task.id))
         else:
             kept.append((task, clusters))

@@ -21,47 +21,39 @@ zero-value drop (section 3.1), the loop is:
 5. repeat from 1 with the other tasks until every mappable task has started,
    been reserved or holds a place-holder.
 
-Implementation: a booking can only delay an earliest slot, so a choice's
-score never rises and its completion never gets earlier during the loop.
-Scores computed earlier are therefore upper bounds, and the loop is a lazy
-greedy: it pops the best cached choice, recomputes it if its cluster changed
-since, and books it if it still holds (exactly the choice of step 3),
-otherwise pushes it back with its new score. The first scores are computed in
-one vectorised pass per cluster.
-
-With place-holders, once no remaining task can start now on any cluster (the
-count of nodes idle at the event time only falls, slots only move later), the
-rest of the loop could only book place-holders, which the driver discards
-after the event: the loop stops there and the remaining tasks get no
-decision (they stay mappable, exactly as with a discarded place-holder). The
-START and DROP decisions are those of the full loop.
+The loop, its lazy-greedy implementation and its early stop with
+place-holders are :class:`hetsched.heuristics.minmin.MinMin`'s (one choice per
+cluster here, at P-state 0).
 
 Choices where the paper leaves details open:
 
 - A task without a value function cannot be scored: ValueError naming it.
 - Tasks whose best score is 0 (every slot left would finish after their hard
-  deadline) are not booked: the loop stops when the best remaining score is 0,
-  and those tasks get no decision at this event. They stay mappable, so a later
-  event may still find them a slot that earns value, and the zero-value drop of
-  section 3.1 removes them once even an immediate start on their fastest
-  cluster earns nothing. Reserving (or starting) them would earn nothing and
-  hold nodes that tasks with value could use; with reservations it would also
-  take them out of the mappable set for good, where the drop never sees them.
+  deadline): the paper's loop books every mappable task, these too. By default
+  (``book_zero_value=False``, our choice) they are not booked: the loop stops when the
+  best remaining score is 0, and those tasks get no decision at this event. They stay
+  mappable, so a later event may still find them a slot that earns value, and the
+  zero-value drop of section 3.1 removes them once even an immediate start on their
+  fastest cluster earns nothing. Reserving (or starting) them would earn nothing and
+  hold nodes that tasks with value could use; with reservations it would also take
+  them out of the mappable set for good, where the drop never sees them.
+  ``book_zero_value=True`` books them as the paper's loop reads (the README's Khemka
+  section measures the difference).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
-from hetsched.core.decisions import Action, Decision
+from hetsched.core.decisions import Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.system import Cluster
-from hetsched.heuristics.common import Candidate, commit, prepare
+from hetsched.core.tasks import Task
+from hetsched.heuristics.common import Candidate, prepare
+from hetsched.heuristics.minmin import MinMin, Options
 
 
 def values_at(
@@ -91,10 +83,11 @@ class MaxValue(Heuristic):
     """Maximum Value: the (task, cluster) choice that earns the most value first, repeatedly.
 
     Options: ``placeholders`` (False: reservations; True: place-holders),
-    ``drop_zero_value`` (section 3.1). See the module docstring for the loop.
+    ``drop_zero_value`` (section 3.1), ``book_zero_value`` (book the choices that earn
+    nothing too). See the module docstring for the loop.
 
     >>> MaxValue()
-    MaxValue(placeholders=False, drop_zero_value=True)
+    MaxValue(placeholders=False, drop_zero_value=True, book_zero_value=False)
     """
 
     name: ClassVar[str] = "max-value"
@@ -103,9 +96,13 @@ class MaxValue(Heuristic):
         "Maximum Value: Min-Min on the value earned at completion, with reservations"
     )
 
-    def __init__(self, placeholders: bool = False, drop_zero_value: bool = True) -> None:
+    def __init__(
+        self, placeholders: bool = False, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
         self.placeholders = placeholders
         self.drop_zero_value = drop_zero_value
+        self.book_zero_value = book_zero_value
 
     def score(self, value: float, etc: float, allocated_cores: int) -> float:
         """The objective of a choice: the value earned."""
@@ -124,7 +121,12 @@ class MaxValue(Heuristic):
                     " 'value'); value-based heuristics need one"
                 )
         if kept:
-            decisions.extend(_MinMin(self, event.schedule, event.time, kept).run())
+            tasks = [task for task, _ in kept]
+            options = _options(kept, list(event.schedule.clusters))
+            objective = _ValueObjective(self, tasks, options, event.schedule)
+            loop = MinMin(event.schedule, event.time, tasks, options, objective,
+                          placeholders=self.placeholders, book_zero=self.book_zero_value)
+            decisions.extend(loop.run())
         return decisions
 
 
@@ -132,7 +134,7 @@ class MaxValuePh(MaxValue):
     """Maximum Value with place-holders (``placeholders=True`` by default).
 
     >>> MaxValuePh().get_params()
-    {'placeholders': True, 'drop_zero_value': True}
+    {'placeholders': True, 'drop_zero_value': True, 'book_zero_value': False}
     """
 
     name: ClassVar[str] = "max-value-ph"
@@ -140,8 +142,11 @@ class MaxValuePh(MaxValue):
         "Maximum Value with place-holders: reservations that live only during a mapping event"
     )
 
-    def __init__(self, placeholders: bool = True, drop_zero_value: bool = True) -> None:
-        super().__init__(placeholders=placeholders, drop_zero_value=drop_zero_value)
+    def __init__(
+        self, placeholders: bool = True, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
+        super().__init__(placeholders, drop_zero_value, book_zero_value)
 
 
 class MaxVpr(MaxValue):
@@ -168,7 +173,7 @@ class MaxVprPh(MaxVpr):
     """Maximum VPR with place-holders (``placeholders=True`` by default).
 
     >>> MaxVprPh()
-    MaxVprPh(placeholders=True, drop_zero_value=True)
+    MaxVprPh(placeholders=True, drop_zero_value=True, book_zero_value=False)
     """
 
     name: ClassVar[str] = "max-vpr-ph"
@@ -176,127 +181,51 @@ class MaxVprPh(MaxVpr):
         "Maximum VPR with place-holders, the best heuristic of the paper"
     )
 
-    def __init__(self, placeholders: bool = True, drop_zero_value: bool = True) -> None:
-        super().__init__(placeholders=placeholders, drop_zero_value=drop_zero_value)
+    def __init__(
+        self, placeholders: bool = True, drop_zero_value: bool = True,
+        book_zero_value: bool = False,
+    ) -> None:
+        super().__init__(placeholders, drop_zero_value, book_zero_value)
 
 
-class _MinMin:
-    """One run of the loop of the module docstring on one mapping event."""
+def _options(kept: Sequence[Candidate], names: Sequence[str]) -> Options:
+    """One option per (task, cluster it can run on), at P-state 0."""
+    position = {name: j for j, name in enumerate(names)}
+    return Options.build([
+        (i, position[cluster.name], 0, cluster.nodes_for(task.cores), task.etc[cluster.name])
+        for i, (task, clusters) in enumerate(kept)
+        for cluster in clusters
+    ])
+
+
+class _ValueObjective:
+    """The objective of :class:`MaxValue` and its variants over one event's options."""
 
     def __init__(
-        self, heuristic: MaxValue, schedule: SystemSchedule, now: float, kept: Sequence[Candidate]
+        self, heuristic: MaxValue, tasks: Sequence[Task], options: Options,
+        schedule: SystemSchedule,
     ) -> None:
         self.heuristic = heuristic
-        self.schedule = schedule
-        self.now = now
-        self.tasks = [task for task, _ in kept]
-        self.clusters: list[Cluster] = list(schedule.clusters.values())
-        position = {cluster.name: j for j, cluster in enumerate(self.clusters)}
-        # Per (task, cluster) choice: nodes, ETC, NC; one heap entry each.
-        self.nodes: dict[tuple[int, int], int] = {}
-        self.etc: dict[tuple[int, int], float] = {}
-        self.allocated: dict[tuple[int, int], int] = {}
-        self.options: list[list[int]] = [
-            [position[cluster.name] for cluster in clusters] for _, clusters in kept
-        ]
-        self.heap: list[tuple[float, float, int, int, float, int]] = []
-        self.startable: set[tuple[int, int]] = set()
-        self.by_size: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
-        self._first_pass()
-
-    def _first_pass(self) -> None:
-        now = self.now
-        tasks = self.tasks
+        self.tasks = tasks
+        self.options = options
         functions = [task.value for task in tasks]
-        arrival = np.array([task.arrival for task in tasks])
-        v_start = np.array([f.start for f in functions])
-        v_final = np.array([f.final for f in functions])
-        soft = np.array([f.soft_deadline for f in functions])
-        hard = np.array([f.hard_deadline for f in functions])
-        for j, cluster in enumerate(self.clusters):
-            rows = [i for i, options in enumerate(self.options) if j in options]
-            if not rows:
-                continue
-            idx = np.asarray(rows, dtype=np.intp)
-            nb_nodes = np.array([cluster.nodes_for(tasks[i].cores) for i in rows], dtype=np.intp)
-            etcs = np.array([tasks[i].etc[cluster.name] for i in rows])
-            allocated = nb_nodes * cluster.cores_per_node
-            starts = self.schedule.earliest_starts(cluster.name, nb_nodes, etcs, now)
-            completion = starts + etcs
-            values = values_at(
-                completion, arrival[idx], v_start[idx], v_final[idx], soft[idx], hard[idx]
-            )
-            scores = self.heuristic.scores(values, etcs, allocated.astype(float))
-            generation = self.schedule.generation(cluster.name)
-            for i, k, d, nc, s, c, score in zip(
-                rows, nb_nodes.tolist(), etcs.tolist(), allocated.tolist(), starts.tolist(),
-                completion.tolist(), scores.tolist(), strict=True,
-            ):
-                self.nodes[i, j] = k
-                self.etc[i, j] = d
-                self.allocated[i, j] = nc
-                self.heap.append((-score, c, i, j, s, generation))
-                if s == now:
-                    self.startable.add((i, j))
-                    self.by_size[j].append((k, i))
-        heapq.heapify(self.heap)
-        for entries in self.by_size:
-            entries.sort()
+        rows = options.task
+        self.arrival = np.array([task.arrival for task in tasks])[rows]
+        self.v_start = np.array([f.start for f in functions])[rows]
+        self.v_final = np.array([f.final for f in functions])[rows]
+        self.soft = np.array([f.soft_deadline for f in functions])[rows]
+        self.hard = np.array([f.hard_deadline for f in functions])[rows]
+        cores = np.array([c.cores_per_node for c in schedule.clusters.values()], dtype=np.intp)
+        self.allocated = options.nodes * cores[options.cluster]
 
-    def _book(self, i: int, j: int, start: float) -> Decision:
-        task, cluster = self.tasks[i], self.clusters[j]
-        slot = self.schedule.slot_at(
-            cluster.name, self.nodes[i, j], self.etc[i, j], start, self.now
-        )
-        if start == self.now:
-            kind = Action.START
-        else:
-            kind = Action.PLACEHOLDER if self.heuristic.placeholders else Action.RESERVE
-        return commit(self.schedule, task, slot, kind)
+    def scores(self, rows: np.ndarray, completion: np.ndarray) -> np.ndarray:
+        values = values_at(completion, self.arrival[rows], self.v_start[rows],
+                           self.v_final[rows], self.soft[rows], self.hard[rows])
+        return self.heuristic.scores(values, self.options.duration[rows],
+                                     self.allocated[rows].astype(float))
 
-    def _forget(self, i: int, j: int) -> None:
-        """Task ``i`` is booked on cluster ``j``: update what can still start now."""
-        for other in self.options[i]:
-            self.startable.discard((i, other))
-        idle = self.schedule.idle_count(self.clusters[j].name, self.now, 0.0)
-        entries = self.by_size[j]
-        while entries and entries[-1][0] > idle:
-            self.startable.discard((entries.pop()[1], j))
-
-    def run(self) -> list[Decision]:
-        heuristic, schedule, now = self.heuristic, self.schedule, self.now
-        stop_early = heuristic.placeholders
-        if stop_early and not self.startable:
-            return []
-        decisions: list[Decision] = []
-        booked = [False] * len(self.tasks)
-        left = len(self.tasks)
-        heap = self.heap
-        while left:
-            negative_score, _, i, j, start, generation = heapq.heappop(heap)
-            if booked[i]:
-                continue
-            name = self.clusters[j].name
-            if schedule.generation(name) != generation:
-                fresh = schedule.earliest_start(name, self.nodes[i, j], self.etc[i, j], now)
-                if fresh != start:
-                    task, etc = self.tasks[i], self.etc[i, j]
-                    value = task.value.value(task.arrival, fresh + etc)
-                    score = heuristic.score(value, etc, self.allocated[i, j])
-                    entry = (-score, fresh + etc, i, j, fresh, schedule.generation(name))
-                    heapq.heappush(heap, entry)
-                    if stop_early and start == now:
-                        self.startable.discard((i, j))
-                        if not self.startable:
-                            break
-                    continue
-            if negative_score >= 0.0:
-                break  # the best choice left earns nothing (module docstring)
-            decisions.append(self._book(i, j, start))
-            booked[i] = True
-            left -= 1
-            if stop_early:
-                self._forget(i, j)
-                if not self.startable:
-                    break
-        return decisions
+    def score(self, option: int, completion: float) -> float:
+        task = self.tasks[int(self.options.task[option])]
+        value = task.value.value(task.arrival, completion)  # type: ignore[union-attr]
+        return self.heuristic.score(value, float(self.options.duration[option]),
+                                    int(self.allocated[option]))

@@ -19,7 +19,9 @@ Choices where the papers leave details open:
 - Each cycle takes from the large, then the medium, then the small queue (the
   order both papers list them in); every mapping event starts a new cycle.
 - The cluster of each task is chosen as for the other baselines: the earliest
-  start, ties by cluster order (:mod:`hetsched.heuristics.backfilling`).
+  start, ties by cluster order (:mod:`hetsched.heuristics.backfilling`); so is
+  the energy budget (a decision the energy remaining cannot pay for drops its
+  task).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.heuristics.common import Candidate, commit, earliest_slot_over, prepare, start_or
+from hetsched.heuristics.energy import keep_within_budget
 
 
 def average_resources(task: Task, clusters: Sequence[Cluster]) -> float:
@@ -72,6 +75,7 @@ class ConservativeMultipleQueues(Heuristic):
         "Conservative Multiple Queues: small/medium/large queues by resource use, round robin"
         " 8/4/1, Conservative Backfilling"
     )
+    respects_energy_budget: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -139,4 +143,4 @@ class ConservativeMultipleQueues(Heuristic):
         for task, clusters in self.order(kept):
             slot = earliest_slot_over(schedule, task, clusters, now)
             decisions.append(commit(schedule, task, slot, start_or(Action.RESERVE, slot, now)))
-        return decisions
+        return keep_within_budget(event, decisions)

@@ -7,18 +7,21 @@ assignments are possible."
 
 Choices where the paper leaves details open:
 
-- The cluster is drawn uniformly among the clusters the task can run on; the
-  task goes to its earliest slot there (section 3.2 of Khemka et al.): it
-  starts now if that slot begins now, otherwise it gets a permanent
+- The cluster is drawn uniformly among the clusters the task can run on, then
+  the P-state uniformly among that cluster's P-states (P-state 0 when the
+  platform gives none); the task runs for its execution time there
+  (:meth:`Task.duration`: its ``etc_pstate``, else its ETC scaled by the
+  P-state's speed) and goes to its earliest slot (section 3.2 of Khemka et
+  al.): it starts now if that slot begins now, otherwise it gets a permanent
   reservation (Machovec III.B: a task that cannot start now is reserved so
   the resource manager knows of it). Every mappable task is assigned.
-- P-state 0 only, like the other baselines of this package: the run time at
-  another P-state needs per-P-state ETC, which the P-state-aware heuristics
-  bring.
 - The draws come from ``random.Random(seed)``, created when a run begins
   (:meth:`RandomMapping.reset`) and kept across mapping events, so a run is
   reproducible from ``seed``; ``seed=None`` seeds from the operating system.
+  Each task takes two draws, cluster then P-state.
 - No zero-value drop by default (Machovec III.C: Random does not drop tasks).
+- With an energy budget, a decision the energy remaining cannot pay for drops
+  its task (:func:`hetsched.heuristics.energy.keep_within_budget`).
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ from typing import ClassVar
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.heuristics.common import commit, prepare, start_or
+from hetsched.heuristics.energy import keep_within_budget
 
 
 class RandomMapping(Heuristic):
-    """Random cluster per task, in arrival order, at its earliest slot there.
+    """Random cluster and P-state per task, in arrival order, at its earliest slot there.
 
     >>> RandomMapping(seed=7)
     RandomMapping(seed=7, drop_zero_value=False)
@@ -41,8 +45,10 @@ class RandomMapping(Heuristic):
     name: ClassVar[str] = "random"
     paper: ClassVar[str] = "Machovec et al., 2017, sec. III.D.1"
     summary: ClassVar[str] = (
-        "Random: arrival order, a random cluster per task, started or reserved at its earliest slot"
+        "Random: arrival order, a random cluster and P-state per task, started or reserved at"
+        " its earliest slot"
     )
+    respects_energy_budget: ClassVar[bool] = True
 
     def __init__(self, seed: int | None = 0, drop_zero_value: bool = False) -> None:
         self.seed = seed
@@ -58,8 +64,11 @@ class RandomMapping(Heuristic):
         schedule, now = event.schedule, event.time
         for task, clusters in kept:
             cluster = clusters[self.rng_.randrange(len(clusters))]
+            pstate = self.rng_.randrange(max(1, len(cluster.pstates)))
             slot = schedule.earliest_slot(
-                cluster.name, cluster.nodes_for(task.cores), task.etc[cluster.name], now
+                cluster.name, cluster.nodes_for(task.cores), task.duration(cluster, pstate), now
             )
-            decisions.append(commit(schedule, task, slot, start_or(Action.RESERVE, slot, now)))
-        return decisions
+            decisions.append(
+                commit(schedule, task, slot, start_or(Action.RESERVE, slot, now), pstate)
+            )
+        return keep_within_budget(event, decisions)

@@ -5,7 +5,7 @@ refuses an unknown name (listing the valid ones) and an unknown or ill-typed
 parameter (naming it); each constructor checks the values themselves.
 
 >>> create("max-vpr-ph")
-MaxVprPh(placeholders=True, drop_zero_value=True)
+MaxVprPh(placeholders=True, drop_zero_value=True, book_zero_value=False)
 >>> create("cmq", small_quota=6).small_quota
 6
 >>> create("max-vpr-ph", placeholder=True)
@@ -16,6 +16,8 @@ ValueError: heuristic max-vpr-ph: unknown parameter 'placeholder' (parameters: p
 Traceback (most recent call last):
 ...
 ValueError: heuristic cmq: parameter small_quota must be an integer, got 6.5
+
+A parameter typed ``typing.Literal["a", "b"]`` takes one of those strings.
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ import typing
 
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
+from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.maxutility import (
+    MaxUpe,
+    MaxUpePh,
+    MaxUpr,
+    MaxUprPh,
+    MaxUpt,
+    MaxUptPh,
+    MaxUtil,
+    MaxUtilPh,
+)
 from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.randomized import RandomMapping
@@ -42,6 +55,15 @@ HEURISTICS: dict[str, type[Heuristic]] = {
         MaxValuePh,
         MaxVpr,
         MaxVprPh,
+        MaxUtil,
+        MaxUtilPh,
+        MaxUpt,
+        MaxUptPh,
+        MaxUpr,
+        MaxUprPh,
+        MaxUpe,
+        MaxUpePh,
+        *BAG_HEURISTICS,
     )
 }
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""
@@ -66,12 +88,17 @@ def _accepts(hint: object, value: object) -> tuple[bool, object]:
         return ok, float(value) if ok else value
     if hint is type(None):
         return value is None, value
+    if typing.get_origin(hint) is typing.Literal:
+        return any(value == choice and type(value) is type(choice)
+                   for choice in typing.get_args(hint)), value
     raise TypeError(f"unsupported parameter type {hint!r}")
 
 
 def _describe(hint: object) -> str:
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         return " or ".join(_describe(option) for option in typing.get_args(hint))
+    if typing.get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(repr(choice) for choice in typing.get_args(hint))
     return _KINDS[hint]
 
 

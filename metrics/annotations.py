@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
+from hetsched.errors import WorkloadError
 
 
 def batsim_job_name(job_id: int | str, workload_name: str) -> str:
@@ -116,7 +117,7 @@ class WorkloadInfo:
 
 def _as_number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where} must be a number, got {value!r}")
+        raise WorkloadError(f"{where} must be a number, got {value!r}")
     return float(value)
 
 
@@ -127,41 +128,41 @@ def _number(data: Mapping[str, object], key: str, where: str) -> float:
 def _job(data: object, index: int, workload_name: str, path: Path) -> JobAnnotations:
     where = f"{path}: jobs[{index}]"
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: a job must be an object")
+        raise WorkloadError(f"{where}: a job must be an object")
     job_id = data.get("id")
     if isinstance(job_id, bool) or not isinstance(job_id, int | str):
-        raise ValueError(f"{where}: field 'id' must be an int or a string, got {job_id!r}")
+        raise WorkloadError(f"{where}: field 'id' must be an int or a string, got {job_id!r}")
     try:
         name = f"{workload_name}!{batsim_job_name(job_id, workload_name)}"
     except ValueError as error:
-        raise ValueError(f"{where}: {error}") from None
+        raise WorkloadError(f"{where}: {error}") from None
     where = f"{path}: job {name}"
     value = data.get("value")
     if value is not None and not isinstance(value, dict):
-        raise ValueError(f"{where}: field 'value' must be an object")
+        raise WorkloadError(f"{where}: field 'value' must be an object")
     etc = data.get("etc", {})
     if not isinstance(etc, dict):
-        raise ValueError(f"{where}: field 'etc' must be an object")
+        raise WorkloadError(f"{where}: field 'etc' must be an object")
     value_function = None
     if value is not None:
         try:
             value_function = ValueFunction.from_json(value)
         except KeyError as error:
-            raise ValueError(f"{where}: field 'value': missing {error}") from None
+            raise WorkloadError(f"{where}: field 'value': missing {error}") from None
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{where}: field 'value': {error}") from None
+            raise WorkloadError(f"{where}: field 'value': {error}") from None
     utility_function = None
     if data.get("utility") is not None:
         try:
             utility_function = UtilityFunction.from_json(data["utility"])
         except ValueError as error:
-            raise ValueError(f"{where}: field 'utility': {error}") from None
+            raise WorkloadError(f"{where}: field 'utility': {error}") from None
     subtime = _number(data, "subtime", where)
     etc_seconds = {cluster: _number(etc, cluster, f"{where}: etc") for cluster in etc}
     try:
         return JobAnnotations(name, subtime, value_function, utility_function, etc_seconds)
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise WorkloadError(f"{path}: {error}") from None
 
 
 def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadInfo:
@@ -172,24 +173,24 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON: {error}") from None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:  # JSON, UTF-8, a 4,300-digit integer
+        raise WorkloadError(f"{path}: not JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise ValueError(f"{path}: a Batsim workload is an object with a 'jobs' list")
+        raise WorkloadError(f"{path}: a Batsim workload is an object with a 'jobs' list")
     jobs: dict[str, JobAnnotations] = {}
     for index, job_data in enumerate(data["jobs"]):
         job = _job(job_data, index, workload_name, path)
         if job.batsim_id in jobs:
-            raise ValueError(f"{path}: jobs[{index}]: job {job.batsim_id} appears twice")
+            raise WorkloadError(f"{path}: jobs[{index}]: job {job.batsim_id} appears twice")
         jobs[job.batsim_id] = job
     meta = data.get("hetsched") or {}
     if not isinstance(meta, dict):
-        raise ValueError(f"{path}: field 'hetsched' must be an object")
+        raise WorkloadError(f"{path}: field 'hetsched' must be an object")
     window = meta.get("measure_window")
     if window is not None:
         if not (isinstance(window, list) and len(window) == 2):
-            raise ValueError(f"{path}: hetsched.measure_window must be [t0, t1] or null")
+            raise WorkloadError(f"{path}: hetsched.measure_window must be [t0, t1] or null")
         window = (
             _as_number(window[0], f"{path}: hetsched.measure_window t0"),
             _as_number(window[1], f"{path}: hetsched.measure_window t1"),
@@ -200,4 +201,4 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
     try:
         return WorkloadInfo(workload_name, jobs, window, budget)
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise WorkloadError(f"{path}: {error}") from None

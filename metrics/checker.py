@@ -1,4 +1,4 @@
-"""The independent schedule checker (DESIGN.md, "Verification"), run after every run.
+"""The independent schedule checker (docs/architecture.md, "How data flows"), run after every run.
 
 It reads only Batsim's output files, the workload file and the platform file, and
 shares no code with the schedulers or the engine. Batsim's rules, which every

@@ -1,7 +1,7 @@
 """What happened to each task: completed, failed or dropped, through its execution twin if any.
 
-hetsched's schedulers run a task as an *execution twin* (DESIGN.md): a job
-registered in the dynamic workload ``hetsched`` with job id
+hetsched's schedulers run a task as an *execution twin* (docs/architecture.md,
+"Execution twins"): a job registered in the dynamic workload ``hetsched`` with job id
 ``<original workload>.<original job id>`` (``w0.12`` for ``w0!12``), executed,
 while the original is rejected. In ``out_jobs.csv`` the original row is then
 REJECTED with empty times and the twin row holds the execution; the twin's

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hetsched.errors import OutputFileError
+
 JOBS_COLUMNS = (
     "job_id",
     "workload_name",
@@ -48,6 +50,9 @@ EXECUTED_STATES = frozenset(
     }
 )
 """Final states of a job that ran (``docs/output-jobs.rst``)."""
+
+_TIME_NOISE = 2e-6
+"""Seconds: three times printed with 6 decimals each may disagree by up to 1.5e-6."""
 
 REJECTED = "REJECTED"
 FINAL_STATES = EXECUTED_STATES | {REJECTED}
@@ -129,6 +134,17 @@ class JobRecord:
                 raise ValueError(f"job {name}: {self.final_state} job has no {field_name}")
             if not self.executed and value is not None:
                 raise ValueError(f"job {name}: a rejected job has no {field_name}, got {value}")
+        start, duration, finish = self.starting_time, self.execution_time, self.finish_time
+        if start is not None and duration is not None and finish is not None:
+            if finish < start:
+                raise ValueError(
+                    f"job {name}: finish_time {finish} is before starting_time {start}"
+                )
+            if abs(start + duration - finish) > _TIME_NOISE:
+                raise ValueError(
+                    f"job {name}: starting_time {start} + execution_time {duration} !="
+                    f" finish_time {finish}"
+                )
         if self.success != (self.final_state == "COMPLETED_SUCCESSFULLY"):
             raise ValueError(
                 f"job {name}: success={int(self.success)} contradicts final_state"
@@ -150,9 +166,9 @@ def _number(text: str, where: str, column: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{where}: column {column}: {text!r} is not a number") from None
+        raise OutputFileError(f"{where}: column {column}: {text!r} is not a number") from None
     if not math.isfinite(value):
-        raise ValueError(f"{where}: column {column}: {text!r} is not a finite number")
+        raise OutputFileError(f"{where}: column {column}: {text!r} is not a finite number")
     return value
 
 
@@ -163,20 +179,25 @@ def _optional_number(text: str, where: str, column: str) -> float | None:
 
 def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
     """Rows of a Batsim CSV file as ``(where, row)``, after checking the header."""
-    with path.open(newline="") as handle:
+    with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{path}: empty file, expected the header {','.join(columns)}")
-        if tuple(header) != columns:
-            raise ValueError(
-                f"{path}:1: header {','.join(header)!r} is not Batsim's {','.join(columns)!r}"
-            )
-        for row in reader:
-            where = f"{path}:{reader.line_num}"
-            if len(row) != len(columns):
-                raise ValueError(f"{where}: {len(row)} fields, expected {len(columns)}")
-            yield where, dict(zip(columns, row, strict=True))
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise OutputFileError(
+                    f"{path}: empty file, expected the header {','.join(columns)}"
+                )
+            if tuple(header) != columns:
+                raise OutputFileError(
+                    f"{path}:1: header {','.join(header)!r} is not Batsim's {','.join(columns)!r}"
+                )
+            for row in reader:
+                where = f"{path}:{reader.line_num}"
+                if len(row) != len(columns):
+                    raise OutputFileError(f"{where}: {len(row)} fields, expected {len(columns)}")
+                yield where, dict(zip(columns, row, strict=True))
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise OutputFileError(f"{path}:{reader.line_num}: not Batsim's CSV: {error}") from None
 
 
 def _job_record(where: str, row: dict[str, str]) -> JobRecord:
@@ -188,13 +209,15 @@ def _job_record(where: str, row: dict[str, str]) -> JobRecord:
 
     nb_res = row["requested_number_of_resources"]
     if not nb_res.isdigit():
-        raise ValueError(f"{where}: column requested_number_of_resources: {nb_res!r} is not an int")
+        raise OutputFileError(
+            f"{where}: column requested_number_of_resources: {nb_res!r} is not an int"
+        )
     if row["success"] not in ("0", "1"):
-        raise ValueError(f"{where}: column success: {row['success']!r} is not 0 or 1")
+        raise OutputFileError(f"{where}: column success: {row['success']!r} is not 0 or 1")
     try:
         allocated = parse_interval_set(row["allocated_resources"])
     except ValueError as error:
-        raise ValueError(f"{where}: column allocated_resources: {error}") from None
+        raise OutputFileError(f"{where}: column allocated_resources: {error}") from None
     try:
         return JobRecord(
             job_id=row["job_id"],
@@ -213,7 +236,7 @@ def _job_record(where: str, row: dict[str, str]) -> JobRecord:
             metadata=row["metadata"],
         )
     except ValueError as error:
-        raise ValueError(f"{where}: {error}") from None
+        raise OutputFileError(f"{where}: {error}") from None
 
 
 def read_jobs(path: str | Path) -> list[JobRecord]:
@@ -227,7 +250,7 @@ def read_jobs(path: str | Path) -> list[JobRecord]:
     for where, row in _rows(path, JOBS_COLUMNS):
         record = _job_record(where, row)
         if record.batsim_id in seen:
-            raise ValueError(
+            raise OutputFileError(
                 f"{where}: job {record.batsim_id} already written at {seen[record.batsim_id]}"
             )
         seen[record.batsim_id] = where
@@ -278,11 +301,11 @@ def read_consumed_energy(path: str | Path) -> list[EnergySample]:
                 epower=None if epower == "NA" else _number(epower, where, "epower"),
             )
         except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
+            raise OutputFileError(f"{where}: {error}") from None
         if samples and sample.time < samples[-1].time:
-            raise ValueError(f"{where}: time {sample.time} goes back from {samples[-1].time}")
+            raise OutputFileError(f"{where}: time {sample.time} goes back from {samples[-1].time}")
         if samples and sample.energy < samples[-1].energy - _energy_tolerance(sample.energy):
-            raise ValueError(
+            raise OutputFileError(
                 f"{where}: cumulative energy {sample.energy} decreases from {samples[-1].energy}"
             )
         samples.append(sample)

@@ -17,6 +17,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
+from hetsched.errors import PlatformError
+
 COMPUTE_ROLES = ("", "compute_node")
 """Roles Batsim turns into compute resources (``src/permissions.cpp``)."""
 
@@ -27,7 +29,7 @@ def _radical(text: str, where: str) -> list[int]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         if len(bounds) not in (1, 2) or not all(b.strip().isdigit() for b in bounds):
-            raise ValueError(f"{where}: radical {text!r}: {part!r} is not 'a' nor 'a-b'")
+            raise PlatformError(f"{where}: radical {text!r}: {part!r} is not 'a' nor 'a-b'")
         numbers.extend(range(int(bounds[0]), int(bounds[-1]) + 1))
     return numbers
 
@@ -46,7 +48,7 @@ def _hosts(element: ET.Element, zone: str, path: Path) -> list[tuple[str, str, s
             props = _properties(child)
             name = child.get("id")
             if not name:
-                raise ValueError(f"{path}: a <host> has no id")
+                raise PlatformError(f"{path}: a <host> has no id")
             hosts.append((name, props.get("role", ""), props.get("cluster", zone)))
         elif child.tag == "cluster":
             props = _properties(child)
@@ -78,16 +80,16 @@ def resource_clusters(platform: str | Path) -> tuple[str, ...]:
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as error:
-        raise ValueError(f"{path}: not a SimGrid platform XML file: {error}") from None
+        raise PlatformError(f"{path}: not a SimGrid platform XML file: {error}") from None
     hosts = _hosts(root, "", path)
     counts = Counter(name for name, _, _ in hosts)
     duplicates = sorted(name for name, count in counts.items() if count > 1)
     if duplicates:
-        raise ValueError(f"{path}: host names defined twice: {', '.join(duplicates)}")
+        raise PlatformError(f"{path}: host names defined twice: {', '.join(duplicates)}")
     for name, role, _ in hosts:
         if role not in (*COMPUTE_ROLES, "master", "storage"):
-            raise ValueError(f"{path}: host {name}: unknown Batsim role {role!r}")
+            raise PlatformError(f"{path}: host {name}: unknown Batsim role {role!r}")
     compute = sorted((name, cluster) for name, role, cluster in hosts if role in COMPUTE_ROLES)
     if not compute:
-        raise ValueError(f"{path}: no compute host")
+        raise PlatformError(f"{path}: no compute host")
     return tuple(cluster for _, cluster in compute)

@@ -3,8 +3,8 @@
 :func:`summarize` reads ``<prefix>_jobs.csv``, ``<prefix>_consumed_energy.csv``
 (energy runs) and ``<prefix>_mapping_events.csv`` (hetsched schedulers given
 ``export_prefix``), the workload file and the platform file, and computes the
-papers' metrics identically for stock and hetsched schedulers (DESIGN.md,
-"Metrics"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
+papers' metrics identically for stock and hetsched schedulers (docs/architecture.md,
+"How data flows"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
 :meth:`RunSummary.to_json`.
 
 Per-task metrics (task counts, value, utility, mean waiting time) count the tasks
@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.energy import energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
@@ -27,6 +28,13 @@ from hetsched.metrics.outcomes import Outcome, account
 from hetsched.metrics.outputs import read_consumed_energy, read_jobs
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
+
+SUMMARY_VERSION = 3
+"""Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
+measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
+execution inside the measure window, Machovec sec. II.D). Summaries of another version are
+recomputed from the run's files rather than read
+(:func:`hetsched.experiments.compare.run_or_resume`)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,7 @@ class RunSummary:
     ...                platform="p.xml", measure_window=None, tasks_total=2,
     ...                tasks_completed=1, tasks_failed=0, tasks_dropped=1,
     ...                value_earned=4.0, value_bound=10.0, value_percent=40.0,
+    ...                value_earned_total=5.0, value_percent_total=50.0,
     ...                utility_earned=None, utility_bound=None, utility_percent=None,
     ...                energy_joules=1200.0, energy_window_joules=None,
     ...                energy_budget_joules=None, makespan=30.0, mean_waiting_time=5.0,
@@ -67,6 +76,8 @@ class RunSummary:
     value_earned: float | None
     value_bound: float | None
     value_percent: float | None
+    value_earned_total: float | None
+    value_percent_total: float | None
     utility_earned: float | None
     utility_bound: float | None
     utility_percent: float | None
@@ -81,6 +92,7 @@ class RunSummary:
     mapping_latency_max: float | None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
+    version: int = SUMMARY_VERSION
 
     def __post_init__(self) -> None:
         done = self.tasks_completed + self.tasks_failed + self.tasks_dropped
@@ -125,14 +137,15 @@ def summarize(
 ) -> RunSummary:
     """Metrics of the run whose Batsim outputs start with ``prefix`` (``outdir/out``).
 
-    Raises ``ValueError`` if the output files do not account for every task
+    Raises :class:`~hetsched.errors.OutputFileError` if the output files do not account
+    for every task
     (run :func:`hetsched.metrics.checker.check_run` for the full diagnosis).
     """
     prefix = Path(prefix)
     workload = read_workload_info(workload_path)
     accounting = account(read_jobs(_output(prefix, "jobs.csv")), workload)
     if accounting.problems:
-        raise ValueError(
+        raise OutputFileError(
             f"{_output(prefix, 'jobs.csv')} does not account for the workload's tasks: "
             + "; ".join(accounting.problems)
         )
@@ -152,7 +165,9 @@ def summarize(
     events = read_mapping_events(events_path) if events_path.exists() else None
     latency = latency_stats(events) if events else None
 
-    value = value_metrics(outcomes, workload)
+    end = None if workload.measure_window is None else workload.measure_window[1]
+    value = value_metrics(outcomes, workload, until=end)
+    value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     return RunSummary(
         heuristic=heuristic,
@@ -168,6 +183,8 @@ def summarize(
         value_earned=None if value is None else value.earned,
         value_bound=None if value is None else value.bound,
         value_percent=None if value is None else value.percent,
+        value_earned_total=None if value_total is None else value_total.earned,
+        value_percent_total=None if value_total is None else value_total.percent,
         utility_earned=None if utility is None else utility.earned,
         utility_bound=None if utility is None else utility.bound,
         utility_percent=None if utility is None else utility.percent,

@@ -1,18 +1,25 @@
-"""Utility earned and the maximum system utility (Machovec et al. 2017, sections II.C and V).
+"""Utility earned and the maximum system utility (Machovec et al. 2017, sections II.C, II.D, V.C.2).
 
 A task earns the value of its utility function (:class:`hetsched.core.utility.UtilityFunction`)
-at its completion time, measured from its arrival (the original job's submission),
-only if it completed successfully. The *maximum system utility* is "the utility
-that would be earned if all tasks began execution at the time that they were
-submitted" (sec. V.B.2): each task's utility at ``subtime + min(etc)``, its fastest
-Estimated Time to Compute (P-state 0 is the fastest P-state); a task without ETC
-annotations counts its priority (its utility at arrival), still an upper bound.
+at its completion time, measured from its arrival (the original job's submission), only if
+it completed successfully: its *final utility*.
 
-Which tasks count: the same rule as for value (:mod:`hetsched.metrics.value`): with a
-``measure_window`` ``[t0, t1]`` only tasks submitted in ``[t0, t1)``, each earning its
-whole utility whenever it completes. Machovec's split of a task's utility between
-intervals by the fraction of its execution inside each is not applied: the
-simulation runs to completion and the window selects tasks, not time. Tasks
+System utility over an interval (sec. II.D): "the sum of utility earned by tasks that are
+completed by the system during that interval", including "a portion of the utility earned by
+each task if the task would be partially completed during that time interval": a task that
+executes 70 % of its execution time inside the interval earns 70 % of its final utility
+there. With a workload ``measure_window`` ``[t0, t1]`` (the last 24 of 28 hours, sec. IV.A) a
+task's share is therefore the fraction of its execution ``[start, finish]`` inside the window
+(:func:`window_share`; a task of zero duration counts wholly if it runs in ``[t0, t1)``),
+whatever its arrival; without a window every task earns its whole final utility.
+
+The *maximum system utility* (sec. V.C.2) is "the utility that would be earned if all tasks
+began execution at the time that they were submitted": each task starting at its arrival on
+its fastest cluster (the smallest ETC: P-state 0 is the fastest P-state), earning its utility
+at ``subtime + min(etc)``, with the same share rule over the window. A task without ETC
+annotations counts as starting and completing at its arrival. The paper calls it an upper
+bound; with shares it is one only overall: a task that arrived during the warm-up and ran
+later can have more of its execution inside the window than when started at arrival. Tasks
 without a utility function are not counted.
 """
 
@@ -47,22 +54,53 @@ class UtilityMetrics:
         return None if self.bound == 0 else 100.0 * self.earned / self.bound
 
 
+def window_share(start: float, finish: float, window: tuple[float, float] | None) -> float:
+    """The fraction of an execution ``[start, finish]`` inside ``window`` (1 without one).
+
+    Hand-computed: 70 % of ``[0, 100]`` lies in ``[30, 200]``; an instant execution counts
+    wholly inside the half-open window, not at its end.
+
+    >>> window_share(0.0, 100.0, (30.0, 200.0)), window_share(0.0, 100.0, None)
+    (0.7, 1.0)
+    >>> window_share(50.0, 50.0, (0.0, 50.0)), window_share(10.0, 10.0, (0.0, 50.0))
+    (0.0, 1.0)
+    """
+    if window is None:
+        return 1.0
+    t0, t1 = window
+    if finish <= start:
+        return 1.0 if t0 <= start < t1 else 0.0
+    inside = min(finish, t1) - max(start, t0)
+    return max(0.0, inside) / (finish - start)
+
+
 def utility_metrics(
     outcomes: Mapping[str, TaskOutcome], workload: WorkloadInfo
 ) -> UtilityMetrics | None:
-    """Utility earned and bound over the counted tasks; ``None`` if no task has a utility."""
+    """Utility earned and bound (module docstring); ``None`` if no task has a utility."""
     if all(job.utility is None for job in workload.jobs.values()):
         return None
+    window = workload.measure_window
     earned = bound = 0.0
     tasks = 0
     for task_id, outcome in outcomes.items():
         job = workload.jobs[task_id]
-        if job.utility is None or not workload.in_window(job):
+        if job.utility is None:
             continue
-        tasks += 1
         fastest = min(job.etc.values(), default=0.0)
-        bound += job.utility.utility(arrival=job.subtime, completion=job.subtime + fastest)
+        bound_share = window_share(job.subtime, job.subtime + fastest, window)
+        earned_share = 0.0
         if outcome.outcome is Outcome.COMPLETED:
-            assert outcome.finish_time is not None
-            earned += job.utility.utility(arrival=job.subtime, completion=outcome.finish_time)
+            assert outcome.starting_time is not None and outcome.finish_time is not None
+            earned_share = window_share(outcome.starting_time, outcome.finish_time, window)
+            if earned_share > 0:
+                earned += earned_share * job.utility.utility(
+                    arrival=job.subtime, completion=outcome.finish_time
+                )
+        if bound_share > 0:
+            bound += bound_share * job.utility.utility(
+                arrival=job.subtime, completion=job.subtime + fastest
+            )
+        if bound_share > 0 or earned_share > 0:
+            tasks += 1
     return UtilityMetrics(earned=earned, bound=bound, tasks=tasks)

@@ -30,11 +30,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from hetsched.errors import PlatformError
+
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 """Cluster and platform names: they become parts of SimGrid host and zone ids."""
 
 
-class SpecError(ValueError):
+class SpecError(PlatformError):
     """An invalid field of a platform description; ``path`` names the field.
 
     >>> error = SpecError("speed", "must be > 0, got 0")

@@ -26,8 +26,10 @@ Presets (``PRESETS`` lists them with one line each):
   from this ratio), ``cov`` (default 0.05; 0 makes the total exact before rounding to whole
   nodes) and ``cores_per_node`` (the sizes to draw from, e.g. ``"1"`` for a trace of
   single-processor nodes; default the paper's set).
-  ``khemka-25``, ``khemka-20``, ``khemka-15``: the same with a mean of 25 %, 20 %, 15 % of Curie's
-  93,312 cores: 23,328, the paper's 18,432 (``khemka-20`` is ``khemka`` without options), 13,997.
+  ``khemka-25``, ``khemka-20``, ``khemka-15``: the same with a mean of 25 %, 20 %, 15 % of the
+  paper's base: its 18,432 cores are "approximately 20%" of Curie, i.e. exactly 20 % of 92,160
+  (Curie has 93,312), and section 5's "25% and 15%" environments are fractions of that same base:
+  23,040, 18,432 (``khemka-20`` is ``khemka`` without options), 13,824.
 * ``machovec`` -- Machovec et al. 2017, section IV.B: 100,000 cores over four general-purpose
   (``gp1``-``gp4``) and two special-purpose (``sp1``, ``sp2``) clusters. The paper only says each
   special-purpose cluster has more cores on average than a general-purpose one; we draw cluster
@@ -39,7 +41,9 @@ Presets (``PRESETS`` lists them with one line each):
   P-state-0 speed (the paper scales execution time by 1 / gamma(mean sqrt(factor) x r); the
   per-task randomness r belongs to the workload's ETC, the node keeps its mean). Idle power is
   ``idle_fraction`` x full power, default 0: the paper charges only executing tasks (APC x time).
-  Options: ``cores`` (default 100,000), ``idle_fraction``.
+  Options: ``cores`` (default 100,000), ``idle_fraction``, ``pstates`` (default 3; sec. V
+  also times a mapping event with 15 P-states: their power scaling factors are then spread
+  evenly from 1.0 down to 0.5, as 1.0, 0.75, 0.5 are for 3).
 * ``tarplee`` -- Tarplee et al. JPDC 2015: ``types`` machine types (default 4) with M_j
   single-core machines each; ``machines`` (default 64) split uniformly at random among the
   types, at least one each, or ``machines_per_type`` given directly (e.g. ``"4,4,8,16"``). The
@@ -78,10 +82,10 @@ import numpy as np
 
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
 
-CURIE_CORES = 93_312
-"""Cores of CEA Curie (5,040 x 16 + 360 x 32 + 144 x 8), the Khemka et al. trace's machine."""
 KHEMKA_PAPER_CORES = 18_432
 """Khemka et al. section 4: "approximately 20% of the total number of cores in the Curie system"."""
+KHEMKA_BASE_CORES = 92_160
+"""The base the paper's fractions apply to: 18,432 = 20 % of 92,160 (section 5's 25 % and 15 %)."""
 KHEMKA_COV = 0.05
 KHEMKA_CLUSTER_COUNTS = (2, 3, 4)
 KHEMKA_CORES_PER_NODE = (1, 2, 4, 8, 16, 24, 32)
@@ -146,9 +150,7 @@ def _positive(name: str, value: float) -> None:
 
 def _khemka_mean(preset: str, options: Mapping[str, object]) -> float:
     if preset in KHEMKA_VARIANTS:
-        return KHEMKA_PAPER_CORES if preset == "khemka-20" else round(
-            KHEMKA_VARIANTS[preset] * CURIE_CORES
-        )
+        return round(KHEMKA_VARIANTS[preset] * KHEMKA_BASE_CORES)
     if "cores" in options and ("max_procs" in options or "fraction" in options):
         raise ValueError("options 'cores' and 'max_procs'/'fraction' exclude each other")
     if "cores" in options:
@@ -205,6 +207,12 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
     idle_fraction = _option(options, "idle_fraction", float, 0.0)
     if not 0 <= idle_fraction <= 1:
         raise ValueError(f"option 'idle_fraction' must be in [0, 1], got {idle_fraction!r}")
+    nb_pstates = _option(options, "pstates", int, len(MACHOVEC_POWER_FACTORS))
+    _positive("pstates", nb_pstates)
+    factors = (
+        MACHOVEC_POWER_FACTORS if nb_pstates == len(MACHOVEC_POWER_FACTORS)
+        else tuple(float(f) for f in np.linspace(1.0, 0.5, nb_pstates))
+    )
     rng = np.random.default_rng(seed)
     names = MACHOVEC_GENERAL + MACHOVEC_SPECIAL
     weights = [
@@ -224,7 +232,7 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
                 idle_watts=idle_fraction * factor * node_watts,
                 full_watts=factor * node_watts,
             )
-            for factor in MACHOVEC_POWER_FACTORS
+            for factor in factors
         )
         clusters.append(
             ClusterSpec(
@@ -331,9 +339,7 @@ def _registry() -> dict[str, _Preset]:
         ),
     }
     for name, fraction in KHEMKA_VARIANTS.items():
-        share = f"{fraction:.0%} of Curie's {CURIE_CORES:,}"
-        if name == "khemka-20":
-            share = f"the paper's ~{share}"
+        share = f"{fraction:.0%} of the paper's base of {KHEMKA_BASE_CORES:,}"
         registry[name] = _Preset(
             f"Khemka et al. MIC 2015 sec. 4 with a mean of {_khemka_mean(name, {}):,} cores"
             f" ({share})",
@@ -343,7 +349,7 @@ def _registry() -> dict[str, _Preset]:
     registry["machovec"] = _Preset(
         "Machovec et al. 2017 sec. IV.B: 100,000 cores, 4 general + 2 special clusters,"
         " 3 P-states (power 1.0/0.75/0.5), 133 W nodes",
-        frozenset({"cores", "idle_fraction"}),
+        frozenset({"cores", "idle_fraction", "pstates"}),
         _machovec,
     )
     registry["tarplee"] = _Preset(

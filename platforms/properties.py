@@ -13,6 +13,8 @@ each compute host carries the table of ``docs/architecture.md``:
 ``speed_per_pstate``      flop/s per core for each P-state, P-state 0 fastest (= host ``speed``)
 ``wattage_per_state``     SimGrid 3.32 energy plugin, ``idle:full`` watts per P-state
 ``wattage_off``           SimGrid power when switched off
+``core_index``            only on shared-node platforms, where each host is one core of node
+                          ``node_index`` (Hwang et al.'s co-runners; ``docs/architecture.md``)
 ========================  ====================================================================
 
 ``wattage_per_state`` uses SimGrid's two-value form ``Idle:AllCores`` (SimGrid 3.32
@@ -181,8 +183,9 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
     >>> cluster.pstates[1]
     PState(speed=1000000000.0, idle_watts=60.0, full_watts=100.0)
     """
-    nodes: dict[str, dict[int, int]] = {}
+    nodes: dict[str, dict[tuple[int, int], int]] = {}
     shape: dict[str, tuple[str, int, str, tuple[PStateSpec, ...]]] = {}
+    shared: dict[str, bool] = {}
     lowest_id: dict[str, int] = {}
     for position, resource in enumerate(compute_resources):
         label = _resource_label(position, resource)
@@ -202,6 +205,16 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
         node_index = _whole_number(
             label, "node_index", _property(label, properties, "node_index"), 0
         )
+        core_index = -1
+        if "core_index" in properties:
+            core_index = _whole_number(
+                label, "core_index", _property(label, properties, "core_index"), 0
+            )
+            if core_index >= cores:
+                raise ValueError(
+                    f"{label}: property 'core_index': {core_index} is not below"
+                    f" cores_per_node {cores}"
+                )
         speeds_text = _property(label, properties, "speed_per_pstate")
         wattage_text = _property(label, properties, "wattage_per_state")
         try:
@@ -214,6 +227,12 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
             shape[cluster] = (label, cores, node_type, pstates)
             nodes[cluster] = {}
             lowest_id[cluster] = resource_id
+            shared[cluster] = core_index >= 0
+        if shared[cluster] != (core_index >= 0):
+            raise ValueError(
+                f"{label}: property 'core_index' is on some hosts of cluster {cluster!r} only:"
+                " a shared-node cluster has it on every host"
+            )
         first_label, first_cores, first_type, first_pstates = shape[cluster]
         for name, mine, theirs in (
             ("cores_per_node", cores, first_cores),
@@ -225,24 +244,31 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
                     f"{label}: property {name!r} differs from {first_label} of the same"
                     f" cluster {cluster!r}: the nodes of a cluster are identical"
                 )
-        if node_index in nodes[cluster]:
+        key = (node_index, core_index)
+        if key in nodes[cluster]:
+            what = f"node {node_index}" + (f" core {core_index}" if core_index >= 0 else "")
             raise ValueError(
-                f"{label}: property 'node_index': node {node_index} of cluster {cluster!r}"
-                f" is also resource {nodes[cluster][node_index]}"
+                f"{label}: property 'node_index': {what} of cluster {cluster!r}"
+                f" is also resource {nodes[cluster][key]}"
             )
-        nodes[cluster][node_index] = resource_id
+        nodes[cluster][key] = resource_id
         lowest_id[cluster] = min(lowest_id[cluster], resource_id)
     clusters = []
     for name in sorted(shape, key=lowest_id.__getitem__):
-        _, cores, node_type, pstates = shape[name]
+        label, cores, node_type, pstates = shape[name]
         by_index = nodes[name]
-        clusters.append(
-            Cluster(
-                name=name,
-                cores_per_node=cores,
-                resource_ids=tuple(by_index[index] for index in sorted(by_index)),
-                pstates=tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in pstates),
-                node_type=node_type,
+        order = sorted(by_index)
+        try:
+            clusters.append(
+                Cluster(
+                    name=name,
+                    cores_per_node=cores,
+                    resource_ids=tuple(by_index[key] for key in order),
+                    pstates=tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in pstates),
+                    node_type=node_type,
+                    node_of=tuple(node for node, _ in order) if shared[name] else (),
+                )
             )
-        )
+        except ValueError as error:
+            raise ValueError(f"{label}: {error}") from None
     return clusters

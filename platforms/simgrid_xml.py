@@ -18,8 +18,8 @@ loads all of it. SimGrid 3.32's host energy plugin charges ``Idle + (AllCores - 
 cores / core count`` and one Batsim job's execution loads one core of a host: with
 ``core=N`` a whole-node job would be charged ``Idle + (AllCores - Idle) / N`` (measured: 1 s on
 a 4-core host at 100 W idle / 200 W full costs 125 J). Modelling each node as one SimGrid core
-makes a running job draw its node's full power, as DESIGN.md's measurement on real Batsim
-shows.
+makes a running job draw its node's full power, as the measurement on real Batsim shows
+(docs/batsim-facts.md).
 
 Batsim 4.2.1 numbers compute resources in the order of SimGrid's ``Engine::get_all_hosts()``
 (``Machines::create_machines``: ``sort_machines_by_ascending_name`` sorts a copy, then the ids
@@ -44,10 +44,13 @@ written with ``repr``) and refuses files it did not write, naming the file and t
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from hetsched.errors import PlatformError
+from hetsched.files import write_atomically
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, SpecError
 from hetsched.platforms.properties import (
     COMPUTE_ROLE,
@@ -60,6 +63,8 @@ from hetsched.platforms.properties import (
 MASTER_NAME = "master"
 MASTER_SPEED = 1.0e9
 """flop/s of the master host; Batsim runs its own actors there, never jobs."""
+MASTER_PROPERTIES = {"role": MASTER_ROLE, "wattage_per_state": "0.0:0.0", "wattage_off": "0.0"}
+"""The master host's properties: Batsim's role, and no power."""
 ROUTING = "Vivaldi"
 COORDINATES = "0 0 0"
 PLATFORM_VERSION = "4.1"
@@ -108,9 +113,7 @@ def platform_to_xml(platform: PlatformSpec) -> str:
         "     Run Batsim without -m/master-host: the master host is found by its role. -->",
         f"<zone id={quoteattr(platform.name)} routing={quoteattr(ROUTING)}>",
         f'  <host id="{MASTER_NAME}" speed="{MASTER_SPEED!r}f" coordinates="{COORDINATES}">',
-        _prop("role", MASTER_ROLE),
-        _prop("wattage_per_state", "0.0:0.0"),
-        _prop("wattage_off", "0.0"),
+        *(_prop(key, value) for key, value in MASTER_PROPERTIES.items()),
         "  </host>",
     ]
     for position, cluster in enumerate(platform.clusters):
@@ -120,12 +123,10 @@ def platform_to_xml(platform: PlatformSpec) -> str:
 
 
 def write_platform(platform: PlatformSpec, path: str | Path, force: bool = False) -> Path:
-    """Write ``platform`` to ``path``; an existing file is only replaced with ``force=True``."""
+    """Write ``platform`` to ``path``, whole or not at all; an existing file is only replaced
+    with ``force=True``."""
     path = Path(path)
-    text = platform_to_xml(platform)
-    if path.exists() and not force:
-        raise FileExistsError(f"{path} already exists (use --force / force=True to overwrite it)")
-    path.write_text(text, encoding="utf-8")
+    write_atomically(path, platform_to_xml(platform).encode("utf-8"), force=force)
     return path
 
 
@@ -135,16 +136,18 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def error(self, element: ElementTree.Element, problem: str) -> ValueError:
+    def error(self, element: ElementTree.Element, problem: str) -> PlatformError:
         ident = element.get("id")
         where = f"<{element.tag} id={ident!r}>" if ident is not None else f"<{element.tag}>"
-        return ValueError(f"{self.path}: {where}: {problem} (not a hetsched platform file?)")
+        return PlatformError(f"{self.path}: {where}: {problem} (not a hetsched platform file?)")
 
     def properties(self, host: ElementTree.Element) -> dict[str, str]:
         properties: dict[str, str] = {}
         for child in host:
             if child.tag != "prop" or child.get("id") is None or child.get("value") is None:
                 raise self.error(host, f"unexpected element <{child.tag}>")
+            if child.get("id", "") in properties:
+                raise self.error(host, f"property {child.get('id')!r} given twice")
             properties[child.get("id", "")] = child.get("value", "")
         return properties
 
@@ -152,7 +155,10 @@ class _Reader:
         try:
             root = ElementTree.parse(self.path).getroot()
         except ElementTree.ParseError as error:
-            raise ValueError(f"{self.path}: not well-formed XML: {error}") from None
+            raise PlatformError(f"{self.path}: not well-formed XML: {error}") from None
+        for element in root.iter():
+            if (element.text or "").strip() or (element.tail or "").strip():
+                raise self.error(element, "unexpected text in or after the element")
         if root.tag != "platform" or root.get("version") != PLATFORM_VERSION:
             raise self.error(root, f"expected <platform version=\"{PLATFORM_VERSION}\">")
         zones = list(root)
@@ -163,9 +169,22 @@ class _Reader:
             raise self.error(zone, f"expected routing=\"{ROUTING}\", got {zone.get('routing')!r}")
         return zone
 
-    def check_master(self, host: ElementTree.Element) -> None:
-        if host.get("id") != MASTER_NAME:
-            raise self.error(host, f"the master host must be called {MASTER_NAME!r}")
+    def check_attributes(self, host: ElementTree.Element, expected: dict[str, str]) -> None:
+        for attribute, value in expected.items():
+            if host.get(attribute) != value:
+                raise self.error(
+                    host, f"attribute {attribute}={host.get(attribute)!r}, expected {value!r}"
+                )
+        extra = sorted(set(host.attrib) - set(expected))
+        if extra:
+            raise self.error(host, f"unexpected attribute {extra[0]!r}")
+
+    def check_master(self, host: ElementTree.Element, properties: dict[str, str]) -> None:
+        self.check_attributes(
+            host, {"id": MASTER_NAME, "speed": f"{MASTER_SPEED!r}f", "coordinates": COORDINATES}
+        )
+        if properties != MASTER_PROPERTIES:
+            raise self.error(host, f"properties {properties}, expected {MASTER_PROPERTIES}")
 
     def compute_host(
         self, host: ElementTree.Element, properties: dict[str, str]
@@ -193,17 +212,20 @@ class _Reader:
             node_index = int(properties["node_index"])
         except ValueError as error:
             raise self.error(host, f"bad property value: {error}") from None
+        if node_index < 0:
+            raise self.error(host, f"property 'node_index' is {node_index}, below 0")
+        written = host_properties(dataclasses.replace(cluster, nb_nodes=node_index + 1),
+                                  node_index)
+        for name in ("cores_per_node", "node_index", "node_type", "wattage_off"):
+            if written[name] != properties[name]:  # "08" for 8, "" for a default...
+                raise self.error(host, f"property {name!r} is {properties[name]!r}, which this"
+                                 f" writer would write {written[name]!r}")
         speed = _speed_attribute(tuple(pstate.speed for pstate in pstates))
-        for attribute, expected in (
-            ("speed", speed),
-            ("core", "1"),
-            ("pstate", "0"),
-            ("coordinates", COORDINATES),
-        ):
-            if host.get(attribute) != expected:
-                raise self.error(
-                    host, f"attribute {attribute}={host.get(attribute)!r}, expected {expected!r}"
-                )
+        self.check_attributes(
+            host,
+            {"id": host.get("id", ""), "speed": speed, "core": "1", "pstate": "0",
+             "coordinates": COORDINATES},
+        )
         return cluster, node_index
 
     def read(self) -> PlatformSpec:
@@ -216,7 +238,7 @@ class _Reader:
                 raise self.error(host, "unexpected element: only <host> elements are ours")
             properties = self.properties(host)
             if properties.get("role") == MASTER_ROLE:
-                self.check_master(host)
+                self.check_master(host, properties)
                 masters += 1
                 continue
             shape, node_index = self.compute_host(host, properties)

@@ -35,6 +35,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from hetsched.errors import PlatformError
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec, SpecError
 
 PLATFORM_KEYS = {"name": False, "clusters": True}
@@ -100,22 +101,25 @@ def platform_from_dict(data: object) -> PlatformSpec:
 
 
 def load_spec(path: str | Path) -> PlatformSpec:
-    """Read a ``.json`` or ``.toml`` spec; errors name the file and the field."""
+    """Read a ``.json`` or ``.toml`` spec; errors (:class:`~hetsched.errors.PlatformError`)
+    name the file and the field."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise PlatformError(f"{path}: a platform spec must end in .json or .toml")
     try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        else:
-            raise ValueError(f"{path}: a platform spec must end in .json or .toml")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise PlatformError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not valid JSON: {error}") from None
+        raise PlatformError(f"{path}: not valid JSON: {error}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ValueError(f"{path}: not valid TOML: {error}") from None
+        raise PlatformError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise PlatformError(f"{path}: nested too deeply to be a platform spec") from None
     try:
         return platform_from_dict(data)
     except SpecError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise SpecError(str(path), str(error)) from None

@@ -6,7 +6,7 @@ job into a :class:`~hetsched.core.tasks.Task`, lets a
 :class:`~hetsched.core.driver.MappingDriver` run the mapping events (Khemka et
 al. MIC 2015 section 3.1: on task arrival and completion; Machovec et al. 2017
 section III.A: every ``period`` seconds, with CALL_ME_LATER) and enacts the
-decisions as *execution twins* (DESIGN.md; names in
+decisions as *execution twins* (docs/architecture.md; names in
 :mod:`hetsched.schedulers.twins`).
 
 For a task started on nodes ``N`` of cluster ``c`` at P-state ``p``, one reply

@@ -41,6 +41,10 @@ def file_text(cls: type[Heuristic]) -> str:
         f'"""The ``{cls.name}`` heuristic as a pybatsim scheduler: {cls.summary}'
         f" ({cls.paper}).", width=100, break_on_hyphens=False,
     )
+    serve = textwrap.fill(
+        f"or by name with ``hetsched serve {cls.name}``. Options: see"
+        " :mod:`hetsched.schedulers.adapter`.", width=100, break_on_hyphens=False,
+    )
     return f'''{first}
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
@@ -48,7 +52,7 @@ edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs`
 
     pybatsim schedulers/{module}.py -o '{{"period": null}}'
 
-or by name with ``hetsched serve {cls.name}``. Options: see :mod:`hetsched.schedulers.adapter`.
+{serve}
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The ``random`` heuristic as a pybatsim scheduler: Random: arrival order, a random cluster per
-task, started or reserved at its earliest slot (Machovec et al., 2017, sec. III.D.1).
+"""The ``random`` heuristic as a pybatsim scheduler: Random: arrival order, a random cluster and
+P-state per task, started or reserved at its earliest slot (Machovec et al., 2017, sec. III.D.1).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

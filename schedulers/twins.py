@@ -4,7 +4,7 @@ Batsim runs a job's own profile on exactly ``res`` resources, so a task that a
 heuristic starts on another cluster, node count or P-state than its static job
 describes runs as a *twin*: a job registered at start time in the dynamic
 workload ``hetsched``, with its own profile, while the original job is
-rejected (DESIGN.md, "execution twins").
+rejected (docs/architecture.md, "Execution twins").
 
 Convention (the metrics read ``out_jobs.csv`` with it):
 

@@ -1,9 +1,13 @@
-"""Test-suite hygiene shared by every test file."""
+"""Test-suite hygiene shared by every test file, and the fake ``batsim`` fixture."""
 
 from __future__ import annotations
 
+import os
+import stat
+import sys
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import zmq
@@ -31,3 +35,28 @@ def _destroy_zmq_contexts() -> Iterator[None]:
     for context in list(_CONTEXTS):
         if not context.closed:
             context.destroy(linger=0)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Inputs tried per fuzz target (tests/fuzzing.py), when fuzz tests ran."""
+    fuzzing = sys.modules.get("fuzzing")
+    if fuzzing is not None and fuzzing.TALLY:
+        terminalreporter.section("fuzz targets")
+        for line in fuzzing.report_lines():
+            terminalreporter.write_line(line)
+FAKE_BATSIM = Path(__file__).with_name("test_run_fake_batsim.py")
+"""A fake ``batsim`` (Batsim's side of the protocol) for runs with ``--engine batsim``."""
+
+
+@pytest.fixture
+def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put the fake ``batsim`` first on PATH; returns the file its command line goes to."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    executable = bin_dir / "batsim"
+    executable.write_text(f"#!{sys.executable}\n" + FAKE_BATSIM.read_text())
+    executable.chmod(executable.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    argv = tmp_path / "batsim-argv.json"
+    monkeypatch.setenv("FAKE_BATSIM_ARGV", str(argv))
+    return argv

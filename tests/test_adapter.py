@@ -91,7 +91,7 @@ COMPUTE_RESOURCES = [
 ]
 
 
-def begins(**config: bool) -> dict[str, Any]:
+def begins(workloads: dict[str, str] | None = None, **config: bool) -> dict[str, Any]:
     """SIMULATION_BEGINS as Batsim 4.2.1 sends it (docs/protocol.rst)."""
     batsim_config = {
         "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
@@ -104,7 +104,7 @@ def begins(**config: bool) -> dict[str, Any]:
         "nb_resources": 5, "nb_compute_resources": 5, "nb_storage_resources": 0,
         "allow_compute_sharing": False, "allow_storage_sharing": True,
         "config": batsim_config, "compute_resources": COMPUTE_RESOURCES,
-        "storage_resources": [], "workloads": {"w0": "/tmp/w0.json"},
+        "storage_resources": [], "workloads": workloads or {"w0": "/nonexistent/w0.json"},
         "profiles": {"w0": {"d10": {"type": "delay", "delay": 10.0}}},
     }
     return {"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": data}]}
@@ -145,10 +145,11 @@ class Session:
     """A real pybatsim ``Batsim`` object around a scheduler, fed by a loopback."""
 
     def __init__(
-        self, monkeypatch: pytest.MonkeyPatch, scheduler: HetschedScheduler, **config: bool
+        self, monkeypatch: pytest.MonkeyPatch, scheduler: HetschedScheduler,
+        workloads: dict[str, str] | None = None, **config: bool,
     ) -> None:
         self.net = Loopback()
-        self.net.inbox.append(begins(**config))
+        self.net.inbox.append(begins(workloads, **config))
         with monkeypatch.context() as patch:
             patch.setattr(batsim.batsim, "NetworkHandler", lambda *args, **kwargs: self.net)
             self.bs = Batsim(scheduler, "tcp://loopback:0", 0)
@@ -354,6 +355,65 @@ def test_mapping_events_csv_is_written_at_the_end(
     assert all(float(line.rsplit(",", 1)[1]) >= 0 for line in lines[1:])
 
 
+def test_tasks_csv_holds_planned_and_actual_times(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """w0!1 is planned on slow node 2 during [0, 30) but the job carries an actual run time
+    of 45 s on slow (actual etc 45 over planned 30: ratio 1.5): its twin computes
+    45 s x 1e9 flop/s = 4.5e10 flops, and the tasks file keeps both the plan and the run."""
+    prefix = tmp_path / "run"
+    session = Session(monkeypatch, scripted(
+        [start("w0!1", "slow", (2,), 0.0, 30.0)], [Decision(Action.DROP, "w0!2")],
+        export_prefix=str(prefix),
+    ))
+    reply = session.send(0.0, submitted(0.0, "w0!1", actual={"etc": {"slow": 45.0}}))
+    assert reply == twin_events(0.0, "w0!1", "2", 1, 4.5e10)
+    session.send(2.0, submitted(2.0, "w0!2"), notify(2.0, "no_more_static_job_to_submit"))
+    session.send(45.0, completed(45.0, "hetsched!w0.1", "2"))
+    session.send(45.0, {"timestamp": 45.0, "type": "SIMULATION_ENDS", "data": {}})
+    lines = (tmp_path / "run_tasks.csv").read_text().splitlines()
+    assert lines == [
+        "task_id,state,cluster,nodes,pstate,planned_start,planned_end,start,end",
+        "w0!1,done,slow,2,0,0.0,30.0,0.0,45.0",
+        "w0!2,dropped,,,,,,,",
+    ]
+
+
+def test_the_end_of_the_workload_triggers_a_mapping_event_for_batch_heuristics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Batsim's NOTIFY no_more_static_job_to_submit, alone in its message, still brings a
+    mapping event, where the view says no task will come any more."""
+    def whole_bag(event: MappingEvent) -> list[Decision]:
+        if event.system.more_tasks_expected:
+            return []
+        return [start("w0!1", "fast", (0,), 3.0, 13.0), start("w0!2", "fast", (1,), 3.0, 13.0)]
+
+    session = Session(monkeypatch, scripted(lambda event: [], whole_bag))
+    assert session.send(0.0, submitted(0.0, "w0!1"), submitted(0.0, "w0!2")) == []
+    reply = session.send(3.0, notify(3.0, "no_more_static_job_to_submit"))
+    assert [e["type"] for e in reply] == ["REGISTER_PROFILE", "REGISTER_JOB", "EXECUTE_JOB",
+                                          "REJECT_JOB"] * 2 + ["NOTIFY"]
+
+
+def test_energy_budget_and_window_reach_the_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = Session(monkeypatch, scripted(energy_budget=5e6, measure_window=[10, 100]))
+    system = session.scheduler.driver.system
+    assert (system.energy_budget, system.measure_window) == (5e6, (10.0, 100.0))
+
+
+def test_energy_budget_and_window_come_from_the_workload_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """SIMULATION_BEGINS names the workload files; the adapter reads their hetsched object."""
+    workload = tmp_path / "w0.json"
+    workload.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {}, "hetsched": {
+        "schema_version": 1, "energy_budget": 1234.5, "measure_window": [0, 50]}}))
+    session = Session(monkeypatch, scripted(), workloads={"w0": str(workload)})
+    system = session.scheduler.driver.system
+    assert (system.energy_budget, system.measure_window) == (1234.5, (0.0, 50.0))
+
+
 def test_existing_mapping_events_csv_is_refused_at_start(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -391,6 +451,8 @@ def test_unsupported_callbacks_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"heuristic": "scripted", "period": 0}, "option period must be a number of seconds > 0"),
         ({"heuristic": "scripted", "period": "60"}, "option period must be a number"),
         ({"heuristic": "scripted", "export_prefix": 3}, "option export_prefix must be a path"),
+        ({"heuristic": "scripted", "energy_budget": -1}, "option energy_budget must be joules"),
+        ({"heuristic": "scripted", "measure_window": [5, 1]}, "option measure_window must be"),
     ],
 )
 def test_bad_options_are_named(options: dict[str, Any], message: str) -> None:

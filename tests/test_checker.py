@@ -8,12 +8,22 @@ row, and checks that the violation names the jobs, nodes and times involved.
 
 from __future__ import annotations
 
+import copy
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from test_metrics import HEADER, JOBS_CSV, workload_json, write_run
 
-from hetsched.metrics.checker import BATSIM_RULES, ScheduleViolation, check_run
+from hetsched.errors import OutputFileError
+from hetsched.metrics.checker import (
+    BATSIM_RULES,
+    VIOLATION_KINDS,
+    ScheduleViolation,
+    check_run,
+)
 
 TWIN_2 = (
     "w0.2,hetsched,twin.w0.2,20.000000,2,-1.000000,1,COMPLETED_SUCCESSFULLY,20.000000,"
@@ -231,3 +241,193 @@ def test_unknown_rule_is_refused(tmp_path: Path) -> None:
     prefix, workload, platform = write_run(tmp_path)
     with pytest.raises(ValueError, match="rules must be among"):
         check_run(prefix, workload, platform, rules=("no-rule",))
+
+
+# ---------------------------------------------------------------- every kind it claims
+
+# Each kind of VIOLATION_KINDS, with one broken run built by hand from the good one:
+# (edit of out_jobs.csv, workload meta, the violation expected).
+KIND_CASES = {
+    "accounting": (
+        lambda csv: csv.replace('3,w0,p3,15.000000,1,-1.000000,0,REJECTED,,,,,,,,,""\n', ""),
+        {}, "[accounting] task w0!3 of the workload has no row in out_jobs.csv",
+    ),
+    "double-booking": (
+        lambda csv: csv.replace(TASK_4, TASK_4.replace("50.000000,30.000000,80.000000",
+                                                       "45.000000,30.000000,75.000000")),
+        {}, "[double-booking] node 0: job w0!4 [45.0, 75.0) overlaps job hetsched!w0.1"
+            " [0.0, 50.0)",
+    ),
+    "early-start": (  # a direct (stock-style) execution: task 4 (submitted at 30) run
+        # [5, 8) on node 2, which is free until w0.2 starts there at 20
+        lambda csv: csv.replace(TASK_4, TASK_4.replace("50.000000,30.000000,80.000000",
+                                                       "5.000000,3.000000,8.000000")
+                                .replace("1.666667,0,", "1.666667,2,")),
+        {}, "[early-start] job w0!4 (task w0!4) starts at 5.0, before its submission at 30.0",
+    ),
+    "unknown-resource": (  # an execution on no resource at all
+        lambda csv: csv.replace("1.666667,0,6000", "1.666667,,6000"),
+        {}, "[unknown-resource] job w0!4 ran on no resource",
+    ),
+    "cluster-split": (  # task 4 on nodes 0 (cluster a) and 3 (cluster b), both free
+        lambda csv: csv.replace("1.666667,0,6000", "1.666667,0 3,6000"),
+        {}, "[cluster-split] job w0!4 runs on several clusters: {'a': [0], 'b': [3]}",
+    ),
+    "energy-budget": (
+        lambda csv: csv, {"energy_budget": 50999.0},
+        "[energy-budget] the platform consumed 51000.0 J during the run, over the budget of"
+        " 50999.0 J by 1.0 J",
+    ),
+}
+
+
+def test_every_kind_the_checker_claims_has_a_broken_run() -> None:
+    """A kind added to the checker without a broken run here fails this test."""
+    assert set(KIND_CASES) == set(VIOLATION_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_CASES))
+def test_each_kind_is_reported_alone(tmp_path: Path, kind: str) -> None:
+    edit, meta, expected = KIND_CASES[kind]
+    assert violations(tmp_path, edit(JOBS_CSV), **meta) == [expected]
+
+
+def test_double_booking_with_a_job_in_between(tmp_path: Path) -> None:
+    """Node 0: w0.1 [0, 50), then a job [10, 20) inside it and task 4 moved to [30, 60):
+    task 4 overlaps w0.1, which is not the job just before it in start order."""
+    inside = ("w0.3,hetsched,twin.w0.3,15.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,"
+              '15.000000,5.000000,20.000000,0.000000,5.000000,1.000000,0,100.000000,""\n')
+    moved = TASK_4.replace("50.000000,30.000000,80.000000", "30.000000,30.000000,60.000000")
+    found = violations(tmp_path, JOBS_CSV.replace(TASK_4, moved) + inside)
+    assert "[double-booking] node 0: job w0!4 [30.0, 60.0) overlaps job hetsched!w0.1 [0.0, 50.0)" \
+        in found
+    assert "[double-booking] node 0: job hetsched!w0.3 [15.0, 20.0) overlaps job hetsched!w0.1" \
+        " [0.0, 50.0)" in found
+
+
+@pytest.mark.parametrize(
+    ("times", "message"),
+    [
+        ("50.000000,30.000000,40.000000", "finish_time 40.0 is before starting_time 50.0"),
+        ("50.000000,30.000000,90.000000", "starting_time 50.0 + execution_time 30.0 !="
+                                          " finish_time 90.0"),
+    ],
+)
+def test_times_that_disagree_are_a_malformed_file(tmp_path: Path, times: str,
+                                                  message: str) -> None:
+    """A row that says it ran backwards, or longer than its own times, cannot be checked."""
+    bad = JOBS_CSV.replace(TASK_4, TASK_4.replace("50.000000,30.000000,80.000000", times))
+    prefix, workload, platform = write_run(tmp_path, bad)
+    with pytest.raises(OutputFileError, match=r"out_jobs\.csv:7: job w0!4: " + re.escape(message)):
+        check_run(prefix, workload, platform)
+
+
+# A random correct schedule on the two clusters (a = nodes 0-1, b = nodes 2-3), then one
+# fault of a chosen kind injected: the checker passes the first and reports the kind.
+ROW = ("{job},{workload},p,{sub:f},{n},-1.000000,1,COMPLETED_SUCCESSFULLY,{start:f},"
+       '{run:f},{end:f},0.000000,0.000000,1.000000,{nodes},0.000000,""\n')
+REJECTED_ROW = '{job},w0,p,{sub:f},{n},-1.000000,0,REJECTED,,,,,,,,,""\n'
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> tuple[list[dict], list[dict]]:
+    """Tasks (id, subtime) and executions (task, twin, nodes, start, end), node by node
+    sequential, each execution inside one cluster and after its task's submission."""
+    free = [0.0, 0.0, 0.0, 0.0]
+    tasks, runs = [], []
+    subtime = 0.0
+    for task in range(1, draw(st.integers(1, 8)) + 1):
+        subtime += draw(st.integers(0, 20))
+        tasks.append({"id": task, "subtime": subtime})
+        if draw(st.integers(0, 4)) == 0:
+            continue  # dropped
+        cluster = draw(st.sampled_from([(0, 1), (2, 3)]))
+        nodes = cluster[: draw(st.integers(1, 2))]
+        start = max([subtime, *(free[node] for node in nodes)]) + draw(st.integers(0, 5))
+        end = start + draw(st.integers(1, 30))
+        for node in nodes:
+            free[node] = end
+        runs.append({"task": task, "twin": draw(st.booleans()), "nodes": list(nodes),
+                     "start": start, "end": end})
+    return tasks, runs
+
+
+def _jobs_csv(tasks: list[dict], runs: list[dict]) -> str:
+    by_task = {run["task"]: run for run in runs}
+    rows = []
+    for task in tasks:
+        if task.get("omit"):
+            continue
+        run, sub = by_task.get(task["id"]), task["subtime"]
+        if run is None or run["twin"]:
+            rows.append(REJECTED_ROW.format(job=task["id"], sub=sub, n=1))
+        if run is not None:
+            job, workload = (f"w0.{task['id']}", "hetsched") if run["twin"] else (task["id"], "w0")
+            rows.append(ROW.format(
+                job=job, workload=workload, sub=run["start"] if run["twin"] else sub,
+                n=len(run["nodes"]), start=run["start"], run=run["end"] - run["start"],
+                end=run["end"], nodes=" ".join(map(str, run["nodes"])),
+            ))
+    return HEADER + "".join(rows)
+
+
+def _energy_csv(runs: list[dict]) -> str:
+    end = max((run["end"] for run in runs), default=0.0)
+    return f"time,energy,event_type,wattmin,epower\n0.0,0.0,s,0.0,NA\n{end},{400 * end},e,0.0,NA\n"
+
+
+def _inject(kind: str, tasks: list[dict], runs: list[dict], data: st.DataObject) -> dict:
+    """Break the schedule for ``kind``; returns the workload meta to use."""
+    run = data.draw(st.sampled_from(runs))
+    length = run["end"] - run["start"]
+    if kind == "accounting":
+        data.draw(st.sampled_from(tasks))["omit"] = True  # no row in out_jobs.csv
+    elif kind == "double-booking":
+        other = data.draw(st.sampled_from([r for r in runs if r is not run]))
+        run["nodes"] = [other["nodes"][0]]
+        run["start"] = max(other["start"], next(t["subtime"] for t in tasks
+                                                if t["id"] == run["task"]))
+        run["end"] = run["start"] + length
+        other_end = other["end"]
+        assume(run["start"] < other_end)
+    elif kind == "early-start":
+        submitted = next(t["subtime"] for t in tasks if t["id"] == run["task"])
+        assume(submitted >= 1)
+        run["start"] = submitted - data.draw(st.integers(1, int(submitted)))
+        run["end"] = run["start"] + length
+    elif kind == "unknown-resource":
+        run["nodes"] = [data.draw(st.integers(4, 50))]
+    elif kind == "cluster-split":
+        run["nodes"] = [0, 2]
+    else:
+        total = 400 * max(r["end"] for r in runs)
+        return {"energy_budget": total * data.draw(st.floats(0, 0.99))}
+    return {}
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
+@given(schedule=schedules(), kind=st.sampled_from(VIOLATION_KINDS), data=st.data())
+def test_random_schedules_pass_and_each_injected_fault_is_caught(
+    tmp_path_factory: pytest.TempPathFactory, schedule: tuple, kind: str, data: st.DataObject
+) -> None:
+    tasks, runs = copy.deepcopy(schedule)
+    assume(len(runs) >= 2)
+    folder = tmp_path_factory.mktemp("run")
+
+    def run_files(meta: dict) -> tuple[Path, Path, Path]:
+        workload = {"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 1.0}},
+                    "jobs": [{"id": t["id"], "subtime": t["subtime"], "res": 1, "profile": "p"}
+                             for t in tasks],
+                    "hetsched": {"schema_version": 1, **meta}}
+        prefix, workload_path, platform = write_run(folder, _jobs_csv(tasks, runs),
+                                                    workload=workload)
+        (folder / "out_consumed_energy.csv").write_text(_energy_csv(runs))
+        return prefix, workload_path, platform
+
+    budget = {"energy_budget": 400 * max(r["end"] for r in runs) + 1}
+    check_run(*run_files(budget))  # the correct schedule passes, every rule on
+    meta = _inject(kind, tasks, runs, data)
+    with pytest.raises(ScheduleViolation) as info:
+        check_run(*run_files(meta or budget))
+    assert kind in {violation.kind for violation in info.value.violations}

@@ -120,8 +120,7 @@ def test_wait_with_timeout() -> None:
     results: list[tuple[str, object, float]] = []
 
     def waiter(name: str, work: float, timeout: float):
-        execution = Execution()
-        kernel.schedule(execution, kernel.now + work)
+        execution = Execution(rate=1.0 / work)  # work 1.0 done in `work` seconds
         yield Start(execution)
         result = yield Wait(execution, timeout)
         results.append((name, result, kernel.now))
@@ -142,8 +141,7 @@ def test_owned_execution_is_cancelled_when_its_actor_ends() -> None:
     ended: list[tuple[bool, float]] = []
 
     def actor():
-        execution = Execution(on_end=lambda k, cancelled: ended.append((cancelled, k.now)))
-        kernel.schedule(execution, 10.0)
+        execution = Execution(0.1, on_end=lambda k, cancelled: ended.append((cancelled, k.now)))
         yield Start(execution)
         yield Wait(execution, 4.0)  # times out at 4; the execution goes on...
         yield Sleep(1.0)  # ...until the actor terminates at 5
@@ -156,10 +154,9 @@ def test_owned_execution_is_cancelled_when_its_actor_ends() -> None:
 def test_cancel_and_kill() -> None:
     kernel = Kernel(zero)
     log: list[tuple[str, object, float]] = []
-    execution = Execution()
+    execution = Execution(0.1)
 
     def worker():
-        kernel.schedule(execution, 10.0)
         yield Start(execution)
         log.append(("worker", (yield Wait(execution)), kernel.now))
 
@@ -239,12 +236,15 @@ def test_unsynced_power_change_is_charged_since_the_last_update() -> None:
     assert other.host_energy(0, 20.0) == pytest.approx(15 * 150.0 + 5 * 150.0)
 
 
-def test_out_of_date_hosts_count_answered_simcalls() -> None:
+def test_hosts_updated_at_the_current_date_are_fresh() -> None:
+    """An energy query on a host is a simcall only if nobody updated it at this date."""
     energy = model(3)
-    assert energy.nb_out_of_date(None, 0.0) == 0  # everything is up to date at start
-    assert energy.nb_out_of_date([0, 2], 5.0) == 2
+    assert all(energy.fresh.is_fresh(host, 0.0) for host in range(3))  # all updated at start
+    assert energy.fresh.count_stale(0, 5.0) == 3
     energy.host_energy(0, 5.0)
-    assert energy.nb_out_of_date([0, 2], 5.0) == 1
-    assert energy.nb_out_of_date(None, 5.0) == 2
+    assert [energy.fresh.is_fresh(host, 5.0) for host in range(3)] == [True, False, False]
+    energy.set_usage(2, 1e9, 5.0)  # synced: SimGrid updates the host
+    assert energy.fresh.count_stale(0, 5.0) == 1
     energy.total(5.0)
-    assert energy.nb_out_of_date(None, 5.0) == 0
+    assert energy.fresh.count_stale(0, 5.0) == 0
+    assert energy.fresh.count_stale(0, 6.0) == 3  # a new date: nothing updated yet

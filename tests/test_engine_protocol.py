@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hetsched.engine.batsim_cli import batsim_command
@@ -101,7 +103,7 @@ def test_writer_refuses_going_back_in_time() -> None:
     writer.append("REQUESTED_CALL", {}, 5.0)
     with pytest.raises(AssertionError, match="date inconsistency"):
         writer.append("REQUESTED_CALL", {}, 4.0)
-    assert writer.generate(5.0)["events"][0]["timestamp"] == 5.0 and writer.empty
+    assert json.loads(writer.generate(5.0))["events"][0]["timestamp"] == 5.0 and writer.empty
 
 
 def test_batsim_command_options() -> None:

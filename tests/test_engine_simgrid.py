@@ -19,9 +19,11 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hetsched.engine.energy import EnergyModel
+from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.kernel import Answered, Kernel, Sleep, Spawn, mailbox_empty, receive, send
 from hetsched.engine.platform import load_platform
 
@@ -435,3 +437,116 @@ def test_parallel_tasks_and_energy_match_simgrid(platform_file: Path) -> None:
 
 def test_scenarios_are_valid_python() -> None:
     compile(textwrap.dedent(SCENARIOS), "scenarios", "exec")
+
+
+QUERY_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="z" routing="Vivaldi">
+  <host id="master" speed="1Gf" coordinates="0 0 0"><prop id="role" value="master"/>
+    <prop id="wattage_per_state" value="0:0"/></host>
+{hosts}
+</zone>
+</platform>
+"""
+QUERY_HOST = (
+    '  <host id="n{index:02d}" speed="1Gf" coordinates="0 0 0">'
+    '<prop id="wattage_per_state" value="10:20"/></host>'
+)
+QUERY_DELAYS = [0, 0, 3, 25, 60]
+"""Answered simcalls each job executor makes before its queries (0, 0: same sub-round; 3, 25:
+it catches up with the queries under way; 60: it starts when every host is up to date)."""
+QUERY_DRIVER = """
+import ctypes, json, sys
+from simgrid import Actor, Engine, Mailbox, this_actor
+lib = ctypes.CDLL("libsimgrid.so.3.32")
+lib.sg_host_by_name.restype = ctypes.c_void_p
+lib.sg_host_by_name.argtypes = [ctypes.c_char_p]
+lib.sg_host_get_consumed_energy.restype = ctypes.c_double
+lib.sg_host_get_consumed_energy.argtypes = [ctypes.c_void_p]
+lib.sg_mailbox_listen.argtypes = [ctypes.c_char_p]
+lib.sg_mailbox_listen.restype = ctypes.c_int
+engine = Engine(["driver", "--cfg=host/model:ptask_L07", "--cfg=plugin:host_energy"])
+engine.load_platform(sys.argv[1])
+delays = json.loads(sys.argv[2])
+nb = int(sys.argv[3])
+hosts = [lib.sg_host_by_name(b"n%02d" % index) for index in range(nb)]
+LOG = []
+def server():
+    for _ in range(len(delays) + 1):
+        message = Mailbox.by_name("server").get()
+        LOG.append([Engine.clock, message, lib.sg_mailbox_listen(b"server") == 0])
+def submitter():
+    this_actor.sleep_for(10.0)
+    Mailbox.by_name("server").put("submitted", 1)
+def executor(index, delay):
+    this_actor.sleep_for(10.0)
+    for _ in range(delay):
+        this_actor.yield_()
+    lib.sg_host_get_consumed_energy(hosts[index])  # the job's host (consumed_energy_on_machines)
+    total = sum(lib.sg_host_get_consumed_energy(host) for host in hosts)  # an energy line
+    Mailbox.by_name("server").put("completed %d %r" % (index, total), 1)
+Actor.create("server", engine.host_by_name("master"), server)
+for index, delay in enumerate(delays):
+    Actor.create("e%d" % index, engine.host_by_name("n%02d" % index), executor, index, delay)
+Actor.create("submitter", engine.host_by_name("master"), submitter)
+engine.run()
+print("LOG=" + json.dumps(LOG))
+"""
+
+
+def test_energy_queries_walk_in_lockstep_like_simgrid(tmp_path: Path) -> None:
+    """Batsim's job executors query every host's energy when a job ends (SimGrid's lazy
+    ``get_consumed_energy``: a simcall per host not yet updated at this date). Five jobs end
+    together with a submission: the submitter, which queries nothing, reaches the server first;
+    the executors walk the 40 hosts in lockstep (a late one catches up, one starting after the
+    walk is over pays nothing) and arrive in their order. This is the order of the events of
+    message 306 of the ``curie47-pybatsim-easyBackfill`` reference run."""
+    nb_hosts = 40
+    hosts = "\n".join(QUERY_HOST.format(index=index) for index in range(nb_hosts))
+    path = tmp_path / "platform.xml"
+    path.write_text(QUERY_PLATFORM.format(hosts=hosts), encoding="utf-8")
+    output = run_simgrid(QUERY_DRIVER, str(path), json.dumps(QUERY_DELAYS), str(nb_hosts))
+    simgrid_log = json.loads(output.split("LOG=", 1)[1])
+
+    platform = load_platform(path, energy=True)
+    kernel = Kernel(platform.message_delay)
+    model = EnergyModel(
+        [m.power or () for m in platform.machines],
+        [0] * nb_hosts,
+        [m.cores for m in platform.machines],
+        [m.speeds for m in platform.machines],
+    )
+    queries = EnergyQueries(model, lambda: kernel.now)
+    kernel.fast_forward = queries.fast_forward
+    kernel.on_sleep_end = lambda host: model.update(host, kernel.now)
+    log: list[list[object]] = []
+
+    def server():  # type: ignore[no-untyped-def]
+        for _ in range(len(QUERY_DELAYS) + 1):
+            message = yield from receive("server", "master")
+            log.append([kernel.now, message, (yield from mailbox_empty(kernel, "server"))])
+
+    def submitter():  # type: ignore[no-untyped-def]
+        yield Sleep(10.0)
+        yield from send("server", "submitted", "master")
+
+    def executor(index: int, delay: int):  # type: ignore[no-untyped-def]
+        yield Sleep(10.0, index)
+        if delay:
+            yield Answered(delay)
+        yield queries.hosts(np.array([index]))
+        total = yield queries.all_hosts()
+        yield from send("server", f"completed {index} {float(total)!r}", f"n{index:02d}")
+
+    kernel.spawn(server())
+    for index, delay in enumerate(QUERY_DELAYS):
+        kernel.spawn(executor(index, delay))
+    kernel.spawn(submitter())
+    kernel.run()
+    assert [entry[1].split()[:2] for entry in simgrid_log] == [
+        ["submitted"],
+        *[["completed", str(index)] for index in range(len(QUERY_DELAYS) - 1)],
+        ["completed", str(len(QUERY_DELAYS) - 1)],
+    ]
+    assert log == simgrid_log

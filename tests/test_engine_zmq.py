@@ -49,7 +49,7 @@ def test_stock_schedulers_over_zmq_match_in_process(
 
 
 def test_execution_twin_over_zmq(tmp_path: Path) -> None:
-    """The DESIGN.md fact again (20 s, 4800 J), with the scheduler behind a socket."""
+    """The fact of docs/batsim-facts.md again (20 s, 4800 J), with the scheduler behind a socket."""
     jobs = [{"id": "a", "subtime": 3, "res": 2, "profile": "d5"}]
     path = workload(tmp_path, jobs, {"d5": {"type": "delay", "delay": 5}})
     result = simulate(

@@ -29,15 +29,16 @@ from hetsched.experiments.compare import (
 from hetsched.experiments.khemka import (
     ENVIRONMENTS,
     Aggregate,
+    HeuristicSpec,
     StudyRun,
     aggregate,
     confidence_half_width,
+    daily_arrivals,
     format_aggregates,
-    last_trace_day,
     plot_figures,
     ratios,
     run_study,
-    scenario_days,
+    select_days,
     summarize_study,
     write_csv,
 )
@@ -218,6 +219,67 @@ def test_run_or_resume_reruns_a_folder_without_summary(tmp_path: Path) -> None:
     assert second.tasks_completed == first.tasks_completed
 
 
+@needs_trace
+def test_a_summary_of_an_older_version_is_recomputed_not_read(tmp_path: Path) -> None:
+    """A summary.json without this hetsched's summary version (value_earned meant another
+    accounting before) is recomputed from the run's files, never read with a new meaning."""
+    platform, workload = prepare(kth_scenario(), tmp_path, TRACE_DIR)
+    first, _ = run_or_resume("easy", platform, workload, tmp_path / "easy")
+    path = tmp_path / "easy" / SUMMARY_FILE
+    old = {k: v for k, v in json.loads(path.read_text()).items()
+           if k not in ("version", "value_earned_total", "value_percent_total")}
+    old["value_percent"] = 99.0  # what an older accounting might have said
+    path.write_text(json.dumps(old))
+    jobs = tmp_path / "easy" / "out_jobs.csv"
+    set_old_mtime(jobs)
+    again, resumed = run_or_resume("easy", platform, workload, tmp_path / "easy")
+    assert resumed is True and jobs.stat().st_mtime == OLD  # not run again
+    assert again == first
+    assert json.loads(path.read_text())["version"] == first.version
+
+
+@needs_trace
+def test_a_study_gives_the_same_runs_in_one_or_two_processes(tmp_path: Path) -> None:
+    """One KTH day (any arrival count), two heuristics, one of them with an option: the
+    summaries are the same run sequentially and in two worker processes (wall-clock times
+    and mapping-event latencies aside)."""
+    def study(folder: str, jobs: int) -> list[StudyRun]:
+        return run_study(tmp_path / folder, trace=KTH, nb_scenarios=1, trace_dir=TRACE_DIR,
+                         heuristics=["easy", "max-vpr:book_zero_value=true"],
+                         arrivals=(1, 10**6), jobs=jobs)
+
+    def comparable(run: StudyRun) -> tuple:
+        data = run.summary.to_json()
+        latencies = [k for k in data if k.startswith("mapping_latency")]
+        for key in ("wall_seconds", "outdir", "workload", "platform", *latencies):
+            data.pop(key)
+        return (run.environment, run.scenario, run.day, run.heuristic, data)
+
+    one, two = study("one", 1), study("two", 2)
+    assert [comparable(r) for r in one] == [comparable(r) for r in two]
+    assert [r.heuristic for r in one] == ["easy", "max-vpr:book_zero_value=true"]
+    day = one[0].day
+    assert (tmp_path / "one" / "intermediate" / f"s0-day{day}" /
+            "max-vpr+book_zero_value=true" / SUMMARY_FILE).is_file()
+    assert (tmp_path / "one" / "days.csv").read_text().startswith("day,arrivals,chosen\n")
+
+
+@needs_trace
+def test_cmq_diagnostics_of_a_small_study(tmp_path: Path) -> None:
+    """Queue shares add up to 1, the events are CMQ's mapping events, and the study writes
+    them to cmq.csv."""
+    runs = run_study(tmp_path, trace=KTH, nb_scenarios=1, trace_dir=TRACE_DIR,
+                     heuristics=["cmq", "easy"], arrivals=(1, 10**6))
+    [diagnostic] = khemka.cmq_diagnostics(runs)
+    assert diagnostic.small + diagnostic.medium + diagnostic.large == pytest.approx(1.0)
+    assert diagnostic.large > 0  # the largest task is in the large queue
+    assert diagnostic.events == runs[0].summary.mapping_events
+    assert 0.0 <= diagnostic.several <= 1.0
+    summarize_study(runs, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "cmq.csv").open()))
+    assert [row["mapping_events"] for row in rows] == [str(diagnostic.events)]
+
+
 def test_default_heuristics_are_registered_names() -> None:
     # every name the comparison and the study run by default is one run_heuristic accepts
     assert set(DEFAULT_HEURISTICS) <= set(HEURISTICS)
@@ -246,29 +308,40 @@ def test_environments_match_section_5() -> None:
 
 
 @pytest.mark.parametrize(
-    ("nb", "last", "days"),
+    ("nb", "days"),
     [
-        # day_i = round(1 + i * (last - 2) / (nb - 1))
-        (1, 2, [1]),  # one scenario: day 1 (day 0 has no warm-up)
-        (2, 2, [1, 1]),  # step 0: the only day with a warm-up and a next day, twice
-        (2, 333, [1, 332]),  # step 331: the first and the last full day
-        (5, 10, [1, 3, 5, 7, 9]),  # step 8 / 4 = 2
-        (3, 11, [1, 6, 10]),  # step 4.5: 1, round(5.5) = 6, 10
-        (3, 3, [1, 2, 2]),  # step 0.5: 1, round(1.5) = 2, round(2.0) = 2
+        # Eligible days (897-2904 arrivals, day 0 aside): 2, 3, 5, 6, 8 (m = 5).
+        # Scenario i takes rank round(i (m - 1) / (nb - 1)).
+        (1, (2,)),
+        (2, (2, 8)),  # ranks 0, 4
+        (3, (2, 5, 8)),  # ranks 0, 2, 4
+        (4, (2, 3, 6, 8)),  # ranks 0, round(1.33) = 1, round(2.67) = 3, 4
+        (5, (2, 3, 5, 6, 8)),
     ],
 )
-def test_scenario_days(nb: int, last: int, days: list[int]) -> None:
-    assert scenario_days(nb, last) == days
+def test_select_days_spreads_over_the_eligible_days(nb: int, days: tuple[int, ...]) -> None:
+    counts = {0: 1500, 1: 12, 2: 897, 3: 2904, 4: 2905, 5: 1000, 6: 2000, 7: 0, 8: 1600}
+    selection = select_days(counts, nb)
+    assert selection.days == days
+    assert selection.skipped() == {
+        "day 0 (no warm-up)": 1, "fewer than 897 arrivals": 1,
+        "fewer than 897 arrivals (none)": 1, "more than 2904 arrivals": 1,
+    }
+    assert select_days(counts, nb).days == days  # reproducible
 
 
-def test_scenario_days_errors() -> None:
+def test_select_days_errors_and_range_option() -> None:
+    counts = {1: 100, 2: 500, 3: 3000}
+    with pytest.raises(ValueError, match="only 0 day"):
+        select_days(counts, 1)
+    assert select_days(counts, 2, low=100, high=500).days == (1, 2)
     with pytest.raises(ValueError, match="at least one scenario, got 0"):
-        scenario_days(0, 10)
-    with pytest.raises(ValueError, match="at least one scenario, got -1"):
-        scenario_days(-1, 10)
-    # last day 1: the trace spans days 0 and 1, so no day has both a warm-up and a full day
-    with pytest.raises(ValueError, match="spans 2 day"):
-        scenario_days(1, 1)
+        select_days(counts, 0)
+    with pytest.raises(ValueError, match="arrivals range"):
+        select_days(counts, 1, low=10, high=5)
+    text = select_days(counts, 1, low=400, high=600).describe()
+    assert text.startswith("1 day(s) with 400-600 arrivals: 2 (500); skipped")
+    assert "1 with fewer than 400 arrivals" in text and "1 with more than 600 arrivals" in text
 
 
 def _swf(path: Path, submits: list[int]) -> Path:
@@ -279,14 +352,35 @@ def _swf(path: Path, submits: list[int]) -> Path:
     return path
 
 
-def test_last_trace_day_of_a_small_trace(tmp_path: Path) -> None:
-    # UnixStartTime 0 in UTC: submit 3600 s is 1970-01-01 (day 0), submit 3 x 86400 + 5 is
-    # 1970-01-04 (day 3).
-    assert last_trace_day(str(_swf(tmp_path / "t.swf", [3600, 86400, 3 * 86400 + 5]))) == 3
-    # 86399 s is still 1970-01-01: one day only
-    assert last_trace_day(str(_swf(tmp_path / "u.swf", [0, 86399]))) == 0
+def test_daily_arrivals_of_a_small_trace(tmp_path: Path) -> None:
+    # UnixStartTime 0 in UTC: submits 3600 and 86399 s are 1970-01-01 (day 0), 86400 is day 1,
+    # 3 x 86400 + 5 is 1970-01-04 (day 3); day 2 has none.
+    path = _swf(tmp_path / "t.swf", [3600, 86399, 86400, 3 * 86400 + 5])
+    assert daily_arrivals(str(path)) == {0: 2, 1: 1, 3: 1}
     with pytest.raises(ValueError, match="no job record"):
-        last_trace_day(str(_swf(tmp_path / "empty.swf", [])))
+        daily_arrivals(str(_swf(tmp_path / "empty.swf", [])))
+
+
+@needs_trace
+def test_curie_days_in_the_papers_range() -> None:
+    """The paper's 48 days had 897 to 2,904 arrivals; Curie has enough such days."""
+    curie = TRACE_DIR / f"{khemka.CURIE}.swf.gz"
+    if not curie.is_file():
+        pytest.skip("no Curie trace")
+    selection = select_days(daily_arrivals(khemka.CURIE, TRACE_DIR), 48)
+    assert len(set(selection.days)) == 48
+    assert all(897 <= selection.arrivals[d] <= 2904 for d in selection.days)
+
+
+def test_heuristic_specs() -> None:
+    spec = HeuristicSpec.parse("max-vpr-ph:book_zero_value=true+drop_zero_value=false")
+    assert (spec.name, dict(spec.options)) == (
+        "max-vpr-ph", {"book_zero_value": True, "drop_zero_value": False}
+    )
+    assert spec.folder == "max-vpr-ph+book_zero_value=true+drop_zero_value=false"
+    assert HeuristicSpec.parse("easy") == HeuristicSpec("easy", "easy", {})
+    with pytest.raises(ValueError, match="option 'x' is not key=value"):
+        HeuristicSpec.parse("easy:x")
 
 
 def test_confidence_half_width_by_hand() -> None:
@@ -314,7 +408,10 @@ def summary(
         platform="p.xml", measure_window=(14400.0, 100800.0), tasks_total=10,
         tasks_completed=completed, tasks_failed=0, tasks_dropped=10 - completed,
         value_earned=None if percent is None else 2 * percent, value_bound=200.0,
-        value_percent=percent, utility_earned=None, utility_bound=None,
+        value_percent=percent,
+        value_earned_total=None if percent is None else 2 * percent + 10,
+        value_percent_total=None if percent is None else percent + 5,
+        utility_earned=None, utility_bound=None,
         utility_percent=None, energy_joules=None, energy_window_joules=None,
         energy_budget_joules=None, makespan=100800.0, mean_waiting_time=60.0,
         mapping_events=None if latency is None else 5, mapping_latency_p50=latency,
@@ -359,6 +456,15 @@ def test_aggregate_by_hand() -> None:
     assert aggregate([]) == []
 
 
+def test_aggregate_with_the_other_accounting() -> None:
+    """"total" counts completions after the window too: summaries' value_percent_total (here
+    each run's % + 5): easy 45 and 65 -> 55; an unknown accounting is refused."""
+    easy = aggregate(study_runs(), accounting="total")[0]
+    assert (easy.heuristic, easy.mean_percent) == ("easy", 55.0)
+    with pytest.raises(ValueError, match="unknown accounting 'late'"):
+        aggregate(study_runs(), accounting="late")
+
+
 def test_aggregate_refuses_runs_without_value() -> None:
     """A run whose workload has no value functions has no % of the bound: an error, not 0 %."""
     run = StudyRun("intermediate", 0, 1, "easy", summary("easy", None, 0))
@@ -401,7 +507,8 @@ def test_write_csv_by_hand(tmp_path: Path) -> None:
     assert len(rows) == len(runs)
     assert rows[3] == {
         "environment": "intermediate", "scenario": "1", "day": "332", "heuristic": "easy",
-        "value_percent": "60.0", "value_earned": "120.0", "value_bound": "200.0",
+        "value_percent": "60.0", "value_earned": "120.0", "value_percent_total": "65.0",
+        "value_earned_total": "130.0", "value_bound": "200.0",
         "tasks_total": "10", "tasks_completed": "6", "tasks_dropped": "4",
         "mapping_latency_p50": "0.003", "wall_seconds": "0.25",
     }

@@ -24,6 +24,7 @@ V1_JOB_FIELDS = {
     # Batsim's own fields, then the annotation table of docs/architecture.md (schema v1).
     "id", "subtime", "walltime", "res", "profile",
     "cores", "etc", "value", "utility", "task_type", "etc_pstate", "power", "application", "user",
+    "actual",
 }  # fmt: skip
 
 # Small options so that every preset runs in well under a second.

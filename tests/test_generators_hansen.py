@@ -48,7 +48,7 @@ def test_serial_times_cov_method(big: dict) -> None:
 
 def test_downey_parameters(big: dict) -> None:
     """sigma: normal(1.209, 1.132) truncated at 0, whose mean is 1.209 + 1.132 phi(a) / (1 -
-    Phi(a)) with a = -1.209/1.132 (= 1.507); log A uniform on [0, log 1024]."""
+    Phi(a)) with a = -1.209/1.132 (= 1.507); log A uniform on [log M, log 1024], M = 2."""
     sigma = np.array([j["downey"]["sigma"] for j in big["jobs"]])
     a = np.array([j["downey"]["A"] for j in big["jobs"]])
     mu, sd = h.CIRNE_BERMAN_SIGMA
@@ -57,8 +57,8 @@ def test_downey_parameters(big: dict) -> None:
     assert sigma.min() >= 0
     assert sigma.mean() == pytest.approx(truncated.mean(), abs=0.06)
     assert sigma.std() == pytest.approx(truncated.std(), rel=0.06)
-    assert a.min() >= 1 and a.max() <= 1024
-    assert np.log(a).mean() == pytest.approx(math.log(1024) / 2, abs=0.15)
+    assert a.min() >= 2 and a.max() <= 1024
+    assert np.log(a).mean() == pytest.approx((math.log(2) + math.log(1024)) / 2, abs=0.15)
 
 
 @pytest.mark.parametrize("category", ["low", "mixed", "high"])
@@ -118,3 +118,61 @@ def test_processor_types_heterogeneity_across_applications(big: dict) -> None:
     """Inconsistent heterogeneity: the fastest cluster differs between applications."""
     fastest = {min(j["etc"], key=j["etc"].get) for j in big["jobs"]}
     assert fastest == {c.name for c in BIG}
+
+
+# ---------------------------------------------------------------- actual run times
+
+
+def test_actual_serial_times_travel_in_every_job(big: dict) -> None:
+    """``"actual": {"serial_time": {cluster: s}}`` on the clusters of ``etc``, > 0, ms."""
+    for job in big["jobs"]:
+        actual = job["actual"]["serial_time"]
+        assert list(actual) == list(job["etc"])
+        assert all(value > 0 and round(value, 3) == value for value in actual.values())
+
+
+def test_actual_draws_follow_the_distributions(big: dict) -> None:
+    """One draw S T per (application, type): E[S T] = E[S] E[T] = s_j mean_ij, and log(S T /
+    mean) of two types of one application are uncorrelated (independent draws)."""
+    ratio = np.array([
+        [
+            job["actual"]["serial_time"][c] / job["serial_time"][c]["mean"]
+            / ((job["slowdown"][c]["alpha"] + 1) / (job["slowdown"][c]["alpha"] - 1))
+            for c in job["etc"]
+        ]
+        for job in big["jobs"]
+    ])  # fmt: skip
+    assert ratio.mean(axis=0) == pytest.approx(np.ones(4), abs=0.03)
+    logs = np.log(ratio)
+    assert abs(np.corrcoef(logs[:, 0], logs[:, 1])[0, 1]) < 0.08
+
+
+def test_actual_slowdowns_are_drawn_per_application() -> None:
+    """With COV 0, draw = mean / A: A = mean / draw ~ Beta(alpha_j, 2), independent across
+    the applications of one type (a shared draw would make them all equal)."""
+    rng = np.random.default_rng(4)
+    alpha = np.array([3.0, 20.0])
+    draws = h.draw_actual_serial_times(rng, np.full((4000, 2), 50.0), np.zeros((4000, 2)), alpha)
+    for j in range(2):
+        availability = 50.0 / draws[:, j]
+        assert stats.kstest(availability, stats.beta(alpha[j], 2.0).cdf).pvalue > 0.01
+
+
+def test_actual_time_as_the_interface_reads_it() -> None:
+    """The pybatsim adapter reads ``actual`` with workloads.tasks.actual_from_job: on the
+    static cluster it runs serial_time / S(k) with k the job's nodes there."""
+    from hetsched.core.system import Cluster as CoreCluster
+    from hetsched.workloads.tasks import actual_from_job, task_from_job
+
+    w = generate("hansen-8-high", 3, [Cluster(f"p{j}", 1, 16) for j in range(4)])
+    clusters, first = [], 0
+    for j in range(4):
+        clusters.append(CoreCluster(f"p{j}", 1, tuple(range(first, first + 16))))
+        first += 16
+    for job in w["jobs"]:
+        task = task_from_job(job, None, clusters)
+        actual = actual_from_job(job, task, clusters)
+        k = job["cores"]  # one core per node
+        speedup = float(downey_speedup(k, job["downey"]["A"], job["downey"]["sigma"]))
+        for name, serial in job["actual"]["serial_time"].items():
+            assert actual.duration(name, task.etc[name]) == pytest.approx(serial / speedup)

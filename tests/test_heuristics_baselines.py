@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
+from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.runner import ModelTimeRunner
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.system import Cluster
+from hetsched.core.state import TaskState
+from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.value import ValueFunction
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
@@ -18,56 +22,24 @@ from hetsched.heuristics.randomized import RandomMapping
 
 
 def simulate(
-    heuristic: Heuristic, clusters: Sequence[Cluster], tasks: Sequence[Task]
+    heuristic: Heuristic, clusters: Sequence[Cluster], tasks: Sequence[Task],
+    actual: dict[str, float] | None = None,
 ) -> dict[str, Decision]:
-    """Replay ``tasks`` as the mapping driver would (Khemka 3.1): a mapping event at
-    every arrival and completion; START booked as running; RESERVE kept and started
-    when due; PLACEHOLDER discarded; DROP recorded. Returns each task's start
-    decision (with its real start) or its DROP decision."""
-    schedule = SystemSchedule(clusters)
-    pending = sorted(tasks, key=lambda t: t.arrival)
-    waiting: list[Task] = []
-    reserved: dict[str, Decision] = {}
-    running: dict[str, Decision] = {}
-    outcome: dict[str, Decision] = {}
-    while pending or reserved or running:
-        now = min(
-            [t.arrival for t in pending[:1]]
-            + [d.end for d in running.values()]
-            + [d.start for d in reserved.values()]
-        )
-        completed = [tid for tid, d in running.items() if d.end <= now]
-        for tid in completed:
-            schedule.release(tid)
-            del running[tid]
-        for tid, d in sorted(reserved.items(), key=lambda item: item[1].start):
-            if d.start <= now:
-                schedule.release(tid)
-                schedule.book(tid, d.cluster, d.nodes, d.start, d.end, Action.START)
-                running[tid] = reserved.pop(tid)
-                outcome[tid] = d
-        arrived = False
-        while pending and pending[0].arrival <= now:
-            waiting.append(pending.pop(0))
-            arrived = True
-        if not (arrived or completed) or not waiting:
-            continue
-        decisions = heuristic.map(MappingEvent(now, tuple(waiting), schedule.copy()))
-        for d in decisions:
-            if d.action is Action.PLACEHOLDER:
-                continue
-            waiting = [t for t in waiting if t.id != d.task_id]
-            if d.action is Action.DROP:
-                outcome[d.task_id] = d
-                continue
-            schedule.book(d.task_id, d.cluster, d.nodes, d.start, d.end, d.action)
-            if d.action is Action.START:
-                assert d.start == now
-                running[d.task_id] = d
-                outcome[d.task_id] = d
-            else:
-                reserved[d.task_id] = d
-    assert not waiting, f"tasks never mapped: {[t.id for t in waiting]}"
+    """Replay ``tasks`` through the mapping driver in model time (core/runner.py: a mapping
+    event at every arrival and completion, reservations started when due). ``actual``
+    gives some tasks an actual/planned run-time ratio (on every cluster). Returns each
+    task's executed decision (its real start) or its DROP decision."""
+    ratios = {
+        task_id: ActualRunTime(task_id, {c.name: ratio for c in clusters})
+        for task_id, ratio in (actual or {}).items()
+    }
+    outcome = {}
+    for record in ModelTimeRunner(clusters, heuristic, tasks, actual=ratios).run():
+        if record.state is TaskState.DROPPED:
+            outcome[record.task.id] = Decision(Action.DROP, record.task.id)
+        else:
+            assert record.decision is not None and record.started is not None
+            outcome[record.task.id] = replace(record.decision, start=record.started)
     return outcome
 
 
@@ -146,6 +118,60 @@ def test_example2_fcfs() -> None:
     assert outcome["C"].nodes == (0, 1) and outcome["D"].nodes == (2,)
 
 
+@pytest.mark.parametrize("textbook", [False, True])
+def test_both_easy_variants_on_the_textbook_examples(textbook: bool) -> None:
+    """With run times as planned the two EASY variants schedule these alike."""
+    assert starts(simulate(EasyBackfilling(textbook=textbook), FOUR, EXAMPLE1)) == {
+        "A": 0.0, "B": 10.0, "C": 33.0, "D": 3.0}
+    assert starts(simulate(EasyBackfilling(textbook=textbook), FOUR, EXAMPLE2)) == {
+        "A": 0.0, "B": 10.0, "C": 2.0, "D": 20.0}
+
+
+# ------------------------------------------------- textbook EASY: shadow time, extra nodes
+# Four nodes. At 0 A (2 nodes, 10 s) starts on n0, n1. At 1 arrive, in this order (Batsim's
+# order at one date: by job id):
+#   H (3 nodes, 10 s): the head; shadow time 10 (n0, n1 free then), 4 nodes idle at 10,
+#       so 1 extra node;
+#   L1 (1 node, 50 s): can start now, ends after the shadow time, 1 node <= 1 extra:
+#       backfilled (no extra node left);
+#   L2 (1 node, 50 s): can start now (1 node idle), ends after the shadow time and no
+#       extra node is left: waits;
+#   S (1 node, 5 s): ends at 6 <= 10: backfilled.
+# At 6 (S ends) L2 ends after the shadow time, still no extra node: waits. At 10 A ends,
+# H starts on the 3 idle nodes [10, 20); at 20 L2 starts. (Khemka's variant: H reserved
+# at 10 on n0, n1 and n2; L1 fits now on n3 only, as the count says; L2 cannot start
+# without overlapping H; S fits on n2 before H: the same starts.)
+SHADOW = [job("A", 0, 2, 10), job("H", 1, 3, 10), job("L1", 1, 1, 50), job("L2", 1, 1, 50),
+          job("S", 1, 1, 5)]
+
+
+@pytest.mark.parametrize("textbook", [False, True])
+def test_easy_shadow_time_and_extra_nodes(textbook: bool) -> None:
+    outcome = simulate(EasyBackfilling(textbook=textbook), FOUR, SHADOW)
+    assert starts(outcome) == {"A": 0.0, "H": 10.0, "L1": 1.0, "L2": 20.0, "S": 1.0}
+
+
+# Where the two differ: a task that ends earlier than planned. Four nodes; at 0:
+#   A (2 nodes, planned 10 s, actually 2 s) starts on n0, n1;
+#   R (3 nodes, 10 s) cannot start: Khemka's EASY reserves it at 10 on n0, n1, n2 (the
+#       nodes that touch A's end, then the lowest index);
+#   B (1 node, 6 s) starts now on n2 (in the idle slot before R) in both variants.
+# At 2 A ends early. Khemka's reservation keeps its nodes: n2 runs B until 6, so R cannot
+# move up (it is not alone on free nodes); B ends on time at 6 and R starts at its
+# reserved time, 10. The textbook recomputes the head at 2: n0, n1 and n3 are idle, R
+# starts at 2.
+EARLY = [job("A", 0, 2, 10), job("R", 0, 3, 10), job("B", 0, 1, 6)]
+
+
+def test_easy_variants_differ_when_a_task_ends_early() -> None:
+    khemka = simulate(EasyBackfilling(), FOUR, EARLY, actual={"A": 0.2})
+    textbook = simulate(EasyBackfilling(textbook=True), FOUR, EARLY, actual={"A": 0.2})
+    assert starts(khemka) == {"A": 0.0, "B": 0.0, "R": 10.0}
+    assert (khemka["R"].nodes, khemka["B"].nodes) == ((0, 1, 2), (2,))
+    assert starts(textbook) == {"A": 0.0, "B": 0.0, "R": 2.0}
+    assert set(textbook["R"].nodes) == {0, 1, 3}
+
+
 # ------------------------------------------------------------------ details
 def test_easy_makes_no_second_reservation() -> None:
     # The driver keeps a reservation (R) across mapping events: a task that
@@ -210,24 +236,36 @@ def test_task_that_fits_nowhere_is_dropped_and_unknown_cluster_is_an_error() -> 
         ConservativeBackfilling().map(MappingEvent(0.0, (stray,), SystemSchedule(FOUR)))
 
 
-def test_random_draws_a_cluster_per_task_and_takes_its_earliest_slot() -> None:
-    clusters = [Cluster("x", 1, (0, 1)), Cluster("y", 2, (2, 3, 4))]
+def test_random_draws_a_cluster_and_a_pstate_per_task_and_takes_its_earliest_slot() -> None:
+    """Machovec III.D.1: a random cluster with a random P-state. Cluster x has 2 P-states
+    (speeds 2 and 1 Gflop/s: P-state 1 doubles the ETC), y has 3 and the tasks give their
+    ETC per P-state there (etc_pstate)."""
+    x = Cluster("x", 1, (0, 1), (PState(2e9, 5.0, 10.0), PState(1e9, 2.0, 4.0)))
+    y = Cluster("y", 2, (2, 3, 4), (PState(1e9, 5.0, 10.0),) * 3)
+    clusters = [x, y]
     tasks = tuple(
-        Task(f"t{i}", 0.0, cores=1 + i % 2, etc={"x": 3.0 + i, "y": 5.0}) for i in range(30)
+        Task(f"t{i}", 0.0, cores=1 + i % 2, etc={"x": 3.0 + i, "y": 5.0},
+             etc_pstate={"y": (5.0, 6.0, 8.0)})
+        for i in range(30)
     )
     decisions = RandomMapping(seed=11).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
-    # Replaying the same draws and earliest slots by hand gives the same decisions.
+    # Replaying the same draws (cluster, then P-state) and earliest slots by hand.
     rng = random.Random(11)
     replay = SystemSchedule(clusters)
     for task, decision in zip(tasks, decisions, strict=True):
         cluster = clusters[rng.randrange(2)]
-        slot = replay.earliest_slot(cluster.name, cluster.nodes_for(task.cores),
-                                    task.etc[cluster.name], 0.0)
+        pstate = rng.randrange(len(cluster.pstates))
+        seconds = ((3.0 + int(task.id[1:])) * (1, 2)[pstate] if cluster is x
+                   else (5.0, 6.0, 8.0)[pstate])
+        slot = replay.earliest_slot(cluster.name, cluster.nodes_for(task.cores), seconds, 0.0)
         kind = Action.START if slot.start == 0.0 else Action.RESERVE
-        assert decision == Decision(kind, task.id, cluster.name, slot.nodes, slot.start, slot.end)
-        replay.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind)
+        assert decision == Decision(kind, task.id, cluster.name, slot.nodes, slot.start,
+                                    slot.end, pstate)
+        replay.book(task.id, slot.cluster, slot.nodes, slot.start, slot.end, kind, pstate)
     assert {d.cluster for d in decisions} == {"x", "y"}
-    assert all(d.pstate == 0 for d in decisions)
+    assert {(d.cluster, d.pstate) for d in decisions} == {
+        ("x", 0), ("x", 1), ("y", 0), ("y", 1), ("y", 2)
+    }
     # Same seed, same decisions; the generator state carries across events.
     again = RandomMapping(seed=11).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
     assert again == decisions
@@ -235,6 +273,15 @@ def test_random_draws_a_cluster_per_task_and_takes_its_earliest_slot() -> None:
     first = heuristic.map(MappingEvent(0.0, tasks[:1], SystemSchedule(clusters)))
     second = heuristic.map(MappingEvent(0.0, tasks[:1], SystemSchedule(clusters)))
     draws = random.Random(11)
-    assert [first[0].cluster, second[0].cluster] == [
-        clusters[draws.randrange(2)].name, clusters[draws.randrange(2)].name
-    ]
+    expected = []
+    for _ in range(2):
+        cluster = clusters[draws.randrange(2)]
+        expected.append((cluster.name, draws.randrange(len(cluster.pstates))))
+    assert [(d.cluster, d.pstate) for d in first + second] == expected
+
+
+def test_random_on_a_platform_without_pstates_uses_pstate_0() -> None:
+    clusters = [Cluster("x", 1, (0, 1)), Cluster("y", 2, (2, 3, 4))]
+    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"x": 3.0, "y": 5.0}) for i in range(8))
+    decisions = RandomMapping(seed=3).map(MappingEvent(0.0, tasks, SystemSchedule(clusters)))
+    assert all(d.pstate == 0 for d in decisions) and {d.cluster for d in decisions} == {"x", "y"}

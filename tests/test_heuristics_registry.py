@@ -6,8 +6,10 @@ import pytest
 
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.system import Cluster
+from hetsched.core.state import SystemView
+from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
+from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.heuristics.registry import HEURISTICS, create, parameters
 
@@ -33,11 +35,17 @@ def test_every_heuristic_is_described_and_rebuildable(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_heuristic_maps_a_simple_event(name: str) -> None:
-    # Two tasks on an idle two-node cluster: both start now, at P-state 0.
+    # Two tasks on an idle two-node cluster of one P-state, no other task to come (batch
+    # heuristics map the bag once it is complete): both start now, at P-state 0.
     value = ValueFunction(start=2.0, final=1.0, soft_deadline=10.0, hard_deadline=20.0)
-    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value) for i in range(2))
-    schedule = SystemSchedule([Cluster("c", 1, (0, 1))])
-    decisions = create(name).map(MappingEvent(0.0, tasks, schedule))
+    utility = UtilityFunction(priority=2.0, urgency=0.1)
+    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value, utility=utility)
+                  for i in range(2))
+    cluster = Cluster("c", 1, (0, 1), (PState(1e9, 10.0, 20.0),))
+    system = SystemView({"c": cluster}, {}, {}, {}, {}, clock=lambda: 0.0, pstate=lambda _: 0,
+                        energy=lambda: None, more_tasks=lambda: False)
+    event = MappingEvent(0.0, tasks, SystemSchedule([cluster]), system)
+    decisions = create(name).map(event)
     assert sorted((d.task_id, d.action.value, d.start, d.pstate) for d in decisions) == [
         ("t0", "start", 0.0, 0), ("t1", "start", 0.0, 0)
     ]
@@ -50,7 +58,7 @@ def test_unknown_name_lists_the_valid_ones() -> None:
 
 def test_unknown_parameter_is_named() -> None:
     with pytest.raises(ValueError, match="heuristic easy: unknown parameter 'queue'"
-                                         " \\(parameters: drop_zero_value\\)"):
+                                         " \\(parameters: drop_zero_value, textbook\\)"):
         create("easy", queue=3)
 
 
@@ -67,6 +75,17 @@ def test_unknown_parameter_is_named() -> None:
 def test_ill_typed_parameter_is_named(name: str, params: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         create(name, **params)
+
+
+def test_string_choices_are_checked() -> None:
+    """Parameters typed ``Literal[...]`` take one of their strings, nothing else."""
+    heuristic = create("max-upr-ph", energy_filter="per-resource", leniency=4)
+    assert heuristic.get_params()["energy_filter"] == "per-resource"
+    assert heuristic.get_params()["leniency"] == 4.0
+    for bad in ("per-job", 1, None, True):
+        with pytest.raises(ValueError, match="parameter energy_filter must be one of 'none',"
+                                             " 'per-task', 'per-resource', got"):
+            create("max-upr-ph", energy_filter=bad)
 
 
 def test_json_values_are_accepted() -> None:

@@ -332,10 +332,29 @@ def test_summary_of_the_whole_run(tmp_path: Path) -> None:
     assert json.loads(summary.dumps()) == data
 
 
+def test_value_counted_by_the_end_of_the_window_or_at_any_time(tmp_path: Path) -> None:
+    """Window [0, 40): tasks 1-4 (subtimes 0, 10, 15, 30) count, bound 29 as before. The
+    paper's accounting counts what completes by t1 = 40: nothing (tasks 1 and 2 complete at
+    50, task 4 at 80): earned 0. All completions: 10 + 6 + 0 + 0 = 16 (55.17 %)."""
+    workload = workload_json(measure_window=[0, 40])
+    prefix, workload_path, platform = write_run(tmp_path, workload=workload)
+    summary = summarize(prefix, workload_path, platform)
+    assert (summary.value_earned, summary.value_bound, summary.value_percent) == (0.0, 29.0, 0.0)
+    assert summary.value_earned_total == pytest.approx(16.0)
+    assert summary.value_percent_total == pytest.approx(100 * 16 / 29)
+    info = read_workload_info(workload_path)
+    outcomes = account(read_jobs(f"{prefix}_jobs.csv"), info).outcomes
+    assert value_metrics(outcomes, info, until=50.0).earned == pytest.approx(16.0)  # both at 50
+
+
 def test_summary_restricted_to_the_measure_window(tmp_path: Path) -> None:
     """Window [10, 60): tasks 2 (subtime 10), 3 (15) and 4 (30) count, task 1 (0) not.
-    Value: earned 6 + 0 + 0 = 6, bound 8 + 5 + 6 = 19. Waiting: (10 + 20) / 2 = 15.
-    Utility: only task 3 counts: earned 0, bound 2. Energy in the window:
+    Value: earned 6 + 0 + 0 = 6 (task 2 completes at 50, before t1 = 60), bound 8 + 5 + 6 =
+    19. Waiting: (10 + 20) / 2 = 15.
+    Utility (Machovec sec. II.D: the share of each execution inside the window): task 1 ran
+    [0, 50), 40/50 of it in the window: earns 0.8 x 8 exp(-0.5); its bound runs [0, 25) on
+    b, 15/25 inside: 0.6 x 8 exp(-0.25); task 3, dropped, earns 0, bound 2 (no ETC: an
+    instant at 15, inside). Energy in the window:
     E(60) - E(10) = 41000 - 6000 = 35000 J; the run's total stays 51000 J; the
     makespan stays the run's (80)."""
     workload = workload_json(measure_window=[10, 60])
@@ -347,7 +366,8 @@ def test_summary_restricted_to_the_measure_window(tmp_path: Path) -> None:
     assert summary.value_bound == pytest.approx(19.0)
     assert summary.value_percent == pytest.approx(100 * 6 / 19)
     assert summary.mean_waiting_time == pytest.approx(15.0)
-    assert (summary.utility_earned, summary.utility_bound) == (0.0, 2.0)
+    assert summary.utility_earned == pytest.approx(0.8 * 8 * math.exp(-0.5))
+    assert summary.utility_bound == pytest.approx(0.6 * 8 * math.exp(-0.25) + 2)
     assert summary.energy_window_joules == pytest.approx(35000.0)
     assert summary.energy_joules == 51000.0
     assert summary.makespan == 80.0

@@ -103,8 +103,8 @@ def test_khemka_distributions_match_section_4() -> None:
 
 @pytest.mark.parametrize(
     ("preset", "mean"),
-    # 25 % and 15 % of Curie's 93,312 cores: 23,328 and 13,996.8 -> 13,997; the paper's 18,432.
-    [("khemka-25", 23_328), ("khemka-20", 18_432), ("khemka-15", 13_997)],
+    # 25 %, 20 % and 15 % of the paper's base of 92,160 cores (18,432 = 20 % of it).
+    [("khemka-25", 23_040), ("khemka-20", 18_432), ("khemka-15", 13_824)],
 )
 def test_khemka_oversubscription_variants(preset: str, mean: int) -> None:
     totals = [generate(preset, seed).total_cores for seed in range(500)]
@@ -216,6 +216,24 @@ def test_machovec_options() -> None:
             assert pstate.idle_watts == pytest.approx(0.25 * pstate.full_watts, rel=1e-12)
     with pytest.raises(ValueError, match="option 'idle_fraction' must be in \\[0, 1\\]"):
         generate("machovec", 2, idle_fraction=1.5)
+
+
+def test_machovec_fifteen_pstates() -> None:
+    """15 P-states: power factors 1.0, 0.964, ..., 0.5 (evenly spread), speeds their square
+    roots; 3 P-states stay the paper's 1.0, 0.75, 0.5 and the same platform."""
+    many = generate("machovec", 2, pstates=15)
+    three = generate("machovec", 2)
+    assert generate("machovec", 2, pstates=3) == three
+    for cluster, reference in zip(many.clusters, three.clusters, strict=True):
+        assert len(cluster.pstates) == 15 and cluster.nb_nodes == reference.nb_nodes
+        factors = [p.full_watts / cluster.pstates[0].full_watts for p in cluster.pstates]
+        assert factors == pytest.approx(list(np.linspace(1.0, 0.5, 15)))
+        assert cluster.pstates[0].full_watts == reference.pstates[0].full_watts
+        assert cluster.pstates[7].full_watts == pytest.approx(reference.pstates[1].full_watts)
+        speeds = [p.speed / cluster.pstates[0].speed for p in cluster.pstates]
+        assert speeds == pytest.approx(list(np.sqrt(np.linspace(1.0, 0.5, 15))))
+    with pytest.raises(ValueError, match="pstates"):
+        generate("machovec", 2, pstates=0)
 
 
 HWANG = {"gene": (300, 2, 2.0e9), "cheetah": (75, 8, 2.53e9), "darth": (75, 8, 2.0e9),

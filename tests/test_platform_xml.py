@@ -106,7 +106,7 @@ def test_xml_has_batsim_master_and_compute_hosts() -> None:
 def test_write_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     path = tmp_path / "p.xml"
     path.write_text("keep me")
-    with pytest.raises(FileExistsError, match="already exists"):
+    with pytest.raises(FileExistsError, match="exists: pass force=True"):
         write_platform(DEMO, path)
     assert path.read_text() == "keep me"
     write_platform(DEMO, path, force=True)

@@ -29,9 +29,6 @@ A delay job computes nothing: all hosts idle, 300 W x 100 s = 30000 J.
 from __future__ import annotations
 
 import json
-import os
-import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,8 +38,6 @@ from hetsched.engine.platform import load_platform
 from hetsched.experiments.run import RunSummary, run_heuristic
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, ScheduleViolation, check_run
 from hetsched.metrics.resources import resource_clusters
-
-FAKE_BATSIM = Path(__file__).with_name("test_run_fake_batsim.py")
 
 
 def _host(name: str, cluster: str, index: int, speed: float, idle: float, full: float) -> str:
@@ -81,12 +76,12 @@ PLATFORM_XML = "\n".join(
 JSON_KEYS = {
     "heuristic", "engine", "outdir", "workload", "platform", "measure_window",
     "tasks_total", "tasks_completed", "tasks_failed", "tasks_dropped",
-    "value_earned", "value_bound", "value_percent",
+    "value_earned", "value_bound", "value_percent", "value_earned_total", "value_percent_total",
     "utility_earned", "utility_bound", "utility_percent",
     "energy_joules", "energy_window_joules", "energy_budget_joules",
     "makespan", "mean_waiting_time",
     "mapping_events", "mapping_latency_p50", "mapping_latency_p95", "mapping_latency_max",
-    "wall_seconds", "checked_rules",
+    "wall_seconds", "checked_rules", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 
@@ -127,20 +122,6 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     }
     (tmp_path / "workload.json").write_text(json.dumps(workload))
     return tmp_path
-
-
-@pytest.fixture
-def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Put the fake ``batsim`` first on PATH; returns the file its command line goes to."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    executable = bin_dir / "batsim"
-    executable.write_text(f"#!{sys.executable}\n" + FAKE_BATSIM.read_text())
-    executable.chmod(executable.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    argv = tmp_path / "batsim-argv.json"
-    monkeypatch.setenv("FAKE_BATSIM_ARGV", str(argv))
-    return argv
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:

@@ -12,7 +12,7 @@ on each host), 0 otherwise (a ``delay`` job computes nothing).
 
 Environment knobs: ``FAKE_BATSIM_ARGV`` (file where the command line is saved as
 JSON), ``FAKE_BATSIM_FAIL`` (exit 3 at once with a Batsim-like error),
-``FAKE_BATSIM_EARLY`` (write every start time that many seconds too early),
+``FAKE_BATSIM_EARLY`` (write every execution that many seconds too early),
 ``FAKE_BATSIM_CRASH_AFTER`` (exit 6 right after sending that many messages).
 """
 
@@ -285,11 +285,11 @@ def main() -> int:
             if job["state"] == "REJECTED":
                 writer.writerow([*head, 0, "REJECTED", "", "", "", "", "", "", "", "", ""])
                 continue
-            start = job["start"] - early
-            run = job["finish"] - job["start"]
+            start, finish = job["start"] - early, job["finish"] - early
+            run = finish - start
             writer.writerow([
-                *head, 1, job["state"], f"{start:f}", f"{run:f}", f"{job['finish']:f}",
-                f"{start - float(job['subtime']):f}", f"{job['finish'] - float(job['subtime']):f}",
+                *head, 1, job["state"], f"{start:f}", f"{run:f}", f"{finish:f}",
+                f"{start - float(job['subtime']):f}", f"{finish - float(job['subtime']):f}",
                 "1.0", interval_set(job["nodes"]), "0.0", "",
             ])
     if args.energy:

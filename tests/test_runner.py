@@ -40,6 +40,16 @@ def test_fcfs_in_model_time() -> None:
     assert all(r.state is TaskState.DONE for r in records)
 
 
+def test_simultaneous_arrivals_come_in_batsims_order() -> None:
+    """Batsim submits the jobs of one date sorted by job id as a string (the embedded engine
+    too): w0!10, w0!2, w0!9, whatever the order of the workload file; FCFS starts them so."""
+    tasks = [task("w0!9", 0.0, 1.0), task("w0!2", 0.0, 1.0), task("w0!10", 0.0, 1.0)]
+    records = ModelTimeRunner([Cluster("c", 4, (0,))], Fcfs(), tasks).run()
+    assert [(r.task.id, r.started) for r in records] == [
+        ("w0!10", 0.0), ("w0!2", 1.0), ("w0!9", 2.0)
+    ]
+
+
 def test_actual_run_times_end_early_and_a_reservation_moves_up() -> None:
     """Conservative Backfilling, nodes 0-1. w0!1 (4 cores, plan 10 s) starts on one node at
     0; w0!2 (8 cores, plan 10 s) arrives at 1 and is reserved at [10, 20) on both nodes.
@@ -72,34 +82,38 @@ def test_late_end_holds_the_next_start_until_the_node_is_free() -> None:
     assert (second.started, second.ended) == (15.0, 20.0)
 
 
-class AtPstateOne(Heuristic):
-    name = "at-pstate-1"
+DVFS = Cluster("d", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0),
+                                PState(2.5e8, 20.0, 40.0)))
+
+
+class AtPstateTwo(Heuristic):
+    name = "at-pstate-2"
     paper = "test"
-    summary = "starts every task at P-state 1 on node 1"
+    summary = "starts every task at P-state 2 on node 1"
 
     def map(self, event: MappingEvent) -> list[Decision]:
-        cluster = event.schedule.clusters["c"]
+        cluster = event.schedule.clusters["d"]
         return [
-            Decision(Action.START, t.id, "c", (1,), event.time,
-                     event.time + t.duration(cluster, pstate=1), pstate=1)
+            Decision(Action.START, t.id, "d", (1,), event.time,
+                     event.time + t.duration(cluster, pstate=2), pstate=2)
             for t in event.mappable
         ]
 
 
 def test_pstate_time_and_energy_from_the_power_model() -> None:
-    """A task of ETC 10 s at P-state 0 runs at P-state 1 (half the speed): 20 s. Energy over
-    [0, 20]: node 1 busy at P-state 1 (60 W x 20 s = 1200 J), node 0 idle at P-state 0
-    (50 W x 20 s = 1000 J): 2200 J, what SimGrid charges (tests/test_pybatsim_engine.py checks
-    the engine agrees)."""
-    runner = ModelTimeRunner([C], AtPstateOne(), [task("w0!1", 0.0, 10.0)])
+    """A task of ETC 10 s at P-state 0 runs at P-state 2 (a quarter of the speed): 40 s.
+    Energy over [0, 40]: node 1 busy at P-state 2 (40 W x 40 s = 1600 J), node 0 idle at
+    P-state 0 (50 W x 40 s = 2000 J): 3600 J, what SimGrid charges (the engine agrees:
+    tests/test_pybatsim_engine.py; real Batsim too: tests/test_energy.py)."""
+    runner = ModelTimeRunner([DVFS], AtPstateTwo(), [Task("w0!1", 0.0, 4, {"d": 10.0})])
     [record] = runner.run()
-    assert (record.started, record.ended, record.decision.pstate) == (0.0, 20.0, 1)
-    assert runner.driver.system.pstate(1) == 1
-    assert runner.driver.system.energy_consumed == pytest.approx(2200.0)
+    assert (record.started, record.ended, record.decision.pstate) == (0.0, 40.0, 2)
+    assert runner.driver.system.pstate(1) == 2
+    assert runner.driver.system.energy_consumed == pytest.approx(3600.0)
 
 
 def test_a_heuristic_that_strands_tasks_is_an_error() -> None:
-    class Never(AtPstateOne):
+    class Never(AtPstateTwo):
         name = "never"
 
         def map(self, event: MappingEvent) -> list[Decision]:
@@ -117,13 +131,19 @@ KTH = "KTH-SP2-1996-2.1-cln"
 def test_same_schedule_as_the_embedded_engine_on_a_trace_day(tmp_path, name: str) -> None:
     """KTH-SP2 day 100 on a 64-core khemka platform: every task gets the same state,
     cluster, nodes, P-state and start (to SimGrid's microseconds) in model time as through
-    the adapter on the embedded engine."""
+    the adapter on the embedded engine, and the driver's energy is the engine's."""
     scenario = Scenario(KTH, day=100, preset="khemka", seed=1, platform_options={"cores": 64})
     platform, workload = prepare(scenario, tmp_path / "inputs", TRACE_DIR)
     scheduler = HetschedScheduler({"heuristic": name})
-    simulate(platform, [workload], scheduler, str(tmp_path / "out"), energy=True,
-             dynamic_jobs=True)
+    result = simulate(platform, [workload], scheduler, str(tmp_path / "out"), energy=True,
+                      dynamic_jobs=True)
     engine = {r.task.id: r for r in scheduler.driver.tasks}
+    # The driver's power model integrated what SimGrid's energy model charged (the last line
+    # of out_consumed_energy.csv: energy from time 0 to the end).
+    last = result.output_files["consumed_energy"].read_text().splitlines()[-1].split(",")
+    assert (scheduler.driver.now, scheduler.driver.system.energy_consumed) == pytest.approx(
+        (float(last[0]), float(last[1])), rel=1e-9
+    )
     runner = ModelTimeRunner(
         scheduler.driver.clusters, create(name), [r.task for r in engine.values()]
     )

@@ -113,6 +113,10 @@ RECORDS = [
     job(13, 111, 100, requested_time=100),         # kept: 100 >= 100: walltime 101 (clamp)
     job(14, 199, 7000, requested_time=8000),       # kept, last second of the window
     job(15, 200, 10),                              # window end is excluded
+    job(16, -1, 10),                               # submit time missing
+    job(-1, 150, 10),                              # job number missing
+    job(10, 150, 10),                              # job number 10 again: the first stays
+    job(17, 30, 10),                               # out of order: the earliest submission
 ]
 
 
@@ -122,8 +126,11 @@ WINDOW = TraceWindow(start=100, end=200, measure_start=120, measure_end=200)
 def test_every_record_is_counted_once_under_the_first_reason() -> None:
     options = SelectionOptions(max_cores=30, drop_failed=True, drop_cancelled=True)
     kept, report, stats = select_jobs(RECORDS, CLUSTERS, WINDOW, options)
-    assert report.records == 15 and report.outside_window == 2
+    assert report.records == 19 and report.outside_window == 3
     assert dict(report.dropped) == {
+        "submit_missing": 1,
+        "job_number_missing": 1,
+        "duplicate_job_number": 1,
         "runtime_missing": 1,
         "zero_runtime": 1,
         "failed": 1,
@@ -149,7 +156,7 @@ def test_every_record_is_counted_once_under_the_first_reason() -> None:
         (14, 2, 7000, 8000),
     ]
     assert (stats.records, stats.first_submit, stats.last_submit, stats.max_run_time) == (
-        15, 50, 200, 7000,
+        19, 30, 200, 7000,
     )
 
 
@@ -180,14 +187,16 @@ def test_zero_run_time_kept_as_one_second() -> None:
 def test_without_window_every_record_is_in() -> None:
     _, report, _ = select_jobs(RECORDS, CLUSTERS)
     assert report.outside_window == 0 and report.window == "whole trace"
-    assert report.kept == 9  # 15 minus run time -1, 0, no cores, two over 16 cores, 7 nodes
+    # 19 minus submit -1, job -1, job 10 again, run time -1, 0, no cores, two over 16
+    # cores, 7 nodes
+    assert report.kept == 10
 
 
 def test_report_text_and_json() -> None:
     _, report, _ = select_jobs(RECORDS, CLUSTERS, WINDOW, SelectionOptions(max_cores=30))
     lines = report.lines()
     assert lines[0] == "window: trace seconds [100, 200)"
-    assert "job records read: 15" in lines
+    assert "job records read: 19" in lines
     assert "  dropped, more cores than the core limit: 1" in lines
     assert "  kept: 7" in lines
     assert report.to_json()["dropped"]["over_core_limit"] == 1

@@ -15,6 +15,7 @@ local midnight), for example for Curie day 47::
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,10 @@ from shared_traces import TRACE_DIR
 
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import parse_clusters
-from hetsched.workloads.convert import swf_to_workload
+from hetsched.workloads.convert import days_with_jobs, swf_to_workload
+from hetsched.workloads.schema import validate_workload
 from hetsched.workloads.selection import SelectionOptions
-from hetsched.workloads.swf import read_swf
+from hetsched.workloads.swf import SwfWarning, read_swf
 from hetsched.workloads.traces import TRACES, resolve_trace
 
 FOLDER = TRACE_DIR
@@ -153,3 +155,22 @@ def test_whole_kth_trace() -> None:
     starts = [job["value"]["start"] for job in document["jobs"]]
     assert min(starts) >= 1.0 and max(starts) <= 100.0
     assert document["hetsched"]["source"]["max_run_time"] == 226_709
+
+
+@pytest.mark.parametrize("name", sorted(DAYS))
+def test_first_and_last_days_with_jobs_convert(name: str) -> None:
+    """The edge days of every trace convert and validate, without any SWF warning (these
+    four logs have no quirk). Every day with jobs is converted by the benchmark
+    ``python -m benchmarks.bench_trace_days`` (about half an hour): here only the first and
+    the last, where the window runs over the trace's ends."""
+    clusters = parse_clusters(DAYS[name][0])
+    days = days_with_jobs(name, FOLDER)
+    for day in (days[0], days[-1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SwfWarning)
+            document, report = swf_to_workload(
+                name, clusters, day=day, annotate="value",
+                options=SelectionOptions(max_cores=4096), trace_dir=FOLDER,
+            )
+        assert report.kept == len(document["jobs"]) > 0 and report.warnings == ()
+        validate_workload(document, f"{name} day {day}")

@@ -180,3 +180,26 @@ def test_sampling_is_reproducible() -> None:
     a = sample_utility_functions(50, np.random.default_rng(3))
     b = sample_utility_functions(50, np.random.default_rng(3))
     assert a == b
+
+
+def test_a_utility_class_at_given_times_and_its_partial_share() -> None:
+    """Machovec sec. II.C-II.D on utility class 0 (second interval at 1.3021 urgency-scaled
+    hours, 24.68 % of the priority, urgency x 1.181), priority 6, urgency 0.2 per hour: the
+    interval starts 1.3021 / 0.2 = 6.51 h after arrival. At 3 h: 6 e^(-0.6) = 3.293; at 10 h:
+    6 x 0.2468 x e^(-0.2 x 1.181 x (10 - 6.51)) = 0.650. A task completing at 10 h after
+    running 2 h, 30 % of it before a window's start, earns 70 % of 0.650 in that window."""
+    from hetsched.metrics.utility import window_share
+    from hetsched.workloads.gen_machovec import utility_json
+
+    x, fraction, modifier = utility_classes()[0].intervals[1]
+    assert (round(x, 4), round(fraction, 4), round(modifier, 3)) == (1.3021, 0.2468, 1.181)
+    function = UtilityFunction.from_json(utility_json(6.0, 0.2, 0, utility_classes()[0]))
+    assert function.utility(0.0, 3 * 3600.0) == pytest.approx(6 * math.exp(-0.6))
+    start_h = x / 0.2
+    at_10h = 6 * fraction * math.exp(-0.2 * modifier * (10 - start_h))
+    assert function.utility(0.0, 10 * 3600.0) == pytest.approx(at_10h, rel=1e-6)
+    assert at_10h == pytest.approx(0.650, abs=1e-3)
+    # Executed [8 h, 10 h]; the window starts at 8.6 h: 70 % of the execution is inside.
+    share = window_share(8 * 3600.0, 10 * 3600.0, (8.6 * 3600.0, 40 * 3600.0))
+    assert share == pytest.approx(0.7)
+    assert share * function.utility(0.0, 10 * 3600.0) == pytest.approx(0.7 * at_10h, rel=1e-6)

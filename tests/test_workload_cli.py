@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -65,12 +66,49 @@ def test_existing_output_needs_force(trace: Path, tmp_path: Path,
 def test_malformed_trace_error_names_the_line(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.swf"
-    bad.write_text(TRACE + "13 90000 0 -7 1 -1 -1 1 100 -1 1 4 1 8 1 1 -1 -1\n")
+    bad.write_text(TRACE + "13 90000 0 7 1 -1 -1 1 100 -1 1 4 1 8 1 1 -1\n")
     code = main(["workload", "from-swf", str(bad), "--clusters", "a:2:8", "-o",
                  str(tmp_path / "w.json")])
     assert code == 2
-    assert f"{bad}:7: field 4 (run time) is negative (-7)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err == (f"hetsched workload: error: {bad}:7: expected 18 fields in an SWF job"
+                   " record, found 17\n")
     assert not (tmp_path / "w.json").exists()
+    assert list(tmp_path.iterdir()) == [bad]  # no partial or temporary file either
+
+
+def test_quirks_are_one_line_warnings_and_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quirky = tmp_path / "quirky.swf"
+    quirky.write_text(TRACE + "13 90000 0 -7 1 -1 -1 1 100 -1 1 4 1 8 1 1 -1 -1\n"
+                      "14 90000 0 -7 1 -1 -1 1 100 -1 1 4 1 8 1 1 -1 -1\n")
+    code = main(["workload", "from-swf", str(quirky), "--clusters", "a:2:8", "-o",
+                 str(tmp_path / "w.json")])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"hetsched workload: warning: {quirky}:7: field 4 (run time) is -7; values below 0"
+        " other than -1 (read as missing); further ones are counted in the conversion report\n"
+    )
+    assert "  values below 0 other than -1 (read as missing): 2 (first at line 7)" in (
+        captured.out.splitlines()
+    )
+    assert "  dropped, run time missing (-1): 2" in captured.out.splitlines()
+
+
+def test_corrupt_gzip_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = bytearray(gzip.compress((TRACE * 400).encode()))
+    data[len(data) // 2] ^= 0xFF
+    corrupt = tmp_path / "corrupt.swf.gz"
+    corrupt.write_bytes(bytes(data))
+    code = main(["workload", "from-swf", str(corrupt), "--clusters", "a:2:8", "-o",
+                 str(tmp_path / "w.json")])
+    *warnings, error = capsys.readouterr().err.splitlines()  # garbage may warn first
+    assert code == 2
+    assert error.startswith(f"hetsched workload: error: {corrupt}: corrupt or truncated gzip")
+    assert all(line.startswith("hetsched workload: warning: ") for line in warnings)
+    assert list(tmp_path.iterdir()) == [corrupt]
 
 
 @pytest.mark.parametrize(
@@ -175,3 +213,35 @@ def test_presets_lists_the_papers(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["workload", "presets"]) == 0
     names = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
     assert {"machovec", "tarplee", "hansen", "hwang"} <= names
+
+
+def test_a_folder_or_a_missing_file_is_one_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["workload", "validate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"hetsched workload: error: {tmp_path}: Is a directory\n"
+    assert main(["workload", "show", str(tmp_path / "absent.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"hetsched workload: error: {tmp_path / 'absent.json'}: No such file or directory\n"
+    )
+
+
+def test_a_quirk_is_warned_once_per_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The same file read twice in one command (a stand-in command converting it twice, as
+    a study does) gives each warning once; the next command warns again."""
+    from hetsched.workloads import cli as workloads_cli
+    from hetsched.workloads.clusters import parse_clusters
+    from hetsched.workloads.convert import swf_to_workload
+
+    quirky = tmp_path / "quirky.swf"
+    quirky.write_text(TRACE.replace("; UnixStartTime", "; MaxRuntime: N/A\n; UnixStartTime"))
+
+    def convert_twice(args: object) -> int:
+        for _ in range(2):
+            swf_to_workload(quirky, parse_clusters("a:2:8"))
+        return 0
+
+    monkeypatch.setattr(workloads_cli, "run_presets", convert_twice)
+    for _ in range(2):
+        assert main(["workload", "presets"]) == 0
+        assert capsys.readouterr().err.count("MaxRuntime: 'N/A' is not a number") == 1

@@ -11,6 +11,7 @@ from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import ClusterShape, parse_clusters
 from hetsched.workloads.convert import swf_to_workload
 from hetsched.workloads.selection import SelectionOptions
+from hetsched.workloads.swf import SwfWarning
 
 # UnixStartTime 0 in UTC: day 0 is 1970-01-01 (first submission at 3600 s); day 1 starts at
 # 86,400 s, so its window (4 h warm-up) is [72,000, 172,800) trace seconds.
@@ -158,11 +159,6 @@ def test_errors(trace: Path, tmp_path: Path) -> None:
         swf_to_workload(trace, CLUSTERS, value_correlation="strong")
     with pytest.raises(ValueError, match="cluster names must be unique"):
         swf_to_workload(trace, [ClusterShape("a", 1, 1), ClusterShape("a", 2, 2)])
-    duplicate = tmp_path / "dup.swf"
-    duplicate.write_text(TRACE.replace("\n15 ", "\n11 "))
-    with pytest.raises(ValueError, match=r"dup\.swf:10: job number 11 appears again \(first at"
-                                         r" line 6\)"):
-        swf_to_workload(duplicate, parse_clusters("a:2:20,b:8:8"))
     empty = tmp_path / "empty.swf"
     empty.write_text("; MaxProcs: 4\n")
     with pytest.raises(ValueError, match="the trace has no job record"):
@@ -176,3 +172,58 @@ def test_cluster_text_errors() -> None:
         parse_clusters("a:two:3")
     with pytest.raises(ValueError, match="nb_nodes must be an integer >= 1, got 0"):
         parse_clusters("a:2:0")
+
+
+def test_duplicate_job_numbers_keep_the_first(trace: Path, tmp_path: Path) -> None:
+    """Job 15 renumbered 11: Batsim ids are unique, so the second 11 is dropped, counted."""
+    duplicate = tmp_path / "dup.swf"
+    duplicate.write_text(TRACE.replace("\n15 ", "\n11 "))
+    document, report = swf_to_workload(duplicate, parse_clusters("a:2:20,b:8:8"))
+    assert report.dropped["duplicate_job_number"] == 1
+    assert [job["id"] for job in document["jobs"]] == ["10", "11", "12", "14"]
+
+
+def test_quirks_are_warned_counted_and_reported(tmp_path: Path) -> None:
+    """A TimeZone that disagrees with TimeZoneString, a record without a submit time, a
+    negative status: the trace converts; each kind is warned about once and reported."""
+    quirky = TRACE.replace("; TimeZoneString: UTC", "; TimeZone: 3600\n; TimeZoneString: UTC")
+    quirky += "16 -1 0 10 1 -1 -1 1 100 -1 1 4 1 8 1 1 -1 -1\n"
+    quirky += "17 -1 0 10 1 -1 -1 1 100 -1 -4 4 1 8 1 1 -1 -1\n"
+    path = tmp_path / "quirky.swf"
+    path.write_text(quirky)
+    with pytest.warns(SwfWarning) as caught:
+        document, report = swf_to_workload(path, CLUSTERS, day=1)
+    messages = sorted(str(w.message) for w in caught if issubclass(w.category, SwfWarning))
+    assert len(messages) == 3
+    assert messages[0].startswith(f"{path}:12: field 2 (submit time) is missing (-1)")
+    assert messages[1].startswith(f"{path}:13: field 11 (status) is -4")
+    assert messages[2].startswith(f"{path}:3: header TimeZone 3600 s is not an offset")
+    assert report.dropped["submit_missing"] == 2
+    assert [(q.kind, q.line, q.count) for q in report.warnings] == [
+        ("timezone_disagrees", 3, 1), ("negative_value", 13, 1), ("submit_missing", 12, 2),
+    ]
+    selection = document["hetsched"]["source"]["selection"]
+    assert selection["warnings"]["submit_missing"] == {"count": 2, "first_line": 12}
+    assert "warnings (the whole file, 4):" in report.lines()
+    # UTC (TimeZoneString) decides the day, not the deprecated +1 h offset.
+    assert document["hetsched"]["source"]["window"]["time_zone"] == "UTC"
+
+
+def test_unsorted_records_day_zero_is_the_earliest_submission(tmp_path: Path) -> None:
+    """Job 10 moved to 90,500 s (1970-01-02) stays the first record, and job 9 at 1,800 s
+    (1970-01-01) is added last. Day 0 is the date of the earliest submission, 1970-01-01
+    (from the first record it would be 1970-01-02), and jobs come out in submit-time order.
+    Day 0's window [-14,400, 86,400) holds 9, 11, 12 (13 has run time 0)."""
+    later = TRACE.replace("10   3600", "10  90500")  # job 10 now on day 1, listed first
+    later += "9   1800 0 20 2 -1 -1 2 60 -1 1 3 1 7 1 1 -1 -1\n"
+    path = tmp_path / "unsorted.swf"
+    path.write_text(later)
+    with pytest.warns(SwfWarning, match="submit time 72000 is below 90500"):
+        document, _ = swf_to_workload(path, parse_clusters("a:2:20,b:8:8"), day=0)
+    assert document["hetsched"]["source"]["window"]["date"] == "1970-01-01"
+    assert [job["id"] for job in document["jobs"]] == ["9", "11", "12"]
+    with pytest.warns(SwfWarning):
+        document, _ = swf_to_workload(path, parse_clusters("a:2:20,b:8:8"), day=1)
+    ids = [job["id"] for job in document["jobs"]]
+    subtimes = [job["subtime"] for job in document["jobs"]]
+    assert ids == ["11", "12", "10", "14"] and subtimes == sorted(subtimes)

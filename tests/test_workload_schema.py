@@ -92,7 +92,7 @@ BATSIM_CASES: list[tuple[Mutation, str]] = [
     (lambda d: d["profiles"].update(d={"type": "composed", "repeat": -2, "seq": ["d"]}),
      f"{P}: profile 'd' has a negative 'repeat' field (-2)"),
     (lambda d: d["profiles"].update(e={"type": "composed", "seq": ["d", "nope"]}),
-     "Invalid composed profile 'e': the used profile 'nope' does not exist"),
+     f"{P}: Invalid composed profile 'e': the used profile 'nope' does not exist"),
     (lambda d: d["profiles"].update(d={"type": "parallel_homogeneous_pfs"}),
      f"{P}: profile 'd' has no 'bytes_to_read' or 'bytes_to_write' field (0 if not set)"),
     (lambda d: d["profiles"].update(d={"type": "data_staging", "nb_bytes": 1, "from": "a"}),
@@ -103,7 +103,7 @@ BATSIM_CASES: list[tuple[Mutation, str]] = [
      f"{P}: profile 'd' has a non-positive 'polltime' field (0)"),
     (lambda d: d["profiles"].update(d={"type": "smpi"}), f"{P}: profile 'd' has no 'trace' field"),
     (lambda d: d["profiles"].update(d={"type": "sleep"}),
-     "Cannot create the profile 'd' of unknown type 'sleep'"),
+     f"{P}: Cannot create the profile 'd' of unknown type 'sleep'"),
     (lambda d: d.pop("jobs"), f"{P}: the 'jobs' array is missing"),
     (lambda d: d.update(jobs={}), f"{P}: the 'jobs' member is not an array"),
     (lambda d: d["jobs"].append(3), f"{P}: one job is not an object"),
@@ -127,7 +127,7 @@ BATSIM_CASES: list[tuple[Mutation, str]] = [
      f"{P}: job '1' has a bad 'smpi_ranks_to_hosts_mapping' field: rank 1 has an invalid"
      " value 2 : should be in [0,2["),
     (lambda d: d.update(profiles={"d": {"type": "parallel", "cpu": [1], "com": [0]}}),
-     "Invalid job 1: the requested number of resources (2) do NOT match the number of"
+     f"{P}: Invalid job 1: the requested number of resources (2) do NOT match the number of"
      " resources of the associated profile 'd' (1)"),
     # What Batsim 4.2.1 mangles (its job-id handling), refused with a reason:
     (lambda d: job(d).update(id="a!b"), f"{P}: Invalid job_name 'a!b': contains a '!'."),
@@ -164,8 +164,8 @@ def test_integer_job_ids_and_no_walltime_are_batsim_valid() -> None:
 def test_trace_files_resolve_relative_to_the_workload(tmp_path: Path) -> None:
     doc = plain()
     doc["profiles"]["t"] = {"type": "usage_trace", "trace": "traces/u.txt"}
-    with pytest.raises(WorkloadError, match=r"Invalid JSON: profile 't' has an invalid 'trace'"
-                                            r" field \('traces/u\.txt'\)"):
+    with pytest.raises(WorkloadError, match=r"profile 't': Invalid JSON: profile 't' has an"
+                                            r" invalid 'trace' field \('traces/u\.txt'\)"):
         check_batsim(doc, F, tmp_path)
     (tmp_path / "traces").mkdir()
     (tmp_path / "traces" / "u.txt").write_text("x\n")

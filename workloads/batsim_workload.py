@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import cast
 
+from hetsched.files import write_atomically
 from hetsched.workloads.schema import WorkloadError, validate_workload
 
 
@@ -70,27 +70,14 @@ def write_workload(
 ) -> None:
     """Validate ``document`` and write it to ``path`` (canonical, deterministic bytes).
 
-    An existing ``path`` is a :class:`FileExistsError` unless ``force``; with ``force`` the
-    file is replaced atomically (written next to it, then renamed).
+    An existing ``path`` is a :class:`FileExistsError` unless ``force``. The file is written
+    whole or not at all (:func:`hetsched.files.write_atomically`): an error or an
+    interruption never leaves a partial workload behind.
     """
     path = Path(path)
     if validate:
         validate_workload(document, str(path), path.parent)
-    data = dumps_workload(document).encode("ascii")
-    if not force:
-        if path.exists():
-            raise FileExistsError(f"{path} exists: pass force=True (--force) to overwrite it")
-        with path.open("xb") as stream:
-            stream.write(data)
-        return
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temporary.open("wb") as stream:  # default permissions, like the no-force path
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    write_atomically(path, dumps_workload(document).encode("ascii"), force=force)
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -127,9 +114,13 @@ def parse_workload(text: str, filename: str = "<workload>") -> object:
             f"Invalid JSON file '{filename}': could not be parsed (line {error.lineno}"
             f" column {error.colno}: {error.msg})"
         ) from None
-    except WorkloadError as error:
+    except (WorkloadError, ValueError) as error:  # ValueError: an integer of 4,300+ digits
         raise WorkloadError(
             f"Invalid JSON file '{filename}': could not be parsed: {error}"
+        ) from None
+    except RecursionError:
+        raise WorkloadError(
+            f"Invalid JSON file '{filename}': could not be parsed: nested too deeply"
         ) from None
 
 
@@ -137,7 +128,13 @@ def load_workload(path: str | Path, *, require_annotations: bool = False) -> dic
     """Read and validate a Batsim workload; with ``require_annotations`` it must carry the
     ``hetsched`` annotation object (schema version 1)."""
     path = Path(path)
-    parsed = parse_workload(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise WorkloadError(
+            f"Invalid JSON file '{path}': not UTF-8 text (byte {error.start})"
+        ) from None
+    parsed = parse_workload(text, str(path))
     validate_workload(parsed, str(path), path.parent)
     document = cast(dict, parsed)  # validate_workload refuses anything but an object
     if require_annotations and "hetsched" not in document:

@@ -4,8 +4,9 @@
 window and cleans it (:mod:`.selection`), and builds a Batsim 4.2 workload that stock
 schedulers run as it is, annotated with hetsched's schema version 1:
 
-* one job per kept record: ``id`` = the SWF job number as a string; ``subtime`` = seconds
-  after the window start (after the first record of the trace without a window);
+* one job per kept record, in submit-time order: ``id`` = the SWF job number as a string;
+  ``subtime`` = seconds after the window start (after the earliest submission of the trace
+  without a window);
   ``res`` = nodes of the reference cluster (the first cluster) giving the job's cores;
   ``walltime`` as decided in :mod:`.selection`; ``profile`` = a ``delay`` profile of the
   trace run time (profiles are shared by jobs of equal run time, named ``delay_<s>``);
@@ -17,6 +18,9 @@ schedulers run as it is, annotated with hetsched's schema version 1:
 * ``user`` and ``application`` from the SWF user and executable numbers, when present;
 * ``nb_res`` = the number of compute hosts of the platform (all nodes of all clusters).
 
+The SWF reader's warnings (quirks of real logs it reads anyway, :data:`.swf.QUIRKS`) are
+counted in the report's ``warnings`` and in ``hetsched.source.selection.warnings``.
+
 Randomness: ``seed`` feeds three independent streams (``numpy`` ``SeedSequence(seed)``
 spawned in three): ETC, value functions, utility functions. Asking for value functions
 therefore never changes the ETC values, and the same inputs give byte-identical files.
@@ -24,15 +28,18 @@ therefore never changes the ETC values, and the same inputs give byte-identical 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from hetsched import __version__
-from hetsched.workloads.clusters import ClusterLike, as_shapes
+from hetsched.errors import TraceError
+from hetsched.workloads.clusters import ClusterLike, ClusterShape, as_shapes
 from hetsched.workloads.etc_matrix import etc_from_run_times
 from hetsched.workloads.schema import SCHEMA_VERSION
 from hetsched.workloads.selection import (
@@ -41,12 +48,13 @@ from hetsched.workloads.selection import (
     SelectedJob,
     SelectionOptions,
     SelectionReport,
+    TraceStats,
     TraceWindow,
     day_window,
     select_jobs,
     trace_day,
 )
-from hetsched.workloads.swf import MISSING, read_swf
+from hetsched.workloads.swf import MISSING, SwfHeader, SwfJob, SwfWarning, read_swf
 from hetsched.workloads.traces import TRACES, resolve_trace, sha256_of
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
@@ -90,27 +98,17 @@ def swf_to_workload(
             f" {', '.join(CORRELATIONS)}"
         )
     path = resolve_trace(trace, trace_dir)
-    header, records = read_swf(path)
-    first = next(records, None)
-    if first is None:
-        raise ValueError(f"{path}: the trace has no job record")
-    window = (
-        day_window(header, first.submit_time, day, warmup=warmup, measure=measure)
-        if day is not None
-        else None
-    )
-    kept, report, stats = select_jobs(
-        itertools.chain([first], records), shapes, window, options
+    header, kept, report, stats, window = _select_from_trace(
+        path, shapes, day, options, warmup, measure
     )
     if window is not None and window.measure_start > stats.last_submit:
         last_day, last_date = trace_day(header, stats.first_submit, stats.last_submit)
-        raise ValueError(
+        raise TraceError(
             f"{path}: {window.describe()} starts after the last submission of the trace"
             f" (day {last_day}, {last_date.isoformat()}); choose an earlier day"
         )
-    _check_unique_ids(kept, path)
     if not kept:
-        raise ValueError(f"{path}: no job kept; " + "; ".join(report.lines()))
+        raise TraceError(f"{path}: no job kept; " + "; ".join(report.lines()))
     origin = window.start if window is not None else stats.first_submit
     rng_etc, rng_value, rng_utility = (
         np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(3)
@@ -171,16 +169,76 @@ def swf_to_workload(
     return document, report
 
 
-def _check_unique_ids(kept: Sequence[SelectedJob], path: Path) -> None:
-    lines: dict[int, int] = {}
-    for job in kept:
-        record = job.record
-        if record.job_number in lines:
-            raise ValueError(
-                f"{path}:{record.line}: job number {record.job_number} appears again (first"
-                f" at line {lines[record.job_number]}); Batsim job ids must be unique"
-            )
-        lines[record.job_number] = record.line
+def days_with_jobs(trace: str | Path, trace_dir: str | Path | None = None) -> list[int]:
+    """The day numbers (:func:`.selection.trace_day`) with at least one submission, in order.
+
+    One streaming pass; the reader's warnings are not repeated (a conversion gives them).
+    """
+    header, records = read_swf(resolve_trace(trace, trace_dir))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SwfWarning)
+        submits = {record.submit_time for record in records if record.submit_time != MISSING}
+    if not submits:
+        return []
+    first = min(submits)
+    return sorted({trace_day(header, first, submit)[0] for submit in submits})
+
+
+def _select_from_trace(
+    path: Path,
+    shapes: Sequence[ClusterShape],
+    day: int | None,
+    options: SelectionOptions,
+    warmup: int,
+    measure: int,
+) -> tuple[SwfHeader, list[SelectedJob], SelectionReport, TraceStats, TraceWindow | None]:
+    """Read the trace and select its jobs; kept jobs ordered by submit time, then file line.
+
+    Day 0 is the date of the earliest submission. It is taken from the first record with
+    a submit time; in the rare file whose records are out of order and whose earliest
+    submission comes later, the selection is done again with the right day 0 (the
+    quirks, already warned about, are not warned about twice).
+    """
+    header, records = read_swf(path)
+    try:
+        buffered: list[SwfJob] = []
+        first_submit: int | None = None
+        if day is not None:
+            for record in records:
+                buffered.append(record)
+                if record.submit_time != MISSING:
+                    first_submit = record.submit_time
+                    break
+            if first_submit is None:
+                raise TraceError(f"{path}: the trace has no job record with a submit time")
+        window = _window(header, first_submit, day, warmup, measure)
+        kept, report, stats = select_jobs(
+            itertools.chain(buffered, records), shapes, window, options
+        )
+        quirks = records.quirks.quirks()
+    finally:
+        records.close()
+    if stats.records == 0:
+        raise TraceError(f"{path}: the trace has no job record")
+    if first_submit is not None and stats.first_submit < first_submit:
+        window = _window(header, stats.first_submit, day, warmup, measure)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SwfWarning)
+            _, again = read_swf(path)
+            try:
+                kept, report, stats = select_jobs(again, shapes, window, options)
+            finally:
+                again.close()
+    kept.sort(key=lambda job: job.record.submit_time)  # stable: file order among equals
+    return header, kept, dataclasses.replace(report, warnings=quirks), stats, window
+
+
+def _window(
+    header: SwfHeader, first_submit: int | None, day: int | None, warmup: int, measure: int
+) -> TraceWindow | None:
+    if day is None or first_submit is None:
+        return None
+    return day_window(header, first_submit, day, warmup=warmup, measure=measure)
 
 
 def _annotations(annotate: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -29,7 +29,13 @@ What the paper leaves open, and our choice (tested in tests/test_generators_hans
 * COV method parameters: mean serial time ``SERIAL_MEAN_S`` = 8 h, task and machine
   heterogeneity 0.3 each; the COV of each ``T_ij`` uniform in [0.1, 0.3].
 * Downey parameters, our reading of Cirne & Berman (JPDC 2002): sigma normal of mean 1.209 and
-  standard deviation 1.132, redrawn while negative; A log-uniform on [1, max_j n_j].
+  standard deviation 1.132, redrawn while negative; A log-uniform (Downey's own model of
+  parallelism) on [M, max_j n_j]: the applications are parallel applications of the system,
+  at least as parallel as their processor-balance share M. From A = 1 instead, nearly every
+  batch holds an application too serial ever to meet the goal, whose eq. 4 averages the
+  batch at M processors: B = 0 on almost every trial of sec. V (the study of
+  ``hetsched experiment hansen`` measured a median B of 0.00 in every scenario), where the
+  paper's Fig. 4 and 5 show robustness well above 0.
 * Slowdown: availability ``Beta(alpha_j, 2)``; a type's mean slowdown ``s_j`` =
   ``E[1/availability]`` = ``(alpha_j + 1) / (alpha_j - 1)``, hence ``alpha_j = (s_j + 1) /
   (s_j - 1)``; ``s_j = 1 + (Gamma - 1) w_j / w`` with ``w_j`` uniform in [0.25, 1.75] and ``w``
@@ -37,9 +43,20 @@ What the paper leaves open, and our choice (tested in tests/test_generators_hans
 * ``mu_ijk`` is the mean of the final time ``X_ijk`` (slowdown included): ``s_j E[T_ij] /
   S(k)``.
 
+Actual run times (hidden from the scheduler, which sees only the distributions): when the
+workload is generated, every application i and processor type j gets one draw of its final
+serial time, ``S T`` with ``T`` from its gamma ``T_ij`` and ``S = 1 / A``, ``A`` from the type's
+``Beta(alpha_j, 2)``: one independent ``(T, A)`` pair per (application, type), so two
+applications on one type do not share a slowdown draw (:func:`draw_actual_serial_times`).
+The job carries it as ``"actual": {"serial_time": {cluster: seconds}}`` (workload schema v1):
+on k processors the application actually runs ``serial_time / S(k)``. It lists the clusters of
+``etc`` (those where the job can run; every cluster of the ``hansen`` platform presets). These
+draws come after every other draw of the seed, so the other fields are those the generator
+wrote before it drew actual times.
+
 Extra job annotations (units in docs/generators.md): ``downey`` ``{"A", "sigma"}``,
 ``serial_time`` ``{cluster: {"mean": s, "cov": x}}``, ``slowdown`` ``{cluster: {"alpha": a,
-"beta": b}}``, ``makespan_goal`` (s); and ``cores``, ``etc``, ``application``.
+"beta": b}}``, ``makespan_goal`` (s); and ``cores``, ``etc``, ``application``, ``actual``.
 """
 
 from __future__ import annotations
@@ -150,15 +167,43 @@ def mean_slowdowns(
 
 
 def draw_downey(
-    rng: np.random.Generator, nb_applications: int, max_processors: int
+    rng: np.random.Generator, nb_applications: int, share: int, max_processors: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Downey (A, sigma) of each application: A log-uniform on [1, max_processors], sigma
-    normal(1.209, 1.132) redrawn while negative."""
-    a = np.exp(rng.uniform(0.0, math.log(max_processors), size=nb_applications))
+    """Downey (A, sigma) of each application: A log-uniform on [share, max_processors] (share
+    = M), sigma normal(1.209, 1.132) redrawn while negative."""
+    low, high = math.log(share), math.log(max_processors)
+    a = np.exp(rng.uniform(low, high, size=nb_applications))
     sigma = rng.normal(*CIRNE_BERMAN_SIGMA, size=nb_applications)
     while (negative := sigma < 0).any():
         sigma[negative] = rng.normal(*CIRNE_BERMAN_SIGMA, size=int(negative.sum()))
     return a, sigma
+
+
+def draw_actual_serial_times(
+    rng: np.random.Generator,
+    serial_mean: np.ndarray,
+    serial_cov: np.ndarray,
+    alpha: np.ndarray,
+    beta: float = AVAILABILITY_BETA,
+) -> np.ndarray:
+    """One draw of the final serial time ``S_j T_ij`` per application i and processor type j
+    (N_a x N_p), every (i, j) independent: ``T_ij`` gamma of mean ``serial_mean[i, j]`` and COV
+    ``serial_cov[i, j]`` (the mean itself where the COV is 0), then ``S_j = 1 / A`` with ``A``
+    ~ ``Beta(alpha[j], beta)``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> draws = draw_actual_serial_times(rng, np.full((2, 3), 100.0), np.zeros((2, 3)),
+    ...                                  np.array([5.0, 5.0, 50.0]))
+    >>> draws.shape, bool((draws >= 100.0).all())
+    ((2, 3), True)
+    """
+    cov = np.asarray(serial_cov, dtype=float)
+    mean = np.asarray(serial_mean, dtype=float)
+    random = cov > 0
+    safe = np.where(random, cov, 1.0)
+    serial = np.where(random, rng.gamma(1.0 / safe**2, mean * safe**2), mean)
+    availability = rng.beta(np.broadcast_to(alpha, mean.shape), beta)
+    return serial / availability
 
 
 def makespan_goal(final_means_at_m: np.ndarray) -> float:
@@ -199,11 +244,12 @@ def generate(
         len(clusters),
     )
     serial_cov = rng.uniform(*RUN_TIME_COV_RANGE, size=serial_mean.shape)
-    a, sigma = draw_downey(rng, nb_apps, int(processors.max()))
+    a, sigma = draw_downey(rng, nb_apps, share, int(processors.max()))
     slowdown = mean_slowdowns(rng, processors, OVERALL_SLOWDOWN[str(opts["slowdown"])])
     alpha = slowdown_alpha(slowdown)
 
     goal = makespan_goal(slowdown[None, :] * serial_mean / downey_speedup(share, a, sigma)[:, None])
+    actual = draw_actual_serial_times(rng, serial_mean, serial_cov, alpha)
     slowdown_json = {
         cluster.name: {"alpha": float(alpha[j]), "beta": AVAILABILITY_BETA}
         for j, cluster in enumerate(clusters)
@@ -225,6 +271,13 @@ def generate(
             },
             "slowdown": slowdown_json,
             "makespan_goal": seconds(goal),
+            "actual": {
+                "serial_time": {
+                    cluster.name: seconds(actual[i, j])
+                    for j, cluster in enumerate(clusters)
+                    if cluster.name in etc
+                }
+            },
         }
         records.append(TaskRecord(subtime=0.0, cores=cores, etc=etc, annotations=annotations))
     source = {"generator": preset, "paper": PAPER, "seed": seed, "options": opts}

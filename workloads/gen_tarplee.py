@@ -88,12 +88,17 @@ def draw_counts(rng: np.random.Generator, task_types: int, tasks: int) -> np.nda
     return 1 + rng.multinomial(tasks - task_types, np.full(task_types, 1.0 / task_types))
 
 
-def generate(
-    preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
-    """The Tarplee bag of tasks of ``preset`` for ``clusters`` (see the module docstring)."""
+def draw_bag(
+    preset: str, seed: int, machine_types: int, options: Mapping[str, object]
+) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+    """The ETC matrix (s, rounded to the millisecond as the jobs carry it), the counts ``T_i``
+    and the resolved options of the bag that :func:`generate` writes with ``seed``.
+
+    >>> etc, counts, opts = draw_bag("tarplee", 1, 3, {"task_types": 4, "tasks": 10})
+    >>> etc.shape, int(counts.sum()), opts["mean_etc"]
+    ((4, 3), 10, 600.0)
+    """
     opts = resolve_options(preset, options, OPTIONS, {})
-    clusters = check_clusters(clusters)
     task_types, tasks = int(opts["task_types"]), int(opts["tasks"])
     if tasks < task_types:
         raise ValueError(
@@ -104,15 +109,24 @@ def generate(
     etc = draw_etc(
         rng,
         task_types,
-        len(clusters),
+        machine_types,
         float(opts["mean_etc"]),
         float(opts["task_cov"]),
         float(opts["machine_cov"]),
     )
     counts = draw_counts(rng, task_types, tasks)
+    return np.vectorize(seconds)(etc), counts, opts
+
+
+def generate(
+    preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
+) -> dict[str, object]:
+    """The Tarplee bag of tasks of ``preset`` for ``clusters`` (see the module docstring)."""
+    clusters = check_clusters(clusters)
+    etc, counts, opts = draw_bag(preset, seed, len(clusters), options)
     records = []
-    for i in range(task_types):
-        row = {cluster.name: seconds(etc[i, j]) for j, cluster in enumerate(clusters)}
+    for i in range(etc.shape[0]):
+        row = {cluster.name: float(etc[i, j]) for j, cluster in enumerate(clusters)}
         annotations = {"task_type": f"t{i:02d}"}
         records.extend(
             TaskRecord(subtime=0.0, cores=1, etc=row, annotations=annotations)

@@ -33,6 +33,7 @@ from types import MappingProxyType
 
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
+from hetsched.errors import WorkloadError
 from hetsched.workloads.generators import FIELD_VALIDATORS as GENERATOR_FIELD_VALIDATORS
 
 SCHEMA_VERSION = 1
@@ -48,10 +49,6 @@ REQUIRED_JOB_ANNOTATIONS = ("cores", "etc")
 _INT32 = (-(2**31), 2**31 - 1)
 _DEFAULT_WORKLOAD_NAME = re.compile(r"w\d")
 _ID_REGEX_BREAKERS = set('"(,|})')
-
-
-class WorkloadError(ValueError):
-    """An invalid workload; the message names the file and the job, profile or field."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -85,7 +82,7 @@ def check_batsim(
     >>> check_batsim({"nb_res": 0, "jobs": [], "profiles": {}}, "w.json")
     Traceback (most recent call last):
     ...
-    hetsched.workloads.schema.WorkloadError: Invalid JSON file 'w.json': the value of the ...
+    hetsched.errors.WorkloadError: Invalid JSON file 'w.json': the value of the ...
     """
     prefix = f"Invalid JSON file '{filename}'"
     if not isinstance(document, dict):
@@ -105,14 +102,15 @@ def check_batsim(
             for used in profile["seq"]:
                 if used not in profiles:
                     raise WorkloadError(
-                        f"Invalid composed profile '{name}': the used profile '{used}'"
-                        " does not exist"
+                        f"{prefix}: Invalid composed profile '{name}': the used profile"
+                        f" '{used}' does not exist"
                     )
     for job_id, job in jobs:
         profile = profiles[job["profile"]]
         if profile["type"] == "parallel" and len(profile["cpu"]) != job["res"]:
             raise WorkloadError(
-                f"Invalid job {job_id}: the requested number of resources ({job['res']}) do NOT"
+                f"{prefix}: Invalid job {job_id}: the requested number of resources"
+                f" ({job['res']}) do NOT"
                 f" match the number of resources of the associated profile '{job['profile']}'"
                 f" ({len(profile['cpu'])})"
             )
@@ -145,7 +143,7 @@ def _check_profile(name: str, profile: object, prefix: str, base_dir: Path | Non
     checker = _PROFILE_CHECKERS.get(kind)
     if checker is None:
         raise WorkloadError(
-            f"Cannot create the profile '{name}' of unknown type '{kind}' (known types:"
+            f"{prefix}: Cannot create the profile '{name}' of unknown type '{kind}' (known types:"
             f" {', '.join(sorted(_PROFILE_CHECKERS))})"
         )
     checker(profile, where, name, base_dir)
@@ -274,9 +272,13 @@ def _check_trace(profile: dict, where: str, name: str, base_dir: Path | None) ->
         raise WorkloadError(f"{where} has a non-string 'trace' field")
     if base_dir is not None:
         trace_path = base_dir / profile["trace"]
-        if not trace_path.is_file():
+        try:
+            found = trace_path.is_file()
+        except (OSError, ValueError):  # a name too long, a NUL character
+            found = False
+        if not found:
             raise WorkloadError(
-                f"Invalid JSON: profile '{name}' has an invalid 'trace' field"
+                f"{where}: Invalid JSON: profile '{name}' has an invalid 'trace' field"
                 f" ('{profile['trace']}'), which leads to a non-existent file ('{trace_path}')"
             )
 
@@ -597,7 +599,7 @@ def _check_meta(meta: object, filename: str) -> dict:
             _positive_int(cores, f"{where}.clusters[{name!r}]")
         except ValueError as error:
             raise WorkloadError(str(error)) from None
-    if meta["reference_cluster"] not in clusters:
+    if not isinstance(meta["reference_cluster"], str) or meta["reference_cluster"] not in clusters:
         raise WorkloadError(
             f"{where}.reference_cluster: {meta['reference_cluster']!r} is not one of the"
             f" clusters {sorted(clusters)}"

@@ -20,6 +20,10 @@ is the window start, so the measure window is ``[4 h, 28 h]`` in simulation time
 **Filters.** Every job record is counted once: outside the window, dropped for the first
 of these reasons that applies (in this order), or kept:
 
+``submit_missing``   submit time -1 (the SWF reader warns about it): no arrival to simulate;
+``job_number_missing`` job number -1: no Batsim job id;
+``duplicate_job_number`` a job number already kept (Batsim job ids are unique): the first
+                     kept record with that number stays;
 ``runtime_missing``  run time -1: nothing to simulate;
 ``zero_runtime``     run time 0 (Batsim refuses a delay of 0); with ``keep_zero_runtime``
                      such jobs are kept with a run time of 1 s, the SWF's resolution;
@@ -54,8 +58,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from hetsched.errors import TraceError
 from hetsched.workloads.clusters import ClusterShape
-from hetsched.workloads.swf import MISSING, SwfHeader, SwfJob
+from hetsched.workloads.swf import MISSING, QUIRKS, SwfHeader, SwfJob, SwfQuirk
 
 WARMUP = 4 * 3600
 MEASURE = 24 * 3600
@@ -67,6 +72,9 @@ CANCELLED_STATUS = 5
 
 DROP_REASONS: Mapping[str, str] = MappingProxyType(
     {
+        "submit_missing": "submit time missing (-1)",
+        "job_number_missing": "job number missing (-1)",
+        "duplicate_job_number": "job number already kept (first kept record stays)",
         "runtime_missing": "run time missing (-1)",
         "zero_runtime": "run time 0",
         "failed": "failed (status 0 or 4)",
@@ -146,12 +154,23 @@ def trace_day(header: SwfHeader, first_submit: int, submit: int) -> tuple[int, d
     (2, datetime.date(1970, 1, 3))
     """
     if header.unix_start_time is None:
-        raise ValueError(f"{header.path}: trace days need the header's UnixStartTime")
+        raise TraceError(f"{header.path}: trace days need the header's UnixStartTime")
     zone, _ = trace_time_zone(header)
-    origin = header.unix_start_time
-    first = datetime.datetime.fromtimestamp(origin + first_submit, zone).date()
-    date = datetime.datetime.fromtimestamp(origin + submit, zone).date()
+    first = _local(header, first_submit, zone).date()
+    date = _local(header, submit, zone).date()
     return (date - first).days, date
+
+
+def _local(header: SwfHeader, submit: int, zone: datetime.tzinfo) -> datetime.datetime:
+    """The local date and time of a submission (``UnixStartTime`` + submit time)."""
+    assert header.unix_start_time is not None
+    try:
+        return datetime.datetime.fromtimestamp(header.unix_start_time + submit, zone)
+    except (OverflowError, OSError, ValueError):
+        raise TraceError(
+            f"{header.path}: UnixStartTime {header.unix_start_time} + submit time {submit} s"
+            " is not a date"
+        ) from None
 
 
 def day_window(
@@ -177,15 +196,18 @@ def day_window(
     if warmup < 0 or measure <= 0:
         raise ValueError(f"need warm-up >= 0 and measure > 0 seconds, got {warmup}, {measure}")
     if header.unix_start_time is None:
-        raise ValueError(
+        raise TraceError(
             f"{header.path}: day windows need the header's UnixStartTime, which is missing"
         )
     zone, zone_name = trace_time_zone(header)
     origin = header.unix_start_time
-    first = datetime.datetime.fromtimestamp(origin + first_submit, zone)
-    date = first.date() + datetime.timedelta(days=day)
-    midnight = datetime.datetime.combine(date, datetime.time(0), tzinfo=zone)
-    day_start = int(midnight.timestamp()) - origin
+    first = _local(header, first_submit, zone)
+    try:
+        date = first.date() + datetime.timedelta(days=day)
+        midnight = datetime.datetime.combine(date, datetime.time(0), tzinfo=zone)
+        day_start = int(midnight.timestamp()) - origin
+    except (OverflowError, OSError, ValueError):
+        raise TraceError(f"{header.path}: day {day} is past the end of the calendar") from None
     return TraceWindow(
         start=day_start - warmup,
         end=day_start + measure,
@@ -239,7 +261,11 @@ class SelectedJob:
 
 @dataclass(frozen=True)
 class TraceStats:
-    """Facts about the whole trace, gathered during the selection pass."""
+    """Facts about the whole trace, gathered during the selection pass.
+
+    ``first_submit`` and ``last_submit`` are the earliest and latest known submit times
+    (``-1`` if no record has one); ``max_run_time`` the largest run time.
+    """
 
     records: int
     first_submit: int
@@ -252,7 +278,9 @@ class SelectionReport:
     """Counts of what was kept and why the rest was not.
 
     ``records == outside_window + sum(dropped.values()) + kept``. ``adjusted`` counts kept
-    jobs whose cores, run time or walltime were derived (they may overlap).
+    jobs whose cores, run time or walltime were derived (they may overlap). ``warnings``
+    are the quirks the SWF reader met in the whole file (:data:`.swf.QUIRKS`), each with
+    its count and first line.
     """
 
     records: int
@@ -261,10 +289,12 @@ class SelectionReport:
     kept: int
     adjusted: Mapping[str, int] = field(default_factory=dict)
     window: str = "whole trace"
+    warnings: tuple[SwfQuirk, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", MappingProxyType(dict(self.dropped)))
         object.__setattr__(self, "adjusted", MappingProxyType(dict(self.adjusted)))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
         unknown = (set(self.dropped) - set(DROP_REASONS)) | (set(self.adjusted) - set(ADJUSTMENTS))
         if unknown:
             raise ValueError(f"selection report: unknown count(s) {sorted(unknown)}")
@@ -282,6 +312,10 @@ class SelectionReport:
             "dropped": dict(self.dropped),
             "kept": self.kept,
             "adjusted": dict(self.adjusted),
+            "warnings": {
+                quirk.kind: {"count": quirk.count, "first_line": quirk.line}
+                for quirk in self.warnings
+            },
         }
 
     def lines(self) -> list[str]:
@@ -298,6 +332,12 @@ class SelectionReport:
         for name, count in self.adjusted.items():
             if count:
                 out.append(f"    of which {ADJUSTMENTS[name]}: {count:,}")
+        if self.warnings:
+            out.append(f"warnings (the whole file, {sum(q.count for q in self.warnings):,}):")
+            out.extend(
+                f"  {QUIRKS[quirk.kind]}: {quirk.count:,} (first at line {quirk.line})"
+                for quirk in self.warnings
+            )
         return out
 
 
@@ -319,22 +359,35 @@ def select_jobs(
     dropped = dict.fromkeys(DROP_REASONS, 0)
     adjusted = dict.fromkeys(ADJUSTMENTS, 0)
     kept: list[SelectedJob] = []
+    kept_numbers: set[int] = set()
     count = outside = 0
     first_submit = last_submit = max_run_time = MISSING
     for job in records:
         count += 1
-        if count == 1:
-            first_submit = job.submit_time
-        last_submit = job.submit_time
+        submit = job.submit_time
+        if submit != MISSING:
+            if first_submit == MISSING or submit < first_submit:
+                first_submit = submit
+            last_submit = max(last_submit, submit)
         if job.run_time > max_run_time:
             max_run_time = job.run_time
-        if window is not None and not window.contains(job.submit_time):
+        if submit == MISSING:
+            dropped["submit_missing"] += 1
+            continue
+        if window is not None and not window.contains(submit):
             outside += 1
+            continue
+        if job.job_number == MISSING:
+            dropped["job_number_missing"] += 1
+            continue
+        if job.job_number in kept_numbers:
+            dropped["duplicate_job_number"] += 1
             continue
         result = _select(job, options, reference, largest, nb_res, adjusted)
         if isinstance(result, str):
             dropped[result] += 1
         else:
+            kept_numbers.add(job.job_number)
             kept.append(result)
     report = SelectionReport(
         records=count,

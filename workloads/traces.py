@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from hetsched.errors import TraceError
+
 ARCHIVE = "https://www.cs.huji.ac.il/labs/parallel/workload"
 ENVIRONMENT_VARIABLE = "HETSCHED_TRACE_DIR"
 _DOWNLOAD_TIMEOUT = 60.0
@@ -104,7 +106,7 @@ TRACES: Mapping[str, TraceInfo] = MappingProxyType(
 using the Parallel Workloads Archive", JPDC 74(10), 2014, and acknowledge each log."""
 
 
-class TraceDownloadError(ValueError):
+class TraceDownloadError(TraceError):
     """A trace could not be downloaded, or what came did not match the registry."""
 
 
@@ -148,7 +150,7 @@ def resolve_trace(
     if info is None:
         if _looks_like_path(text):
             raise FileNotFoundError(f"trace file {text} does not exist")
-        raise ValueError(
+        raise TraceError(
             f"unknown trace {text!r}: not a file and not a registered trace name"
             f" (known: {', '.join(sorted(registry))})"
         )
@@ -171,7 +173,7 @@ def resolve_trace(
 def _verify(path: Path, info: TraceInfo) -> None:
     digest = sha256_of(path)
     if digest != info.sha256:
-        raise ValueError(
+        raise TraceError(
             f"{path}: sha256 {digest} does not match the registry's {info.sha256} for trace"
             f" {info.name}; remove or replace the file"
         )

@@ -1,0 +1,480 @@
+"""The study of Hansen et al. sec. V: robustness of five heuristics against the upper bound.
+
+Scenarios (sec. V): batches of 8, 32 and 128 applications on 64, 256 and 1,024 processors,
+with 1-8, 1-16 and 1-32 processor types (powers of two), each with a low, mixed or high
+system slowdown (Gamma 1.1, 1.36, 1.6); 48 trials per scenario. A trial draws a ``hansen``
+platform (``types`` processor types of ``n_j`` processors, multiples of M = 8) and a Hansen
+batch for it (:mod:`hetsched.workloads.gen_hansen`) from the trial's seed, then runs PB-R,
+PB-S, RF Min-Min, RF Min-Max and RF Duplex on it.
+
+Two measures per allocation I:
+
+* **predicted** robustness Psi(I) = min_i P(i, I[i]) from the stochastic model, next to the
+  upper bound B and B_norm = (B - Psi) / B (Fig. 4, Fig. 5);
+* **realised** completion from the workload's ``actual`` draws (one final serial time per
+  application and type, drawn at generation and never shown to the heuristics): application
+  i completes by the goal iff ``actual[i, j_i] / S_i(k_i) <= Delta``. Over trials, the rate
+  at which the *critical* application (the one that sets Psi) completes estimates the mean
+  robustness; over every application, the completion rate estimates the mean P(i, I[i]).
+  Each rate comes with its Wilson 95% interval; the model agrees when the predicted mean lies
+  inside. Realised on the Batsim engine is to come (the Batsim scheduler on the heuristic
+  interface).
+
+Choices: trial t of every scenario uses seed ``seed + t`` for both platform and workload; the
+PB heuristics draw their random choices from the same seed. Finished trials are kept as JSON
+(``trials/<scenario>/t<t>.json``) and reused when the study is run again with the same
+parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.heuristics.processor_balance import ProcessorBalanceRandom, ProcessorBalanceSmart
+from hetsched.heuristics.robustness import (
+    DEFAULT_POINTS,
+    AllocationHeuristic,
+    AllocationProblem,
+    MoldableBatch,
+    actual_serial_times,
+    completes_by_goal,
+)
+from hetsched.heuristics.robustness_floor import RfDuplex, RfMinMax, RfMinMin
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.workloads.generators import generate as generate_workload
+
+BATCHES: dict[int, tuple[int, tuple[int, ...]]] = {
+    8: (64, (1, 2, 4, 8)),
+    32: (256, (1, 2, 4, 8, 16)),
+    128: (1024, (1, 2, 4, 8, 16, 32)),
+}
+"""Sec. V: batch size N_a -> (processors tau, processor-type counts N_p)."""
+SLOWDOWNS = ("low", "mixed", "high")
+"""Sec. V: system slowdown categories (Gamma 1.1, 1.36, 1.6)."""
+HEURISTICS: dict[str, type[AllocationHeuristic]] = {
+    cls.name: cls
+    for cls in (ProcessorBalanceRandom, ProcessorBalanceSmart, RfMinMin, RfMinMax, RfDuplex)
+}
+"""The five heuristics of sec. III, by name, in the paper's order."""
+PAPER_TRIALS = 48
+DEFAULT_TRIALS = 12
+DEFAULT_BATCH_SIZES = (32,)
+"""Scaled-down default: the batch size of Fig. 4 and Fig. 5, 12 trials; ``--full``: all."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A batch size, system size, processor-type count and slowdown category (sec. V).
+
+    >>> Scenario(32, 256, 4, "high").label
+    'a32-p4-high'
+    """
+
+    applications: int
+    processors: int
+    types: int
+    slowdown: str
+
+    @property
+    def label(self) -> str:
+        """Folder and table name: ``a<N_a>-p<N_p>-<slowdown>``."""
+        return f"a{self.applications}-p{self.types}-{self.slowdown}"
+
+
+def scenarios(
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES, slowdowns: Sequence[str] = SLOWDOWNS
+) -> list[Scenario]:
+    """The scenarios of sec. V for these batch sizes and slowdown categories.
+
+    >>> [s.label for s in scenarios([8], ["low"])]
+    ['a8-p1-low', 'a8-p2-low', 'a8-p4-low', 'a8-p8-low']
+    """
+    unknown = [size for size in batch_sizes if size not in BATCHES]
+    if unknown:
+        raise ValueError(f"batch size(s) {unknown}: sec. V has {', '.join(map(str, BATCHES))}")
+    bad = [name for name in slowdowns if name not in SLOWDOWNS]
+    if bad:
+        raise ValueError(f"slowdown(s) {bad}: choose from {', '.join(SLOWDOWNS)}")
+    return [
+        Scenario(size, BATCHES[size][0], types, slowdown)
+        for size in batch_sizes
+        for slowdown in slowdowns
+        for types in BATCHES[size][1]
+    ]
+
+
+@dataclass(frozen=True)
+class HeuristicResult:
+    """One heuristic on one trial: predicted P(i, I[i]) and realised completions."""
+
+    heuristic: str
+    probabilities: tuple[float, ...]
+    completed: tuple[bool, ...]
+    seconds: float
+
+    @property
+    def robustness(self) -> float:
+        """Predicted Psi(I)."""
+        return min(self.probabilities)
+
+    @property
+    def critical_completed(self) -> bool:
+        """Whether the application that sets Psi (lowest index on ties) completed."""
+        return self.completed[int(np.argmin(self.probabilities))]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of a scenario: its seed, upper bound B, the model's time and the results."""
+
+    scenario: Scenario
+    trial: int
+    seed: int
+    points: int
+    upper_bound: float
+    model_seconds: float
+    results: tuple[HeuristicResult, ...]
+
+    def result(self, heuristic: str) -> HeuristicResult:
+        """The result of ``heuristic``."""
+        for result in self.results:
+            if result.heuristic == heuristic:
+                return result
+        raise KeyError(heuristic)
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dictionary (:meth:`from_json` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Trial:
+        """The trial written by :meth:`to_json`."""
+        results = tuple(
+            HeuristicResult(
+                r["heuristic"],
+                tuple(float(p) for p in r["probabilities"]),
+                tuple(bool(c) for c in r["completed"]),
+                float(r["seconds"]),
+            )
+            for r in data["results"]
+        )
+        return cls(
+            Scenario(**data["scenario"]),
+            int(data["trial"]),
+            int(data["seed"]),
+            int(data["points"]),
+            float(data["upper_bound"]),
+            float(data["model_seconds"]),
+            results,
+        )
+
+
+def _heuristic(name: str, seed: int) -> AllocationHeuristic:
+    """The heuristic ``name`` with its defaults; the PB heuristics draw from ``seed``."""
+    options: dict[str, int] = {"seed": seed} if name.startswith("pb-") else {}
+    return HEURISTICS[name](**options)
+
+
+def run_trial(
+    scenario: Scenario,
+    trial: int,
+    seed: int,
+    heuristics: Sequence[str] = tuple(HEURISTICS),
+    points: int = DEFAULT_POINTS,
+) -> Trial:
+    """Draw the trial's platform and batch from ``seed``, run every heuristic, measure."""
+    platform = generate_platform(
+        "hansen", seed, types=scenario.types, processors=scenario.processors
+    )
+    workload = generate_workload(
+        "hansen",
+        seed,
+        platform.clusters,
+        applications=scenario.applications,
+        slowdown=scenario.slowdown,
+    )
+    jobs = workload["jobs"]
+    processors = {cluster.name: cluster.nb_nodes for cluster in platform.clusters}
+    started = time.perf_counter()
+    visible = [{key: value for key, value in job.items() if key != "actual"} for job in jobs]
+    batch = MoldableBatch.from_jobs(visible, processors)
+    problem = AllocationProblem.from_batch(batch, points)
+    model_seconds = time.perf_counter() - started
+    actual = actual_serial_times(jobs, batch.processor_types)
+    results = []
+    for name in heuristics:
+        started = time.perf_counter()
+        allocation = _heuristic(name, seed).allocate(problem)
+        elapsed = time.perf_counter() - started
+        completed = completes_by_goal(batch, allocation, actual)
+        results.append(
+            HeuristicResult(
+                name, allocation.probabilities, tuple(bool(c) for c in completed), elapsed
+            )
+        )
+    return Trial(
+        scenario, trial, seed, points, problem.upper_bound(), model_seconds, tuple(results)
+    )
+
+
+def run_study(
+    outdir: Path,
+    *,
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+    slowdowns: Sequence[str] = SLOWDOWNS,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 1,
+    heuristics: Sequence[str] = tuple(HEURISTICS),
+    points: int = DEFAULT_POINTS,
+    on_trial: Callable[[Trial, bool, int, int], None] | None = None,
+) -> list[Trial]:
+    """Run (or resume) every trial of every scenario; ``on_trial(trial, resumed, done,
+    total)`` reports progress. A stored trial is reused only if it was run with the same
+    seed, points and heuristics."""
+    unknown = [name for name in heuristics if name not in HEURISTICS]
+    if unknown:
+        raise ValueError(f"unknown heuristic(s) {unknown}; choose from {', '.join(HEURISTICS)}")
+    if trials < 1:
+        raise ValueError(f"need at least one trial, got {trials}")
+    todo = scenarios(batch_sizes, slowdowns)
+    total = len(todo) * trials
+    done: list[Trial] = []
+    for scenario in todo:
+        folder = outdir / "trials" / scenario.label
+        folder.mkdir(parents=True, exist_ok=True)
+        for index in range(trials):
+            path = folder / f"t{index}.json"
+            stored = _load(path)
+            if (
+                stored is not None
+                and stored.seed == seed + index
+                and stored.points == points
+                and [r.heuristic for r in stored.results] == list(heuristics)
+            ):
+                trial, resumed = stored, True
+            else:
+                trial = run_trial(scenario, index, seed + index, heuristics, points)
+                path.write_text(json.dumps(trial.to_json()))
+                resumed = False
+            done.append(trial)
+            if on_trial is not None:
+                on_trial(trial, resumed, len(done), total)
+    return done
+
+
+def _load(path: Path) -> Trial | None:
+    if not path.exists():
+        return None
+    try:
+        return Trial.from_json(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError):
+        return None  # an unreadable or older file: run the trial again
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95% by default).
+
+    Hand-computed: 8 of 10: centre (8 + 1.92) / 13.84 = 0.7169, half-width 1.96 sqrt(1.6 +
+    0.96) / 13.84 = 0.2266: [0.490, 0.943].
+
+    >>> [round(x, 3) for x in wilson_interval(8, 10)]
+    [0.49, 0.943]
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))  # holds p
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Predicted mean probability against the realised rate, with the rate's Wilson 95% CI."""
+
+    n: int
+    predicted: float
+    realised: float
+    low: float
+    high: float
+
+    @property
+    def agrees(self) -> bool:
+        """The predicted mean lies inside the realised rate's interval."""
+        return self.low <= self.predicted <= self.high
+
+    @classmethod
+    def of(cls, predicted: Sequence[float], completed: Sequence[bool]) -> Agreement:
+        """From per-outcome predicted probabilities and realised completions."""
+        n = len(completed)
+        successes = int(sum(completed))
+        low, high = wilson_interval(successes, n)
+        mean = float(np.mean(predicted)) if n else math.nan
+        return cls(n, mean, successes / n if n else math.nan, low, high)
+
+
+@dataclass(frozen=True)
+class ScenarioSummary:
+    """One heuristic over the trials of one scenario (``scenario`` None: over all of them)."""
+
+    scenario: Scenario | None
+    heuristic: str
+    trials: int
+    robustness_quartiles: tuple[float, float, float]
+    mean_upper_bound: float
+    b_norm_median: float
+    robustness_agreement: Agreement
+    application_agreement: Agreement
+    mean_seconds: float
+
+
+def b_norm(upper_bound: float, robustness: float) -> float:
+    """B_norm = (B - Psi) / B (sec. V); nan when B = 0.
+
+    >>> b_norm(0.8, 0.4), b_norm(0.0, 0.0)
+    (0.5, nan)
+    """
+    return (upper_bound - robustness) / upper_bound if upper_bound > 0 else math.nan
+
+
+def summarize(
+    trials: Sequence[Trial], heuristic: str, scenario: Scenario | None
+) -> ScenarioSummary:
+    """The :class:`ScenarioSummary` of ``heuristic`` over ``trials``."""
+    results = [t.result(heuristic) for t in trials]
+    robustness = [r.robustness for r in results]
+    norms = [b_norm(t.upper_bound, r.robustness) for t, r in zip(trials, results, strict=True)]
+    finite = [x for x in norms if not math.isnan(x)]
+    quartiles = np.percentile(robustness, [25, 50, 75])
+    return ScenarioSummary(
+        scenario,
+        heuristic,
+        len(trials),
+        (float(quartiles[0]), float(quartiles[1]), float(quartiles[2])),
+        float(np.mean([t.upper_bound for t in trials])),
+        float(np.median(finite)) if finite else math.nan,
+        Agreement.of(robustness, [r.critical_completed for r in results]),
+        Agreement.of(
+            [p for r in results for p in r.probabilities],
+            [c for r in results for c in r.completed],
+        ),
+        float(np.mean([r.seconds for r in results])),
+    )
+
+
+def summarize_study(trials: Sequence[Trial]) -> list[ScenarioSummary]:
+    """One summary per (scenario, heuristic), in run order, then one per heuristic over all."""
+    by_scenario: dict[Scenario, list[Trial]] = {}
+    for trial in trials:
+        by_scenario.setdefault(trial.scenario, []).append(trial)
+    heuristics = [r.heuristic for r in trials[0].results] if trials else []
+    rows = [
+        summarize(members, heuristic, scenario)
+        for scenario, members in by_scenario.items()
+        for heuristic in heuristics
+    ]
+    return rows + [summarize(trials, heuristic, None) for heuristic in heuristics]
+
+
+SUMMARY_COLUMNS = (
+    "scenario", "applications", "types", "slowdown", "heuristic", "trials",
+    "robustness_q25", "robustness_median", "robustness_q75", "mean_upper_bound",
+    "b_norm_median", "predicted_mean_robustness", "realised_critical_rate",
+    "realised_critical_ci_low", "realised_critical_ci_high", "robustness_agrees",
+    "applications_total", "predicted_mean_probability", "realised_application_rate",
+    "realised_application_ci_low", "realised_application_ci_high", "applications_agree",
+    "mean_allocate_seconds",
+)  # fmt: skip
+"""Columns of ``summary.csv`` (scenario ``all``: every trial of the study)."""
+
+
+def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: Path) -> None:
+    """``trials.csv`` (one row per trial and heuristic) and ``summary.csv``."""
+    import csv
+
+    with (outdir / "trials.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["scenario", "trial", "seed", "heuristic", "upper_bound", "robustness", "b_norm",
+             "critical_completed", "applications_completed", "applications",
+             "allocate_seconds", "model_seconds"]
+        )  # fmt: skip
+        for trial in trials:
+            for r in trial.results:
+                writer.writerow(
+                    [trial.scenario.label, trial.trial, trial.seed, r.heuristic,
+                     f"{trial.upper_bound:.6f}", f"{r.robustness:.6f}",
+                     f"{b_norm(trial.upper_bound, r.robustness):.6f}", int(r.critical_completed),
+                     sum(r.completed), len(r.completed), f"{r.seconds:.6f}",
+                     f"{trial.model_seconds:.6f}"]
+                )  # fmt: skip
+    with (outdir / "summary.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SUMMARY_COLUMNS)
+        for row in rows:
+            s, ra, aa = row.scenario, row.robustness_agreement, row.application_agreement
+            writer.writerow(
+                [s.label if s else "all", s.applications if s else "", s.types if s else "",
+                 s.slowdown if s else "", row.heuristic, row.trials,
+                 *(f"{q:.4f}" for q in row.robustness_quartiles), f"{row.mean_upper_bound:.4f}",
+                 f"{row.b_norm_median:.4f}", f"{ra.predicted:.4f}", f"{ra.realised:.4f}",
+                 f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees), aa.n,
+                 f"{aa.predicted:.4f}", f"{aa.realised:.4f}", f"{aa.low:.4f}",
+                 f"{aa.high:.4f}", int(aa.agrees), f"{row.mean_seconds:.6f}"]
+            )  # fmt: skip
+
+
+def format_scenarios(rows: Sequence[ScenarioSummary]) -> str:
+    """Median predicted robustness per scenario (rows) and heuristic (columns), with B."""
+    per_scenario = [r for r in rows if r.scenario is not None]
+    heuristics = list(dict.fromkeys(r.heuristic for r in per_scenario))
+    table: dict[Scenario, dict[str, ScenarioSummary]] = {}
+    for row in per_scenario:
+        assert row.scenario is not None
+        table.setdefault(row.scenario, {})[row.heuristic] = row
+    header = ["scenario", "trials", "B", *heuristics]
+    lines = [header]
+    for scenario, cells in table.items():
+        first = next(iter(cells.values()))
+        lines.append(
+            [scenario.label, str(first.trials), f"{first.mean_upper_bound:.2f}",
+             *(f"{cells[h].robustness_quartiles[1]:.2f}" for h in heuristics)]
+        )  # fmt: skip
+    return _columns(lines)
+
+
+def format_agreement(rows: Sequence[ScenarioSummary]) -> str:
+    """Per heuristic over all trials: predicted against realised, critical application and
+    every application, with the realised rates' 95% intervals."""
+    lines = [["heuristic", "trials", "mean Psi", "critical realised [95% CI]", "apps",
+              "mean P", "apps realised [95% CI]"]]  # fmt: skip
+    for row in rows:
+        if row.scenario is not None:
+            continue
+        ra, aa = row.robustness_agreement, row.application_agreement
+        lines.append(
+            [row.heuristic, str(ra.n), f"{ra.predicted:.3f}",
+             f"{ra.realised:.3f} [{ra.low:.3f}, {ra.high:.3f}]{'' if ra.agrees else ' !'}",
+             str(aa.n), f"{aa.predicted:.3f}",
+             f"{aa.realised:.3f} [{aa.low:.3f}, {aa.high:.3f}]{'' if aa.agrees else ' !'}"]
+        )  # fmt: skip
+    return _columns(lines)
+
+
+def _columns(lines: list[list[str]]) -> str:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in lines
+    )

@@ -1,0 +1,243 @@
+"""The Min-Min loop shared by the value and utility heuristics (Khemka et al., MIC 2015, sec.
+3.3; Machovec et al. 2017, sec. III.E, Algorithm 1).
+
+Both papers build their heuristics on Ibarra and Kim's Min-Min: at a mapping event,
+
+1. for every mappable task and every *choice* it has (a cluster, and for Machovec et al. a
+   P-state of that cluster), the option is the earliest slot of the choice's node count and
+   duration on that cluster (Khemka sec. 3.2, Machovec sec. III.F) that overlaps no booking
+   (running work, reservations, and what this loop booked before); its *completion* is the
+   slot's start plus the duration;
+2. each option is scored by the heuristic's objective (an :class:`Objective`: value, value per
+   resource, utility, utility per time, per resource, per energy) at its completion;
+3. the best option of all is the highest score, ties broken by the earliest completion, then
+   arrival order, then cluster order, then P-state order (P-state 0 first);
+4. that option is booked: START if its slot begins now, otherwise a permanent reservation
+   (RESERVE, the task leaves the mappable set) or a place-holder (PLACEHOLDER, dropped by the
+   driver after the event; the task stays mappable);
+5. repeat with the other tasks until every task is booked, or no option is left.
+
+Options may also be refused at booking time by an *admission* hook (Machovec et al.: the
+energy remaining cannot pay for it, or it would start after the end of the day, Algorithm 1
+line 1): a refused option is given up for the rest of the event. A booked option is reported to
+a *booked* hook (which charges the energy it will use).
+
+Implementation: a booking can only delay an earliest slot, so an option's score never rises
+and its completion never gets earlier during the loop (objectives decrease with completion).
+Scores computed earlier are therefore upper bounds, and the loop is a lazy greedy: it pops the
+best cached option, recomputes it if its cluster changed since, and books it if it still holds
+(exactly the choice of step 3), otherwise pushes it back with its new score. The first scores
+are computed in one vectorised pass per cluster.
+
+With place-holders, once no remaining option can start now (the count of nodes idle at the
+event time only falls, slots only move later), the rest of the loop could only book
+place-holders, which the driver discards after the event: the loop stops there and the
+remaining tasks get no decision (they stay mappable, exactly as with a discarded place-holder).
+The START decisions are those of the full loop.
+
+Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
+booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
+al.; see :mod:`hetsched.heuristics.maxvalue`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.schedule import SystemSchedule
+from hetsched.core.slots import Slot
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.heuristics.common import commit
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of one mapping event, as parallel arrays indexed by option number.
+
+    ``task[o]`` indexes the event's task list (arrival order), ``cluster[o]`` the system's
+    cluster list, ``pstate[o]`` the P-state, ``nodes[o]`` the node count and ``duration[o]``
+    the planned seconds of option ``o``.
+
+    >>> o = Options.build([(0, 1, 0, 2, 10.0), (1, 0, 2, 1, 30.0)])
+    >>> o.task.tolist(), o.duration.tolist(), len(o)
+    ([0, 1], [10.0, 30.0], 2)
+    """
+
+    task: np.ndarray
+    cluster: np.ndarray
+    pstate: np.ndarray
+    nodes: np.ndarray
+    duration: np.ndarray
+
+    @classmethod
+    def build(cls, rows: Sequence[tuple[int, int, int, int, float]]) -> Options:
+        """From ``(task, cluster, pstate, nodes, duration)`` rows."""
+        if not rows:
+            empty = np.array([], dtype=np.intp)
+            return cls(empty, empty, empty, empty, np.array([], dtype=float))
+        task, cluster, pstate, nodes, duration = zip(*rows, strict=True)
+        return cls(
+            np.array(task, dtype=np.intp),
+            np.array(cluster, dtype=np.intp),
+            np.array(pstate, dtype=np.intp),
+            np.array(nodes, dtype=np.intp),
+            np.array(duration, dtype=float),
+        )
+
+    def __len__(self) -> int:
+        return int(self.task.size)
+
+
+class Objective(Protocol):
+    """What a heuristic maximises: its score for options completing at given times.
+
+    ``scores`` (vectorised, for the first pass) and ``score`` (one option, when the loop
+    recomputes it) must do the same floating-point operations, and a score must never rise
+    when the completion gets later.
+    """
+
+    def scores(self, options: np.ndarray, completion: np.ndarray) -> np.ndarray: ...
+
+    def score(self, option: int, completion: float) -> float: ...
+
+
+Admission = Callable[[int, float], bool]
+"""``admit(option, start)``: whether the option may be booked at ``start``."""
+Booked = Callable[[int, Slot, Action], None]
+"""``booked(option, slot, kind)``: told of every booking."""
+
+
+class MinMin:
+    """One run of the loop of the module docstring on one mapping event."""
+
+    def __init__(
+        self,
+        schedule: SystemSchedule,
+        now: float,
+        tasks: Sequence[Task],
+        options: Options,
+        objective: Objective,
+        *,
+        placeholders: bool,
+        admit: Admission | None = None,
+        booked: Booked | None = None,
+        book_zero: bool = False,
+    ) -> None:
+        self.schedule = schedule
+        self.now = now
+        self.tasks = tasks
+        self.options = options
+        self.objective = objective
+        self.placeholders = placeholders
+        self.admit = admit
+        self.booked = booked
+        self.book_zero = book_zero
+        self.clusters: list[Cluster] = list(schedule.clusters.values())
+        self.of_task: list[list[int]] = [[] for _ in tasks]
+        for o, i in enumerate(options.task.tolist()):
+            self.of_task[i].append(o)
+        self.heap: list[tuple[float, float, int, int, int, float, int, int]] = []
+        self.startable: set[int] = set()
+        self.by_size: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
+        self._first_pass()
+
+    def _first_pass(self) -> None:
+        now, options = self.now, self.options
+        for j, cluster in enumerate(self.clusters):
+            rows = np.flatnonzero(options.cluster == j)
+            if not rows.size:
+                continue
+            nodes, durations = options.nodes[rows], options.duration[rows]
+            starts = self.schedule.earliest_starts(cluster.name, nodes, durations, now)
+            completion = starts + durations
+            scores = self.objective.scores(rows, completion)
+            generation = self.schedule.generation(cluster.name)
+            for o, i, p, k, s, c, score in zip(
+                rows.tolist(), options.task[rows].tolist(), options.pstate[rows].tolist(),
+                nodes.tolist(), starts.tolist(), completion.tolist(), scores.tolist(),
+                strict=True,
+            ):
+                self.heap.append((-score, c, i, j, p, s, generation, o))
+                if s == now:
+                    self.startable.add(o)
+                    self.by_size[j].append((k, o))
+        heapq.heapify(self.heap)
+        for entries in self.by_size:
+            entries.sort()
+
+    def _book(self, o: int, start: float) -> Decision:
+        options = self.options
+        i, j = int(options.task[o]), int(options.cluster[o])
+        slot = self.schedule.slot_at(
+            self.clusters[j].name, int(options.nodes[o]), float(options.duration[o]), start,
+            self.now,
+        )
+        if start == self.now:
+            kind = Action.START
+        else:
+            kind = Action.PLACEHOLDER if self.placeholders else Action.RESERVE
+        decision = commit(self.schedule, self.tasks[i], slot, kind, int(options.pstate[o]))
+        if self.booked is not None:
+            self.booked(o, slot, kind)
+        return decision
+
+    def _forget(self, i: int, j: int) -> None:
+        """Task ``i`` is booked on cluster ``j``: update what can still start now."""
+        for other in self.of_task[i]:
+            self.startable.discard(other)
+        idle = self.schedule.idle_count(self.clusters[j].name, self.now, 0.0)
+        entries = self.by_size[j]
+        while entries and entries[-1][0] > idle:
+            self.startable.discard(entries.pop()[1])
+
+    def run(self) -> list[Decision]:
+        """The decisions of the loop, in booking order."""
+        schedule, now, options = self.schedule, self.now, self.options
+        stop_early = self.placeholders
+        if stop_early and not self.startable:
+            return []
+        decisions: list[Decision] = []
+        booked = [False] * len(self.tasks)
+        left = len(self.tasks)
+        heap = self.heap
+        while left and heap:
+            negative_score, _, i, j, p, start, generation, o = heapq.heappop(heap)
+            if booked[i]:
+                continue
+            name = self.clusters[j].name
+            if schedule.generation(name) != generation:
+                duration = float(options.duration[o])
+                fresh = schedule.earliest_start(name, int(options.nodes[o]), duration, now)
+                if fresh != start:
+                    completion = fresh + duration
+                    score = self.objective.score(o, completion)
+                    entry = (-score, completion, i, j, p, fresh, schedule.generation(name), o)
+                    heapq.heappush(heap, entry)
+                    if stop_early and start == now:
+                        self.startable.discard(o)
+                        if not self.startable:
+                            break
+                    continue
+            if negative_score >= 0.0 and not self.book_zero:
+                break  # the best option left earns nothing (module docstring)
+            if self.admit is not None and not self.admit(o, start):
+                if stop_early and start == now:
+                    self.startable.discard(o)
+                    if not self.startable:
+                        break
+                continue  # given up for this event (module docstring)
+            decisions.append(self._book(o, start))
+            booked[i] = True
+            left -= 1
+            if stop_early:
+                self._forget(i, j)
+                if not self.startable:
+                    break
+        return decisions

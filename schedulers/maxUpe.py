@@ -1,0 +1,20 @@
+"""The ``max-upe`` heuristic as a pybatsim scheduler: Max UPE: Min-Min on utility per energy over
+clusters and P-states, with permanent reservations (Machovec et al., 2017, sec. III.E).
+
+Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
+edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+
+    pybatsim schedulers/maxUpe.py -o '{"period": null}'
+
+or by name with ``hetsched serve max-upe``. Options: see :mod:`hetsched.schedulers.adapter`.
+"""
+
+from __future__ import annotations
+
+from hetsched.schedulers.adapter import HetschedScheduler
+
+
+class MaxUpe(HetschedScheduler):
+    """The ``max-upe`` heuristic behind pybatsim's scheduler interface."""
+
+    heuristic_name = "max-upe"

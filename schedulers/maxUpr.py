@@ -1,0 +1,21 @@
+"""The ``max-upr`` heuristic as a pybatsim scheduler: Max UPR: Min-Min on utility per resource (time
+x cores) over clusters and P-states, with permanent reservations (Machovec et al., 2017, sec.
+III.E).
+
+Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
+edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+
+    pybatsim schedulers/maxUpr.py -o '{"period": null}'
+
+or by name with ``hetsched serve max-upr``. Options: see :mod:`hetsched.schedulers.adapter`.
+"""
+
+from __future__ import annotations
+
+from hetsched.schedulers.adapter import HetschedScheduler
+
+
+class MaxUpr(HetschedScheduler):
+    """The ``max-upr`` heuristic behind pybatsim's scheduler interface."""
+
+    heuristic_name = "max-upr"

@@ -1,0 +1,22 @@
+"""The ``mct-online`` heuristic as a pybatsim scheduler: MCT: each task, in arrival order, to the
+machine where it completes earliest; re-planned at every arrival and completion, the rest
+place-holders (Braun et al., JPDC 61(6), 2001 (Tarplee et al., JPDC 84 (2015), sec. 1: online batch
+mode)).
+
+Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
+edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::
+
+    pybatsim schedulers/mctOnline.py -o '{"period": null}'
+
+or by name with ``hetsched serve mct-online``. Options: see :mod:`hetsched.schedulers.adapter`.
+"""
+
+from __future__ import annotations
+
+from hetsched.schedulers.adapter import HetschedScheduler
+
+
+class MctOnline(HetschedScheduler):
+    """The ``mct-online`` heuristic behind pybatsim's scheduler interface."""
+
+    heuristic_name = "mct-online"
