@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
 from hetsched.experiments.cells import add_executor_arguments, executor_from_args
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
@@ -213,3 +213,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     machovec_cli.register(studies)
     tarplee_cli.register(studies)
     hansen_cli.register(studies)
+    hwang.register(studies)

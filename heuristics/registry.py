@@ -29,6 +29,7 @@ import typing
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
 from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.hwang import TwoLevelFairness
 from hetsched.heuristics.maxutility import (
     MaxUpe,
     MaxUpePh,
@@ -76,6 +77,7 @@ HEURISTICS: dict[str, type[Heuristic]] = {
         RfMinMinBatch,
         RfMinMaxBatch,
         RfDuplexBatch,
+        TwoLevelFairness,
     )
 }
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""
