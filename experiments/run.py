@@ -33,30 +33,32 @@ import contextlib
 import dataclasses
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import pkgutil
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
-from batsim.batsim import Batsim, BatsimScheduler
-from batsim.tools.launcher import instanciate_scheduler, launch_scheduler
 
+from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
-from hetsched.engine.simulation import simulate
 from hetsched.experiments.progress import ProgressBar
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
 from hetsched.metrics.summary import RunSummary, summarize
-from hetsched.schedulers.adapter import HetschedScheduler
+
+if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
+    from batsim.batsim import Batsim, BatsimScheduler
 
 __all__ = ["ENGINES", "BatsimError", "RunSummary", "parse_option", "run_heuristic"]
 
@@ -114,17 +116,30 @@ def parse_option(text: str) -> tuple[str, Any]:
 def _stock_package() -> ModuleType:
     """pybatsim's top-level ``schedulers`` package, which its launcher imports by name.
 
-    A folder named ``schedulers`` earlier on ``sys.path`` (hetsched's own source folder
-    when Python runs from the repository root) would shadow it: that is refused.
+    hetsched's own source folder ``schedulers/`` shadows it when Python runs from the
+    repository root (``python -m pytest``, ``python -m hetsched.cli``): the current directory
+    comes first on ``sys.path``. hetsched never imports that folder as ``schedulers`` (it is
+    ``hetsched.schedulers``), so whatever else answers to that name is replaced, in
+    ``sys.modules``, by pybatsim's package, loaded from where pybatsim installed it.
     """
-    package = importlib.import_module("schedulers")
-    expected = Path(str(importlib.metadata.distribution("pybatsim").locate_file("schedulers")))
-    found = Path(package.__file__ or "").parent
-    if found.resolve() != expected.resolve():
-        raise ValueError(
-            f"the 'schedulers' package Python finds first is {found}, not pybatsim's"
-            f" ({expected}): run from another directory than {found.parent}"
-        )
+    require("batsim")
+    location = importlib.metadata.distribution("pybatsim").locate_file("schedulers")
+    expected = Path(str(location)).resolve()
+    package = sys.modules.get("schedulers")
+    if package is None:
+        package = importlib.import_module("schedulers")
+    if Path(package.__file__ or "").parent.resolve() == expected:
+        return package
+    for name in [name for name in sys.modules if name.partition(".")[0] == "schedulers"]:
+        del sys.modules[name]  # the shadowing package and any of its modules
+    spec = importlib.util.spec_from_file_location(
+        "schedulers", expected / "__init__.py", submodule_search_locations=[str(expected)]
+    )
+    if spec is None or spec.loader is None:
+        raise ValueError(f"pybatsim's schedulers package is not in {expected}")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["schedulers"] = package
+    spec.loader.exec_module(package)
     return package
 
 
@@ -152,7 +167,8 @@ def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -
                 f"unknown stock scheduler {name!r}: pybatsim provides"
                 f" {', '.join(STOCK_PREFIX + s for s in stock)}"
             )
-        return instanciate_scheduler(module, dict(options))
+        launcher = require("batsim.tools.launcher")
+        return launcher.instanciate_scheduler(module, dict(options))
     heuristics = sorted(HEURISTICS)
     if name not in heuristics:
         raise ValueError(
@@ -162,7 +178,8 @@ def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -
     reserved = sorted(set(options) & set(RESERVED_OPTIONS))
     if reserved:
         raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
-    return HetschedScheduler(
+    adapter = require("hetsched.schedulers.adapter")
+    return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
 
@@ -220,7 +237,8 @@ def _run_embedded(
         assert bar is not None
         bar.update(done, total, f"jobs  t={now:.0f} s")
 
-    simulate(
+    simulation = require("hetsched.engine.simulation")
+    simulation.simulate(
         platform,
         [workload],
         scheduler,
@@ -340,7 +358,10 @@ def _run_batsim(
     failure: Exception | None = None
     served = False
     try:
-        launch_scheduler(scheduler, f"tcp://*:{port}", None, scheduler.options, None, False)
+        launcher = require("batsim.tools.launcher")
+        launcher.launch_scheduler(
+            scheduler, f"tcp://*:{port}", None, scheduler.options, None, False
+        )
         served = True
     except Exception as error:
         failure = error
