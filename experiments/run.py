@@ -6,10 +6,13 @@
    names of :data:`hetsched.heuristics.registry.HEURISTICS`), served by
    :class:`hetsched.schedulers.adapter.HetschedScheduler`, or a stock pybatsim
    scheduler ``pybatsim:<module>`` (``pybatsim:easyBackfill``,
-   ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher;
+   ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher, or batsched
+   ``batsched:<variant>`` (``batsched:easy_bf``, ...), a program started beside the engine
+   (:mod:`hetsched.experiments.batsched`);
 2. the engine: the embedded Batsim-compatible engine
    (:func:`hetsched.engine.simulation.simulate`), or a real ``batsim`` found on
-   ``PATH``, started as a subprocess with the command of
+   ``PATH`` (:class:`LocalBatsim`) or in a container (``--engine docker``,
+   :mod:`hetsched.experiments.docker_engine`), started with the command of
    :func:`hetsched.engine.batsim_cli.batsim_command`, the scheduler being served to
    it by pybatsim's ``launch_scheduler`` on the same ZeroMQ endpoint;
 3. the independent schedule checker (:func:`hetsched.metrics.checker.check_run`),
@@ -21,8 +24,9 @@
 
 Batsim's outputs go to ``<outdir>/out_*`` (Batsim's default export prefix ``out``).
 Dynamic jobs are enabled for hetsched schedulers (execution twins) and disabled for
-stock ones: with dynamic jobs Batsim waits for a ``registration_finished`` that stock
-schedulers never send. The pybatsim launcher's messages and every log record
+stock ones (pybatsim's and batsched): with dynamic jobs Batsim waits for a
+``registration_finished`` that stock schedulers never send. The pybatsim launcher's messages,
+batsched's output and every log record
 emitted during the run go to ``<outdir>/scheduler.log``, Batsim's output to
 ``<outdir>/batsim.log``, so that standard output only carries the summary.
 """
@@ -43,15 +47,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import zmq
 
 from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
+from hetsched.experiments.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.experiments.progress import ProgressBar
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
@@ -60,7 +65,15 @@ from hetsched.metrics.summary import RunSummary, summarize
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
 
-__all__ = ["ENGINES", "BatsimError", "RunSummary", "parse_option", "run_heuristic"]
+__all__ = [
+    "ENGINES",
+    "BatschedError",
+    "BatsimError",
+    "ExternalTools",
+    "RunSummary",
+    "parse_option",
+    "run_heuristic",
+]
 
 ENGINES = ("embedded", "batsim")
 STOCK_PREFIX = "pybatsim:"
@@ -86,6 +99,39 @@ RESERVED_OPTIONS = ("heuristic", "export_prefix")
 
 BATSIM_EXIT_GRACE = 2.0
 """Seconds the scheduler may take to finish after Batsim exited normally."""
+
+BATSCHED_LEFT_GRACE = 60.0
+"""Seconds Batsim may take to write its outputs and exit after batsched exited normally."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalTools:
+    """Programs outside Python a run may use: batsched, and how to start real Batsim.
+
+    ``batsched`` is the batsched executable (default: ``batsched`` on ``PATH``);
+    ``launcher`` builds the Batsim launcher of ``--engine batsim`` (default:
+    :class:`LocalBatsim`, the ``batsim`` on ``PATH``).
+    """
+
+    batsched: str | Path | None = None
+    launcher: Callable[[], BatsimLauncher] = dataclasses.field(
+        default_factory=lambda: LocalBatsim
+    )
+
+
+class BatsimLauncher(Protocol):
+    """Starts real Batsim for a run (:class:`LocalBatsim`, or a container)."""
+
+    def endpoint(self, port: int) -> str:
+        """Where Batsim connects to reach a scheduler bound on ``tcp://*:PORT``."""
+        ...
+
+    def start(
+        self, command: list[str], log: Path
+    ) -> contextlib.AbstractContextManager[BatsimProcess]:
+        """Batsim running ``command`` (``batsim`` and its flags), its output in ``log``;
+        stopped and cleaned up on leaving, whatever the way out."""
+        ...
 
 
 class BatsimError(RuntimeError):
@@ -157,8 +203,17 @@ def _stock_schedulers() -> list[str]:
     return sorted(names)
 
 
-def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -> BatsimScheduler:
-    """The pybatsim scheduler object for ``name``; unknown names and options are errors."""
+def make_scheduler(
+    name: str,
+    options: Mapping[str, Any],
+    export_prefix: Path,
+    batsched: str | Path | None = None,
+) -> BatsimScheduler | Batsched:
+    """The pybatsim scheduler object for ``name``, or the :class:`Batsched` program of a
+    ``batsched:VARIANT`` name (executable ``batsched``, default: on ``PATH``); unknown names
+    and options are errors."""
+    if name.startswith(BATSCHED_PREFIX):
+        return make_batsched(name, options, batsched)
     if name.startswith(STOCK_PREFIX):
         module = name[len(STOCK_PREFIX) :]
         stock = _stock_schedulers()
@@ -173,7 +228,8 @@ def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -
     if name not in heuristics:
         raise ValueError(
             f"unknown scheduler {name!r}: choose a hetsched heuristic ({', '.join(heuristics)})"
-            f" or a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...)"
+            f", a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...) or batsched"
+            f" ({BATSCHED_PREFIX}easy_bf, ...)"
         )
     reserved = sorted(set(options) & set(RESERVED_OPTIONS))
     if reserved:
@@ -224,7 +280,7 @@ def _task_count(workload: Path) -> int:
 
 
 def _run_embedded(
-    scheduler: BatsimScheduler,
+    scheduler: BatsimScheduler | Batsched,
     platform: Path,
     workload: Path,
     prefix: Path,
@@ -232,21 +288,61 @@ def _run_embedded(
     energy: bool,
     dynamic_jobs: bool,
     bar: ProgressBar | None,
+    tools: ExternalTools,
 ) -> None:
+    simulation = require("hetsched.engine.simulation")
+
     def progress(now: float, done: int, total: int) -> None:
         assert bar is not None
         bar.update(done, total, f"jobs  t={now:.0f} s")
 
-    simulation = require("hetsched.engine.simulation")
-    simulation.simulate(
-        platform,
-        [workload],
-        scheduler,
-        str(prefix),
-        energy=energy,
-        dynamic_jobs=dynamic_jobs,
-        progress=progress if bar is not None else None,
-    )
+    arguments = {
+        "energy": energy,
+        "dynamic_jobs": dynamic_jobs,
+        "progress": progress if bar is not None else None,
+    }
+    if not isinstance(scheduler, Batsched):
+        simulation.simulate(platform, [workload], scheduler, str(prefix), **arguments)
+        return
+    port = _free_port()
+    log = prefix.parent / "scheduler.log"
+    with scheduler.started(f"tcp://*:{port}", log) as process:
+        transport = _watched_transport(f"tcp://127.0.0.1:{port}", process, log)
+        try:
+            simulation.simulate(platform, [workload], None, str(prefix), transport=transport,
+                                **arguments)  # fmt: skip
+        except ValueError as error:  # the engine's errors wrap the transport's
+            if isinstance(error.__cause__, BatschedError):
+                raise error.__cause__ from None
+            raise
+
+
+def _watched_transport(endpoint: str, process: subprocess.Popen[bytes], log: Path) -> Any:
+    """The engine's ZeroMQ transport to batsched, stopping the run if batsched exits early.
+
+    Batsim (and the engine) would wait for a reply forever; batsched exiting before the end
+    (a bad variant, a crash) ends the run with :class:`BatschedError` and its log's tail.
+    """
+    transport_module = require("hetsched.engine.transport")
+
+    class WatchedTransport(transport_module.ZmqTransport):  # type: ignore[misc, name-defined]
+        def _watch_connection(self) -> None:
+            try:
+                super()._watch_connection()
+            except ValueError:  # its socket closed: batsched is exiting, report how
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=BATSIM_EXIT_GRACE)
+                if process.poll() is None:
+                    raise
+            code = process.poll()
+            if code is not None:
+                raise BatschedError(
+                    f"batsched exited with code {code} while Batsim's message"
+                    f" #{self.nb_exchanges} waited for its reply; last lines of {log}:\n"
+                    f"{_log_tail(log)}"
+                )
+
+    return WatchedTransport(endpoint)
 
 
 def _free_port() -> int:
@@ -304,39 +400,68 @@ def _log_tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text[-lines:]) or "(empty)"
 
 
-def _run_batsim(
-    scheduler: BatsimScheduler,
-    platform: Path,
-    workload: Path,
-    prefix: Path,
-    *,
-    energy: bool,
-    dynamic_jobs: bool,
-    bar: ProgressBar | None,
-) -> None:
-    tasks = _task_count(workload)
-    port = _free_port()
-    connect = f"tcp://localhost:{port}"
-    command = batsim_command(
-        platform,
-        [workload],
-        str(prefix),
-        energy=energy,
-        dynamic_jobs=dynamic_jobs,
-        socket_endpoint=connect,
+class BatsimProcess(Protocol):
+    """A running Batsim: a local process or a container (what ``subprocess.Popen`` offers)."""
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class LocalBatsim:
+    """``--engine batsim``: the ``batsim`` found on ``PATH``, as a subprocess."""
+
+    def endpoint(self, port: int) -> str:
+        """Where Batsim connects to reach a scheduler bound on ``tcp://*:PORT``."""
+        return f"tcp://localhost:{port}"
+
+    @contextlib.contextmanager
+    def start(self, command: list[str], log: Path) -> Iterator[BatsimProcess]:
+        """``command`` running, its output in ``log``; killed on leaving unless it exited."""
+        if shutil.which(command[0]) is None:
+            raise FileNotFoundError(
+                f"{command[0]} not found on PATH: install Batsim 4.2.1, or use --engine docker"
+                " (the upstream image) or --engine embedded"
+            )
+        with log.open("w") as stream:
+            stream.write("$ " + " ".join(command) + "\n")
+            stream.flush()
+            process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT)
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def _batsim_failed(code: int, before_end: bool, command: list[str], log: Path) -> BatsimError:
+    when = "before the end of" if before_end else "at the end of"
+    return BatsimError(
+        f"batsim exited with code {code} {when} the simulation"
+        f" (command: {' '.join(command)}); last lines of {log}:\n{_log_tail(log)}"
     )
-    if shutil.which(command[0]) is None:
-        raise FileNotFoundError(
-            f"{command[0]} not found on PATH: install Batsim 4.2.1 (or put its Docker"
-            " wrapper on PATH), or use --engine embedded"
-        )
-    log_path = prefix.parent / "batsim.log"
+
+
+def _serve_pybatsim(
+    scheduler: BatsimScheduler,
+    process: BatsimProcess,
+    port: int,
+    connect: str,
+    bar: ProgressBar | None,
+    tasks: int,
+) -> tuple[int, bool, bool, Exception | None]:
+    """Serve ``scheduler`` to Batsim on ``port`` until the end of the run.
+
+    Returns Batsim's exit code, whether Batsim died before the scheduler's loop ended, whether
+    the scheduler's loop ended normally, and the scheduler's failure, if any. A watcher thread
+    draws the progress bar and, if Batsim dies, unblocks pybatsim's receive.
+    """
+    launcher = require("batsim.tools.launcher")
     finished = threading.Event()
     batsim_died = threading.Event()
-    with log_path.open("w") as log:
-        log.write("$ " + " ".join(command) + "\n")
-        log.flush()
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
     def watch() -> None:
         exited_at: float | None = None
@@ -358,7 +483,6 @@ def _run_batsim(
     failure: Exception | None = None
     served = False
     try:
-        launcher = require("batsim.tools.launcher")
         launcher.launch_scheduler(
             scheduler, f"tcp://*:{port}", None, scheduler.options, None, False
         )
@@ -372,13 +496,73 @@ def _run_batsim(
             _close_scheduler_socket(scheduler)
             if process.poll() is None:
                 process.kill()  # Batsim would wait forever for the scheduler's reply
-        code = process.wait()
-    if batsim_died.is_set() or (served and code != 0):
-        when = "before the end of" if batsim_died.is_set() else "at the end of"
-        raise BatsimError(
-            f"batsim exited with code {code} {when} the simulation"
-            f" (command: {' '.join(command)}); last lines of {log_path}:\n{_log_tail(log_path)}"
-        ) from failure
+    return process.wait(), batsim_died.is_set(), served, failure
+
+
+def _serve_batsched(
+    batsched: subprocess.Popen[bytes], process: BatsimProcess, log: Path
+) -> int:
+    """Wait for Batsim to end its run with batsched; Batsim's exit code.
+
+    batsched exiting with an error first is a :class:`BatschedError`; batsched gone (exit 0)
+    while Batsim still runs after :data:`BATSCHED_LEFT_GRACE` seconds is a Batsim failure
+    (-1: the caller kills it).
+    """
+    left_at: float | None = None
+    while (code := process.poll()) is None:
+        status = batsched.poll()
+        if status is not None and status != 0:
+            raise BatschedError(
+                f"batsched exited with code {status} before the end of the simulation;"
+                f" last lines of {log}:\n{_log_tail(log)}"
+            )
+        if status is not None:
+            left_at = left_at if left_at is not None else time.monotonic()
+            if time.monotonic() - left_at > BATSCHED_LEFT_GRACE:
+                return -1
+        time.sleep(0.1)
+    return code
+
+
+def _run_batsim(
+    scheduler: BatsimScheduler | Batsched,
+    platform: Path,
+    workload: Path,
+    prefix: Path,
+    *,
+    energy: bool,
+    dynamic_jobs: bool,
+    bar: ProgressBar | None,
+    tools: ExternalTools,
+) -> None:
+    launcher = tools.launcher()
+    port = _free_port()
+    connect = launcher.endpoint(port)
+    command = batsim_command(
+        platform,
+        [workload],
+        str(prefix),
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        socket_endpoint=connect,
+    )
+    log_path = prefix.parent / "batsim.log"
+    if isinstance(scheduler, Batsched):
+        scheduler_log = prefix.parent / "scheduler.log"
+        with (
+            scheduler.started(f"tcp://*:{port}", scheduler_log) as batsched,
+            launcher.start(command, log_path) as process,
+        ):
+            code = _serve_batsched(batsched, process, scheduler_log)
+        if code != 0:
+            raise _batsim_failed(code, code == -1, command, log_path)
+        return
+    with launcher.start(command, log_path) as process:
+        code, died, served, failure = _serve_pybatsim(
+            scheduler, process, port, connect, bar, _task_count(workload)
+        )
+    if died or (served and code != 0):
+        raise _batsim_failed(code, died, command, log_path) from failure
     if failure is not None:
         raise failure
 
@@ -394,6 +578,7 @@ def run_heuristic(
     progress: bool = False,
     force: bool = False,
     energy: bool = True,
+    tools: ExternalTools | None = None,
 ) -> RunSummary:
     """Run scheduler ``name``, check its schedule, and return the run's summary.
 
@@ -401,8 +586,11 @@ def run_heuristic(
     ``progress`` draws a progress bar on standard error when it is a terminal and the
     run is long; ``force`` lets the run replace a previous run's files in ``outdir``;
     ``energy`` runs with SimGrid's energy model (Batsim ``-E``; the platform must
-    then describe host power). Raises ``ValueError`` (bad name, option or file),
-    ``FileNotFoundError``, ``FileExistsError``, :class:`BatsimError` or
+    then describe host power); ``tools`` says where batsched is and how real Batsim is
+    started (default: both on ``PATH``). Raises ``ValueError`` (bad name, option or file),
+    ``FileNotFoundError`` (also batsched or batsim not installed), ``FileExistsError``,
+    :class:`BatsimError`, :class:`~hetsched.experiments.batsched.BatschedError`,
+    :class:`~hetsched.dependencies.MissingDependencyError` or
     :class:`~hetsched.metrics.checker.ScheduleViolation`.
     """
     if engine not in ENGINES:
@@ -411,8 +599,9 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    stock = name.startswith(STOCK_PREFIX)
-    scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX)
+    tools = tools or ExternalTools()
+    stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
+    scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
     prefix = prepare_outdir(outdir, force)
     runner = _run_embedded if engine == "embedded" else _run_batsim
     started = time.monotonic()
@@ -427,6 +616,7 @@ def run_heuristic(
                 energy=energy,
                 dynamic_jobs=not stock,
                 bar=bar,
+                tools=tools,
             )
         finally:
             if bar is not None:

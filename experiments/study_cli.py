@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments.cli import add_tool_arguments, external_tools
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -55,7 +56,8 @@ def compare_command(args: argparse.Namespace) -> int:
         print(f"preparing {scenario.label()} in {outdir}", file=sys.stderr, flush=True)
         platform, workload = prepare(scenario, outdir, args.trace_dir)
     summaries = compare(
-        heuristics, platform, workload, outdir, engine=args.engine, on_run=_report
+        heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
+        tools=external_tools(args),
     )
     print(format_table(summaries))
     print(f"outputs: {outdir}/<heuristic>/ (out_jobs.csv, summary.json, ...)")
@@ -141,8 +143,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
     parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
-                        help="comma-separated scheduler names (default: %(default)s)")
+                        help="comma-separated scheduler names: hetsched heuristics,"
+                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded")
+    add_tool_arguments(parser)
     parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
     parser.set_defaults(func=compare_command)
