@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from hetsched.experiments.docker_engine import DEFAULT_BATSIM_IMAGE, NETWORKS, DockerError
 from hetsched.experiments.run import (
     ENGINES,
     BatschedError,
@@ -114,17 +115,36 @@ def default_outdir(name: str, workload: str) -> Path:
     return Path("runs") / Path(workload).stem / name.replace(":", "-")
 
 
+RUN_FAILURES = (ScheduleViolation, BatsimError, BatschedError, DockerError)
+"""A run that failed (exit status 1): an invalid schedule, or Batsim, batsched or Docker failed."""
+
+
 def external_tools(args: argparse.Namespace) -> ExternalTools:
-    """batsched and real Batsim as the command line says (``--batsched``)."""
-    return ExternalTools(batsched=args.batsched)
+    """batsched and real Batsim as the command line says (``--batsched``, ``--batsim-image``,
+    ``--docker-network``)."""
+    return ExternalTools(
+        batsched=args.batsched, batsim_image=args.batsim_image, docker_network=args.docker_network
+    )
 
 
 def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--batsched`` (and the Docker engine's options), shared by ``run`` and ``compare``."""
+    """``--batsched`` and the Docker engine's options, shared by ``run`` and ``compare``."""
     parser.add_argument(
         "--batsched",
         metavar="PATH",
         help="batsched executable for batsched:VARIANT names (default: batsched on PATH)",
+    )
+    parser.add_argument(
+        "--batsim-image",
+        metavar="IMAGE",
+        help=f"--engine docker: Batsim image (default: $BATSIM_IMAGE or {DEFAULT_BATSIM_IMAGE})",
+    )
+    parser.add_argument(
+        "--docker-network",
+        choices=NETWORKS,
+        default="host",
+        help="--engine docker: host networking (default) or the bridge network, Batsim"
+        " reaching the scheduler on host.docker.internal (Docker Desktop)",
     )
 
 
@@ -145,7 +165,7 @@ def run_command(args: argparse.Namespace) -> int:
             energy=not args.no_energy,
             tools=external_tools(args),
         )
-    except (ScheduleViolation, BatsimError, BatschedError) as error:
+    except RUN_FAILURES as error:
         print(f"hetsched run: {error}", file=sys.stderr)
         return 1
     if args.json:
@@ -182,7 +202,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--engine",
         choices=ENGINES,
         default="embedded",
-        help="embedded engine (default) or a real batsim found on PATH",
+        help="embedded engine (default), a real batsim found on PATH, or real Batsim in"
+        " Docker (the upstream image, with the Docker SDK for Python)",
     )
     parser.add_argument(
         "--option",

@@ -75,7 +75,7 @@ __all__ = [
     "run_heuristic",
 ]
 
-ENGINES = ("embedded", "batsim")
+ENGINES = ("embedded", "batsim", "docker")
 STOCK_PREFIX = "pybatsim:"
 OUTPUT_PREFIX = "out"
 """Batsim's default export prefix: outputs are ``<outdir>/out_jobs.csv`` etc."""
@@ -106,17 +106,28 @@ BATSCHED_LEFT_GRACE = 60.0
 
 @dataclasses.dataclass(frozen=True)
 class ExternalTools:
-    """Programs outside Python a run may use: batsched, and how to start real Batsim.
+    """Programs outside Python a run may use: batsched, and real Batsim (local or in Docker).
 
-    ``batsched`` is the batsched executable (default: ``batsched`` on ``PATH``);
-    ``launcher`` builds the Batsim launcher of ``--engine batsim`` (default:
-    :class:`LocalBatsim`, the ``batsim`` on ``PATH``).
+    ``batsched``: the batsched executable (default: ``batsched`` on ``PATH``).
+    ``batsim_image``, ``docker_network``, ``docker_client``: ``--engine docker``'s image
+    (default: ``$BATSIM_IMAGE`` or the pinned upstream image), network (``host`` or
+    ``bridge``) and Docker client factory (default: ``docker.from_env``), see
+    :mod:`hetsched.experiments.docker_engine`.
     """
 
     batsched: str | Path | None = None
-    launcher: Callable[[], BatsimLauncher] = dataclasses.field(
-        default_factory=lambda: LocalBatsim
-    )
+    batsim_image: str | None = None
+    docker_network: str = "host"
+    docker_client: Callable[[], Any] | None = None
+
+    def launcher(self, engine: str) -> BatsimLauncher:
+        """How real Batsim starts for ``engine`` (``batsim`` or ``docker``)."""
+        if engine == "docker":
+            docker_engine = require("hetsched.experiments.docker_engine")
+            return docker_engine.DockerBatsim(
+                self.batsim_image, self.docker_network, self.docker_client
+            )
+        return LocalBatsim()
 
 
 class BatsimLauncher(Protocol):
@@ -289,6 +300,7 @@ def _run_embedded(
     dynamic_jobs: bool,
     bar: ProgressBar | None,
     tools: ExternalTools,
+    engine: str,
 ) -> None:
     simulation = require("hetsched.engine.simulation")
 
@@ -534,8 +546,9 @@ def _run_batsim(
     dynamic_jobs: bool,
     bar: ProgressBar | None,
     tools: ExternalTools,
+    engine: str,
 ) -> None:
-    launcher = tools.launcher()
+    launcher = tools.launcher(engine)
     port = _free_port()
     connect = launcher.endpoint(port)
     command = batsim_command(
@@ -617,6 +630,7 @@ def run_heuristic(
                 dynamic_jobs=not stock,
                 bar=bar,
                 tools=tools,
+                engine=engine,
             )
         finally:
             if bar is not None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
-from hetsched.experiments.cli import add_tool_arguments, external_tools
+from hetsched.experiments.cli import RUN_FAILURES, add_tool_arguments, external_tools
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -55,10 +55,14 @@ def compare_command(args: argparse.Namespace) -> int:
         outdir = args.outdir or Path("runs") / f"compare-{scenario.label()}"
         print(f"preparing {scenario.label()} in {outdir}", file=sys.stderr, flush=True)
         platform, workload = prepare(scenario, outdir, args.trace_dir)
-    summaries = compare(
-        heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
-        tools=external_tools(args),
-    )
+    try:
+        summaries = compare(
+            heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
+            tools=external_tools(args),
+        )
+    except RUN_FAILURES as error:
+        print(f"hetsched compare: {error}", file=sys.stderr)
+        return 1
     print(format_table(summaries))
     print(f"outputs: {outdir}/<heuristic>/ (out_jobs.csv, summary.json, ...)")
     return 0
