@@ -43,6 +43,7 @@ def run_or_resume(
     options: Mapping[str, Any] | None = None,
     progress: bool = False,
     tools: ExternalTools | None = None,
+    energy: bool = True,
 ) -> tuple[RunSummary, bool]:
     """The summary of ``heuristic`` on these inputs, and whether it was read back from disk.
 
@@ -65,7 +66,7 @@ def run_or_resume(
         return summary, True
     summary = run_heuristic(
         heuristic, platform, workload, outdir, engine=engine, options=options,
-        progress=progress, force=True, tools=tools,
+        progress=progress, force=True, tools=tools, energy=energy,
     )
     return summary, False
 
@@ -79,15 +80,17 @@ def compare(
     engine: str = "embedded",
     on_run: Callable[[str, RunSummary, bool], None] | None = None,
     tools: ExternalTools | None = None,
+    energy: bool = True,
 ) -> list[RunSummary]:
     """Run every heuristic on ``platform`` and ``workload``; outputs in ``outdir/<heuristic>/``
     (``:`` of ``pybatsim:`` and ``batsched:`` names becomes ``-``). ``tools``: where batsched
-    is and how real Batsim starts (:class:`~hetsched.experiments.run.ExternalTools`)."""
+    is and how real Batsim starts (:class:`~hetsched.experiments.run.ExternalTools`);
+    ``energy=False`` runs without SimGrid's energy model (Batsim without ``-E``)."""
     summaries = []
     for heuristic in heuristics:
         summary, resumed = run_or_resume(
             heuristic, platform, workload, outdir / heuristic.replace(":", "-"), engine=engine,
-            tools=tools,
+            tools=tools, energy=energy,
         )
         summaries.append(summary)
         if on_run is not None:

@@ -58,7 +58,7 @@ def compare_command(args: argparse.Namespace) -> int:
     try:
         summaries = compare(
             heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
-            tools=external_tools(args),
+            tools=external_tools(args), energy=not args.no_energy,
         )
     except RUN_FAILURES as error:
         print(f"hetsched compare: {error}", file=sys.stderr)
@@ -151,6 +151,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded")
     add_tool_arguments(parser)
+    parser.add_argument("--no-energy", action="store_true",
+                        help="run without SimGrid's energy model (platforms without host power)")
     parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
     parser.set_defaults(func=compare_command)

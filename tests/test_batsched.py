@@ -89,12 +89,13 @@ def test_compare_with_batsched_beside_hetsched_and_pybatsim(
 ) -> None:  # fmt: skip
     code = main(["compare", "--platform", "platform.xml", "--workload", "workload.json",
                  "--heuristics", "easy,pybatsim:easyBackfill,batsched:fcfs_fast",
-                 "--batsched", str(fake_batsched), "-o", "cmp"])  # fmt: skip
+                 "--batsched", str(fake_batsched), "-o", "cmp", "--no-energy"])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:4]}
     assert set(rows) == {"easy", "pybatsim:easyBackfill", "batsched:fcfs_fast"}
     assert rows["easy"][1] == "87.5" and rows["batsched:fcfs_fast"][1] == "100.0"
+    assert {row[5] for row in rows.values()} == {"-"}  # energy: none without the energy model
     assert (tiny / "cmp" / "batsched-fcfs_fast" / "summary.json").is_file()
     assert (tiny / "cmp" / "pybatsim-easyBackfill" / "out_jobs.csv").is_file()
 
