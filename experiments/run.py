@@ -73,6 +73,7 @@ __all__ = [
     "RunSummary",
     "parse_option",
     "run_heuristic",
+    "stock_package",
 ]
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -170,7 +171,7 @@ def parse_option(text: str) -> tuple[str, Any]:
         return key.strip(), value
 
 
-def _stock_package() -> ModuleType:
+def stock_package() -> ModuleType:
     """pybatsim's top-level ``schedulers`` package, which its launcher imports by name.
 
     hetsched's own source folder ``schedulers/`` shadows it when Python runs from the
@@ -202,7 +203,7 @@ def _stock_package() -> ModuleType:
 
 def _stock_schedulers() -> list[str]:
     """Modules of pybatsim's ``schedulers`` package that define their scheduler class."""
-    package = _stock_package()
+    package = stock_package()
     names = []
     for info in pkgutil.iter_modules(package.__path__):
         try:

@@ -12,6 +12,13 @@ from pathlib import Path
 import pytest
 import zmq
 
+from hetsched.experiments.run import stock_package
+
+# `python -m pytest` from the project root puts the root first on sys.path, where hetsched's
+# own `schedulers/` folder shadows pybatsim's package of that name, which the tests import
+# (`from schedulers.easyBackfill import EasyBackfill`): make `schedulers` pybatsim's.
+stock_package()
+
 # pybatsim's NetworkHandler never terminates its ZeroMQ context. If such a context is
 # garbage-collected later, during another test, with a socket still holding an unsent
 # message, pyzmq's finaliser terminates it with an infinite linger and the whole suite
