@@ -122,3 +122,16 @@ def test_stock_scheduler_runs_from_the_project_root(tiny: Path) -> None:  # noqa
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert '"value_percent": 100.0' in result.stdout  # test_run.py's hand-computed 16 of 16
+
+
+def test_python_m_pytest_from_the_project_root(tmp_path: Path) -> None:
+    """The issue's case: test modules that import pybatsim's ``schedulers`` collect and run."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--basetemp", str(tmp_path / "inner"),
+         "tests/test_run.py::test_embedded_stock_easy_backfill_by_hand",
+         "tests/test_engine_simulation.py::test_easy_backfill_by_hand"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 passed" in result.stdout
