@@ -182,7 +182,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run one scheduler on a platform and a workload, check it, print the metrics",
         description=(
             "Run NAME on a SimGrid platform and a Batsim workload, through the embedded"
-            " engine or a real batsim found on PATH; check the schedule and print a summary"
+            " engine, a real batsim found on PATH or real Batsim in Docker; check the"
+            " schedule and print a summary"
             " of the metrics. NAME is a hetsched heuristic (see 'hetsched list'), a stock"
             " pybatsim scheduler, pybatsim:<module> (pybatsim:easyBackfill,"
             " pybatsim:fillerSched, ...), or batsched, batsched:<variant> (batsched:easy_bf,"

@@ -24,6 +24,10 @@ reachable Docker daemon, the run stops with a message saying so.
 >>> for folder, spec in mounts.items():
 ...     print(folder, spec)
 /data {'bind': '/data', 'mode': 'rw'}
+>>> bind_mounts([Path("/data/p.xml")], Path("/data/runs/a:b"))
+Traceback (most recent call last):
+...
+ValueError: /data/runs/a:b: Docker cannot mount a folder whose path holds ':'
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ def bind_mounts(inputs: Sequence[Path], outdir: Path) -> dict[str, dict[str, str
     if the output folder is inside)."""
     output = outdir.resolve()
     folders = {path.resolve().parent for path in inputs} | {output}
+    for folder in folders:
+        if ":" in str(folder):
+            raise ValueError(f"{folder}: Docker cannot mount a folder whose path holds ':'")
     kept = sorted(f for f in folders if not any(o != f and o in f.parents for o in folders))
     return {
         str(folder): {
