@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -300,8 +301,6 @@ def _run_embedded(
     energy: bool,
     dynamic_jobs: bool,
     bar: ProgressBar | None,
-    tools: ExternalTools,
-    engine: str,
 ) -> None:
     simulation = require("hetsched.engine.simulation")
 
@@ -513,13 +512,13 @@ def _serve_pybatsim(
 
 
 def _serve_batsched(
-    batsched: subprocess.Popen[bytes], process: BatsimProcess, log: Path
+    batsched: subprocess.Popen[bytes], process: BatsimProcess, log: Path, batsim_log: Path
 ) -> int:
     """Wait for Batsim to end its run with batsched; Batsim's exit code.
 
-    batsched exiting with an error first is a :class:`BatschedError`; batsched gone (exit 0)
-    while Batsim still runs after :data:`BATSCHED_LEFT_GRACE` seconds is a Batsim failure
-    (-1: the caller kills it).
+    batsched exiting with an error first is a :class:`BatschedError`; Batsim still running
+    :data:`BATSCHED_LEFT_GRACE` seconds after batsched exited normally is a
+    :class:`BatsimError` (the caller's launcher then stops it).
     """
     left_at: float | None = None
     while (code := process.poll()) is None:
@@ -532,7 +531,10 @@ def _serve_batsched(
         if status is not None:
             left_at = left_at if left_at is not None else time.monotonic()
             if time.monotonic() - left_at > BATSCHED_LEFT_GRACE:
-                return -1
+                raise BatsimError(
+                    f"batsim still ran {BATSCHED_LEFT_GRACE:.0f} s after batsched exited"
+                    f" normally; last lines of {batsim_log}:\n{_log_tail(batsim_log)}"
+                )
         time.sleep(0.1)
     return code
 
@@ -546,10 +548,8 @@ def _run_batsim(
     energy: bool,
     dynamic_jobs: bool,
     bar: ProgressBar | None,
-    tools: ExternalTools,
-    engine: str,
+    launcher: BatsimLauncher,
 ) -> None:
-    launcher = tools.launcher(engine)
     port = _free_port()
     connect = launcher.endpoint(port)
     command = batsim_command(
@@ -567,9 +567,10 @@ def _run_batsim(
             scheduler.started(f"tcp://*:{port}", scheduler_log) as batsched,
             launcher.start(command, log_path) as process,
         ):
-            code = _serve_batsched(batsched, process, scheduler_log)
+            code = _serve_batsched(batsched, process, scheduler_log, log_path)
+            before_end = batsched.poll() is None  # batsched exits on SIMULATION_ENDS
         if code != 0:
-            raise _batsim_failed(code, code == -1, command, log_path)
+            raise _batsim_failed(code, before_end, command, log_path)
         return
     with launcher.start(command, log_path) as process:
         code, died, served, failure = _serve_pybatsim(
@@ -617,7 +618,9 @@ def run_heuristic(
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
     prefix = prepare_outdir(outdir, force)
-    runner = _run_embedded if engine == "embedded" else _run_batsim
+    runner: Callable[..., None] = _run_embedded
+    if engine != "embedded":
+        runner = functools.partial(_run_batsim, launcher=tools.launcher(engine))
     started = time.monotonic()
     with _scheduler_log(outdir / "scheduler.log"):
         bar = ProgressBar() if progress else None
@@ -630,8 +633,6 @@ def run_heuristic(
                 energy=energy,
                 dynamic_jobs=not stock,
                 bar=bar,
-                tools=tools,
-                engine=engine,
             )
         finally:
             if bar is not None:

@@ -131,3 +131,15 @@ def test_batsched_failures_stop_the_run_with_its_log(
     code, _, err = run(capsys, "batsched:easy_bf", *common)
     assert code == 1, err
     assert "batsched exited with code 6" in err and "crashing on message 3" in err
+
+
+def test_batsim_failing_beside_batsched_is_reported(
+    tiny: Path, fake_batsched: Path, fake_batsim: Path,  # noqa: F811
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FAKE_BATSIM_FAIL", "1")
+    code, _, err = run(capsys, "batsched:easy_bf", "-p", "platform.xml", "-w", "workload.json",
+                       "--engine", "batsim", "--batsched", str(fake_batsched))  # fmt: skip
+    assert code == 1
+    assert "batsim exited with code 3 before the end of the simulation" in err
+    assert "Invalid platform file 'platform.xml': fake failure" in err
