@@ -20,7 +20,9 @@
    hetsched's schedulers, Batsim's rules only for stock schedulers, which know neither
    the papers' clusters nor energy budgets (``checked_rules`` in the summary says which);
 4. the metrics (:func:`hetsched.metrics.summary.summarize`), written to
-   ``<outdir>/summary.json`` and returned.
+   ``<outdir>/summary.json`` and returned;
+5. the task table (:func:`hetsched.metrics.task_table.task_table`): one row per task of the
+   workload, twins resolved, in ``<outdir>/out_jobset.csv`` (evalys' ``JobSet`` form).
 
 Batsim's outputs go to ``<outdir>/out_*`` (Batsim's default export prefix ``out``).
 Dynamic jobs are enabled for hetsched schedulers (execution twins) and disabled for
@@ -62,6 +64,7 @@ from hetsched.experiments.progress import ProgressBar
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
 from hetsched.metrics.summary import RunSummary, summarize
+from hetsched.metrics.task_table import task_table, task_table_path, write_task_table
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
@@ -90,6 +93,7 @@ RUN_FILES = (
     "out_machine_states.csv",
     "out_mapping_events.csv",
     "out_tasks.csv",
+    "out_jobset.csv",
     "scheduler.log",
     "batsim.log",
     "summary.json",
@@ -641,5 +645,6 @@ def run_heuristic(
     report = check_run(prefix, workload, platform, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
     summary = summarize(prefix, workload, platform, heuristic=name, engine=engine)
     summary = dataclasses.replace(summary, wall_seconds=wall_seconds, checked_rules=report.rules)
+    write_task_table(task_table_path(prefix), task_table(prefix, workload, platform))
     (outdir / "summary.json").write_text(summary.dumps() + "\n")
     return summary
