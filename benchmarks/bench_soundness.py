@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         platform, workload = Path(tmp) / "platform.xml", Path(tmp) / "workload.json"
         bag_workload = Path(tmp) / "sequential.json"
         write_platform(generate(args.preset, args.seed), platform)
-        document, report = swf_to_workload(
+        document, _ = swf_to_workload(
             args.trace, read_platform(platform).clusters, day=args.day, seed=args.seed,
             annotate=["value", "utility"], options=SelectionOptions(max_cores=4096),
         )

@@ -64,7 +64,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batsim.batsim import BatsimScheduler, Job
+from batsim.batsim import Batsim, BatsimScheduler, Job
 from procset import ProcSet
 
 from hetsched.core.actual import ActualRunTime
@@ -73,6 +73,7 @@ from hetsched.core.driver import EPSILON, MappingDriver, MappingError
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
     is_twin,
@@ -210,6 +211,23 @@ class HetschedScheduler(BatsimScheduler):
                 )
         return registry.create(name, **params)
 
+    # ------------------------------------------------------------- protocol
+    @property
+    def bs(self) -> Batsim:
+        """pybatsim's ``Batsim`` object; its network handler wrapped in a :class:`ProtocolGuard`.
+
+        pybatsim sets it in ``Batsim.__init__`` before it reads the first message, so every
+        message from Batsim is checked (:mod:`hetsched.schedulers.protocol`).
+        """
+        return self._bs
+
+    @bs.setter
+    def bs(self, bs: Batsim) -> None:
+        network = getattr(bs, "network", None)
+        if network is not None and not isinstance(network, ProtocolGuard):
+            bs.network = ProtocolGuard(network)
+        self._bs = bs
+
     # ----------------------------------------------------------- simulation
     def onSimulationBegins(self) -> None:
         config = self.bs.batconf
@@ -276,9 +294,10 @@ class HetschedScheduler(BatsimScheduler):
                 ))
 
     def onDeadlock(self) -> None:
-        raise RuntimeError(
-            "Batsim sent nothing within the timeout: it may have crashed or deadlocked"
-            " (see its log); if it is only slow, raise pybatsim's --timeout"
+        raise BatsimProtocolError(
+            "Batsim sent nothing within the timeout: it may have crashed, closed the"
+            " connection or deadlocked (see its log); if it is only slow, raise the timeout"
+            " (hetsched serve -t, pybatsim --timeout)"
         )
 
     # ------------------------------------------------------------------ jobs
