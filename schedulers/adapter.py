@@ -42,7 +42,10 @@ P-state other than 0 (Batsim refuses SET_RESOURCE_STATE otherwise; it does
 not tell the scheduler whether ``-E`` is on). Acknowledged registrations
 (``--acknowledge-dynamic-jobs``) work too: the twins' JOB_SUBMITTED are ignored.
 Every node starts at P-state 0 (SimGrid's default; Batsim does not forward a
-host's initial P-state).
+host's initial P-state). Every message from Batsim passes a
+:class:`~hetsched.schedulers.protocol.ProtocolGuard` first (installed when pybatsim hands
+the scheduler its ``Batsim`` object): a malformed or out-of-order message, and silence past
+pybatsim's timeout, are a :class:`~hetsched.schedulers.protocol.BatsimProtocolError`.
 
 Options (pybatsim's ``-o`` JSON): ``heuristic`` (a name of
 :data:`hetsched.heuristics.registry.HEURISTICS`), ``period`` (seconds between
