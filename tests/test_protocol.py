@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import zmq
+from batsim_reference import case_names, reference_case
 
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 
@@ -201,6 +202,19 @@ def test_a_registered_job_is_acknowledged_once() -> None:
     guard.check(json.dumps(at(0.0, submitted(TWIN))))  # --acknowledge-dynamic-jobs
     with pytest.raises(BatsimProtocolError, match="submitted twice"):
         guard.check(json.dumps(at(0.0, submitted(TWIN))))
+
+
+@pytest.mark.parametrize("name", case_names())
+def test_real_batsim_transcripts_pass_the_guard(name: str, tmp_path: Path) -> None:
+    """Every message real Batsim 4.2.1 sent in the reference runs passes, replies noted."""
+    case = reference_case(name)
+    _, workload = case.unpack(tmp_path)
+    guard = ProtocolGuard(None)
+    exchanges = case.exchanges(workload)
+    for exchange in exchanges:
+        assert guard.check(json.dumps(exchange.message)) == exchange.message
+        guard.sent(exchange.reply)
+    assert len(exchanges) > 1
 
 
 # -------------------------------------------- a fake Batsim peer over ZeroMQ
