@@ -62,7 +62,7 @@ def sequential_workload(document: dict, cores_per_node: Mapping[str, int]) -> di
 
     >>> doc = {"nb_res": 4, "profiles": {"a": {}, "b": {}}, "jobs": [
     ...     {"id": "1", "cores": 2, "profile": "a", "etc": {"x": 1.0, "y": 2.0}},
-    ...     {"id": "2", "cores": 3, "profile": "b", "etc": {"x": 1.0, "y": 2.0}},
+    ...     {"id": "2", "cores": 5, "profile": "b", "etc": {"x": 1.0, "y": 2.0}},
     ...     {"id": "3", "cores": 3, "profile": "a", "etc": {"y": 2.0}}]}
     >>> small = sequential_workload(doc, {"x": 2, "y": 4})
     >>> [job["id"] for job in small["jobs"]], sorted(small["profiles"])
