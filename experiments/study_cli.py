@@ -7,7 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments.cells import add_executor_arguments, executor_from_args
+from hetsched.experiments.cli import RUN_FAILURES, add_tool_arguments, external_tools
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -54,12 +56,40 @@ def compare_command(args: argparse.Namespace) -> int:
         outdir = args.outdir or Path("runs") / f"compare-{scenario.label()}"
         print(f"preparing {scenario.label()} in {outdir}", file=sys.stderr, flush=True)
         platform, workload = prepare(scenario, outdir, args.trace_dir)
-    summaries = compare(
-        heuristics, platform, workload, outdir, engine=args.engine, on_run=_report
-    )
+    try:
+        summaries = compare(
+            heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
+            tools=external_tools(args), energy=not args.no_energy,
+        )
+    except RUN_FAILURES as error:
+        print(f"hetsched compare: {error}", file=sys.stderr)
+        return 1
     print(format_table(summaries))
     print(f"outputs: {outdir}/<heuristic>/ (out_jobs.csv, summary.json, ...)")
     return 0
+
+
+def _scenario_indices(text: str | None) -> list[int] | None:
+    """``--only-scenarios``: comma-separated indices and ``FIRST-LAST`` ranges (inclusive).
+
+    >>> _scenario_indices("0-3,7")
+    [0, 1, 2, 3, 7]
+    """
+    if text is None:
+        return None
+    indices: list[int] = []
+    for part in filter(None, (item.strip() for item in text.split(","))):
+        first, dash, last = part.partition("-")
+        try:
+            span = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
+        except ValueError:
+            raise ValueError(
+                f"--only-scenarios {text!r}: {part!r} is not an index or FIRST-LAST range"
+            ) from None
+        if not span:
+            raise ValueError(f"--only-scenarios {text!r}: empty range {part!r}")
+        indices.extend(span)
+    return indices
 
 
 def experiment_command(args: argparse.Namespace) -> int:
@@ -97,6 +127,8 @@ def experiment_command(args: argparse.Namespace) -> int:
         trace_dir=args.trace_dir,
         arrivals=arrivals,
         jobs=args.jobs,
+        only_scenarios=_scenario_indices(args.only_scenarios),
+        executor=executor_from_args(args),
         on_days=days,
         on_run=report,
     )
@@ -141,8 +173,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
     parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
-                        help="comma-separated scheduler names (default: %(default)s)")
+                        help="comma-separated scheduler names: hetsched heuristics,"
+                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded")
+    add_tool_arguments(parser)
+    parser.add_argument("--no-energy", action="store_true",
+                        help="run without SimGrid's energy model (platforms without host power)")
     parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
     parser.set_defaults(func=compare_command)
@@ -160,6 +196,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
     study.add_argument("--scenarios", type=int, default=2,
                        help="scenarios (trace days) per environment; the paper has 48")
+    study.add_argument("--only-scenarios", metavar="LIST",
+                       help="run and summarise only these scenarios of the --scenarios chosen"
+                            " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
+                            " study, whose runs they are")
     study.add_argument("--environments", default="intermediate",
                        help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS))
     study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
@@ -174,6 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        " (window, the paper's) or whenever tasks complete (total)")
     study.add_argument("--jobs", type=int, default=1,
                        help="runs at once, in worker processes (default 1)")
+    add_executor_arguments(study)
     study.add_argument("--engine", choices=ENGINES, default="embedded")
     study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
@@ -182,3 +223,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     machovec_cli.register(studies)
     tarplee_cli.register(studies)
     hansen_cli.register(studies)
+    hwang.register(studies)

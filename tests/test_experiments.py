@@ -265,6 +265,27 @@ def test_a_study_gives_the_same_runs_in_one_or_two_processes(tmp_path: Path) -> 
 
 
 @needs_trace
+def test_a_study_runs_a_subset_of_its_scenarios(tmp_path: Path) -> None:
+    """``only_scenarios`` keeps the full selection's days and seeds: scenario 2 of 3 alone
+    is the run the whole study would make for it."""
+    selection = khemka.select_days(khemka.daily_arrivals(KTH, TRACE_DIR), 3, 1, 10**6)
+    [run] = run_study(tmp_path, trace=KTH, nb_scenarios=3, trace_dir=TRACE_DIR,
+                      heuristics=["fcfs"], arrivals=(1, 10**6), only_scenarios=[2])
+    assert (run.scenario, run.day) == (2, selection.days[2])
+    folders = [p.name for p in (tmp_path / "intermediate").iterdir()]
+    assert folders == [f"s2-day{selection.days[2]}"]
+    scenario = json.loads((tmp_path / "intermediate" / folders[0] / "scenario.json").read_text())
+    assert scenario["seed"] == 1 + 2
+
+
+@needs_trace
+def test_run_study_refuses_scenarios_out_of_range(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"scenario\(s\) 3 out of range: the study has 3"):
+        run_study(tmp_path, trace=KTH, nb_scenarios=3, trace_dir=TRACE_DIR,
+                  arrivals=(1, 10**6), only_scenarios=[0, 3])
+
+
+@needs_trace
 def test_cmq_diagnostics_of_a_small_study(tmp_path: Path) -> None:
     """Queue shares add up to 1, the events are CMQ's mapping events, and the study writes
     them to cmq.csv."""
@@ -325,7 +346,7 @@ def test_select_days_spreads_over_the_eligible_days(nb: int, days: tuple[int, ..
     assert selection.days == days
     assert selection.skipped() == {
         "day 0 (no warm-up)": 1, "fewer than 897 arrivals": 1,
-        "fewer than 897 arrivals (none)": 1, "more than 2904 arrivals": 1,
+        "no arrival": 1, "more than 2904 arrivals": 1,
     }
     assert select_days(counts, nb).days == days  # reproducible
 
@@ -341,7 +362,8 @@ def test_select_days_errors_and_range_option() -> None:
         select_days(counts, 1, low=10, high=5)
     text = select_days(counts, 1, low=400, high=600).describe()
     assert text.startswith("1 day(s) with 400-600 arrivals: 2 (500); skipped")
-    assert "1 with fewer than 400 arrivals" in text and "1 with more than 600 arrivals" in text
+    assert "1 day(s): fewer than 400 arrivals" in text
+    assert "1 day(s): more than 600 arrivals" in text
 
 
 def _swf(path: Path, submits: list[int]) -> Path:
