@@ -21,14 +21,23 @@ Printed per heuristic: tasks (total, completed, dropped), the checker's verdict 
 the number of rules checked), value earned and utility earned as a percentage of their
 bounds over the measured 24 h, and the whole run's wall time.
 
-The bag heuristics of Tarplee et al. (JPDC 84, 2015: ``lp-makespan``, ``min-min``, ...) map
-sequential tasks, one machine each (section 1): a job that needs more than one node on every
-cluster of its ETC is outside their model and would be dropped
-(:mod:`hetsched.heuristics.bag_scheduling`). They run on the part of the day that fits their
-model, the *sequential workload*: the same jobs, annotations and submission times, less the
-jobs wider than one node of every cluster they can run on (:func:`sequential_workload`). A
-trace job has no ``task_type`` annotation, so each distinct ETC row is a task type. The line
-before the table says how many jobs that workload keeps; ``--no-bags`` leaves them out.
+Which heuristics run on what (the workload must fit each heuristic's model):
+
+* The bag heuristics of Tarplee et al. (JPDC 84, 2015: ``lp-makespan``, ``min-min``, ...) map
+  sequential tasks, one machine each (section 1), and Hwang et al.'s ``two-level-fairness``
+  runs one-core tasks in pilot jobs (IEEE TSC 2018, section 5): a job that needs more than
+  one resource on every cluster of its ETC is outside their models and would be dropped
+  (:mod:`hetsched.heuristics.bag_scheduling`, :mod:`hetsched.heuristics.hwang`). They run on
+  the part of the day that fits, the *sequential workload*: the same jobs, annotations and
+  submission times, less the jobs wider than one node of every cluster they can run on
+  (:func:`sequential_workload`; on a whole-node platform a node is one resource). A trace job
+  has no ``task_type`` annotation, so each distinct ETC row is a bag task type. The line
+  before the table says how many jobs that workload keeps; ``--no-bags`` leaves these out.
+* Hansen et al.'s robust batch heuristics (``pb-r``, ``rf-min-min``, ...) need the stochastic
+  application model of their section II (a Downey speedup and the ``serial_time``,
+  ``slowdown`` and ``makespan_goal`` annotations the ``hansen`` generators write), which no
+  trace job has: they would drop every job, so they are left out unless named with
+  ``--heuristics``.
 """
 
 from __future__ import annotations
@@ -42,7 +51,9 @@ from pathlib import Path
 
 from hetsched.experiments.run import run_heuristic
 from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.hwang import TwoLevelFairness
 from hetsched.heuristics.registry import HEURISTICS
+from hetsched.heuristics.robust_batch import RobustBatch
 from hetsched.metrics.checker import ScheduleViolation
 from hetsched.platforms.presets import generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
@@ -51,7 +62,10 @@ from hetsched.workloads.convert import swf_to_workload
 from hetsched.workloads.selection import SelectionOptions
 
 CURIE = "CEA-Curie-2011-2.1-cln"
-BAG_NAMES = tuple(cls.name for cls in BAG_HEURISTICS)
+SEQUENTIAL = (*(cls.name for cls in BAG_HEURISTICS), TwoLevelFairness.name)
+"""Heuristics whose model has one-resource tasks: they run on the sequential workload."""
+MODEL_ONLY = tuple(name for name, cls in HEURISTICS.items() if issubclass(cls, RobustBatch))
+"""Heuristics that need the ``hansen`` generators' annotations: left out by default."""
 
 
 def sequential_workload(document: dict, cores_per_node: Mapping[str, int]) -> dict:
@@ -88,11 +102,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--preset", default="khemka-20")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--heuristics", nargs="+", choices=list(HEURISTICS), metavar="NAME")
-    parser.add_argument("--no-bags", action="store_true", help="leave the bag heuristics out")
+    parser.add_argument(
+        "--no-bags", action="store_true",
+        help="leave out the heuristics of one-resource tasks (bags, two-level fairness)",
+    )
     args = parser.parse_args(argv)
     names = args.heuristics or [
-        name for name in HEURISTICS if not (args.no_bags and name in BAG_NAMES)
+        name for name in HEURISTICS
+        if name not in MODEL_ONLY and not (args.no_bags and name in SEQUENTIAL)
     ]
+    if not args.heuristics:
+        print(f"left out (no trace job has Hansen et al.'s model): {', '.join(MODEL_ONLY)}")
     violations = 0
     with tempfile.TemporaryDirectory(prefix="hetsched-soundness-") as tmp:
         platform, workload = Path(tmp) / "platform.xml", Path(tmp) / "workload.json"
@@ -107,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sequential = sequential_workload(document, clusters)
         write_workload(sequential, bag_workload)
         print(f"{args.trace} day {args.day} on {args.preset} (seed {args.seed}):"
-              f" {len(document['jobs'])} jobs; the bag heuristics run on the"
+              f" {len(document['jobs'])} jobs; {', '.join(SEQUENTIAL)} run on the"
               f" {len(sequential['jobs'])} that fit one node", flush=True)
         header = ("heuristic", "tasks", "done", "dropped", "checker", "value %", "utility %",
                   "run s")
@@ -116,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             started = time.perf_counter()
             try:
-                jobs = bag_workload if name in BAG_NAMES else workload
+                jobs = bag_workload if name in SEQUENTIAL else workload
                 summary = run_heuristic(name, platform, jobs, Path(tmp) / "runs" / name)
             except ScheduleViolation as error:
                 violations += 1
