@@ -29,10 +29,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hetsched.engine.simulation import simulate
 from hetsched.experiments.pilot_jobs import Application, PilotJobSimulation, SimulationResult
 from hetsched.heuristics.corunner import CorunnerModel
 from hetsched.heuristics.hwang import TwoLevelFairness, first_level_policy, second_level_policy
@@ -41,9 +41,11 @@ from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normali
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
-from hetsched.schedulers.adapter import HetschedScheduler
 from hetsched.workloads import gen_hwang
 from hetsched.workloads.batsim_workload import write_workload
+
+if TYPE_CHECKING:
+    from hetsched.schedulers.adapter import HetschedScheduler
 
 FIELDS = ("scenario", "first", "metric", "second", "seed", "interarrival", "scale", "tasks",
           "fairness", "makespan", "normalized", "invocations", "seconds")
@@ -116,6 +118,10 @@ def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> 
 
 def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
     """Run ``run`` on the engine in ``folder``; its row and the scheduler (driver state)."""
+    # pybatsim is imported by the commands that run a scheduler only (hetsched.dependencies)
+    from hetsched.engine.simulation import simulate
+    from hetsched.schedulers.adapter import HetschedScheduler
+
     platform, platform_xml, workload_json, document = scenario_inputs(
         run.scenario, run.seed, scale, run.interarrival, folder)
     started = time.perf_counter()
