@@ -135,6 +135,9 @@ class MappingDriver:
         self._cluster_of = {
             rid: cluster for cluster in self._clusters.values() for rid in cluster.resource_ids
         }
+        self._cluster_nodes = {
+            name: frozenset(cluster.resource_ids) for name, cluster in self._clusters.items()
+        }
         self.heuristic = heuristic
         self.period = period
         self.early_start = early_start
@@ -453,7 +456,7 @@ class MappingDriver:
         cluster = self._clusters.get(decision.cluster or "")
         if cluster is None:
             raise self._fail(decision.task_id, f"unknown cluster {decision.cluster!r}")
-        outside = sorted(set(decision.nodes) - set(cluster.resource_ids))
+        outside = sorted(set(decision.nodes) - self._cluster_nodes[cluster.name])
         if outside:
             raise self._fail(
                 decision.task_id, f"node(s) {outside} are not in cluster {cluster.name}"
