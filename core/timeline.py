@@ -416,12 +416,16 @@ class ClusterTimeline:
         array aligned with ``nodes`` or one value for all of them.
         """
         first = np.less(before, 0)
-        gap = np.broadcast_to(
-            np.where(first, np.logical_not(after_runs), np.less(before_end, after_start)),
-            nodes.shape,
-        )
-        self._gaps.add(_pick(np.where(first, -INF, before_end), gap), _pick(after_start, gap),
-                       nodes[gap], _pick(before, gap), _pick(after, gap))
+        if isinstance(first, np.ndarray):
+            gap = np.where(first, np.logical_not(after_runs), np.less(before_end, after_start))
+            gap_start = np.where(first, -INF, before_end)
+        else:  # one ``before`` for every node
+            gap = np.logical_not(after_runs) if first else np.less(before_end, after_start)
+            gap_start = -INF if first else before_end
+        if gap.shape != nodes.shape:
+            gap = np.broadcast_to(gap, nodes.shape)
+        self._gaps.add(_pick(gap_start, gap), _pick(after_start, gap), nodes[gap],
+                       _pick(before, gap), _pick(after, gap))
         touch = ~(first | gap)
         self._touching.add(_pick(before_end, touch), _pick(after_start, touch), nodes[touch],
                            _pick(before, touch), _pick(after, touch))
@@ -452,7 +456,7 @@ class ClusterTimeline:
         self._link(self._last[tail], tail_ff, tail, bid, start, runs)
         self._last[tail] = bid
         self._ff[tail] = end
-        self._resort(tail_ff, np.full(tail.size, end))
+        self._resort(tail_ff, end)
         if not inside:
             return
         before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first = gap_links
@@ -550,25 +554,32 @@ class ClusterTimeline:
             self.release(task_id)
         return done
 
-    def _resort(self, old: np.ndarray, new: np.ndarray) -> None:
-        """Replace the values ``old`` by ``new`` in the sorted free_from array.
+    def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
+        """Replace the values ``old`` by ``new`` (aligned with ``old``, or one value for all)
+        in the sorted free_from array.
 
-        What ``np.insert(np.delete(sff, positions), ...)`` gives, with masks instead (those
-        two functions cost more in argument handling than in copying).
+        What ``np.insert(np.delete(sff, positions), ...)`` gives, with masks and slices
+        instead (those two functions cost more in argument handling than in copying).
         """
         changed = old != new
         if not changed.all():
             if not changed.any():
                 return
-            old, new = old[changed], new[changed]
+            old = old[changed]
+            if isinstance(new, np.ndarray):
+                new = new[changed]
         old = np.sort(old)
-        new = np.sort(new)
         sff = self._sff
         count = old.size
         rank = np.arange(count)
         keep = np.ones(sff.size, dtype=bool)
         keep[np.searchsorted(sff, old, side="left") + rank - np.searchsorted(old, old)] = False
         kept = sff[keep]
+        if not isinstance(new, np.ndarray):
+            at = int(np.searchsorted(kept, new))
+            self._sff = np.concatenate((kept[:at], np.full(count, new), kept[at:]))
+            return
+        new = np.sort(new)
         fresh = np.searchsorted(kept, new) + rank
         keep[:] = True
         keep[fresh] = False
