@@ -475,8 +475,9 @@ class MappingDriver:
         cluster = self._clusters.get(decision.cluster or "")
         if cluster is None:
             raise self._fail(decision.task_id, f"unknown cluster {decision.cluster!r}")
-        outside = sorted(set(decision.nodes) - self._cluster_nodes[cluster.name])
-        if outside:
+        nodes = self._cluster_nodes[cluster.name]
+        if not nodes.issuperset(decision.nodes):
+            outside = sorted(set(decision.nodes) - nodes)
             raise self._fail(
                 decision.task_id, f"node(s) {outside} are not in cluster {cluster.name}"
             )

@@ -122,24 +122,34 @@ class EnergyMeter:
         """
         self._advance(at)
         switched = []
+        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
         for resource in resources:
             self._check(resource)
-            if self._pstate[resource] != pstate:
-                self._clusters[resource].pstate(pstate)  # ValueError for an unknown P-state
-                self._pstate[resource] = pstate
-                self._refresh(resource)
+            cluster = clusters[resource]
+            if pstates[resource] != pstate:
+                cluster.pstate(pstate)  # ValueError for an unknown P-state
+                pstates[resource] = pstate
+                state = cluster.pstates[pstate]  # _refresh
+                power = state.full_watts if busy[resource] else state.idle_watts
+                self._total += power - powers[resource]
+                powers[resource] = power
                 switched.append(resource)
-            self._busy[resource] = True
-            self._refresh(resource)
+            busy[resource] = True
+            power = cluster.pstates[pstate].full_watts  # _refresh of a busy resource
+            self._total += power - powers[resource]
+            powers[resource] = power
         return switched
 
     def stop_computing(self, resources: Iterable[int], at: float) -> None:
         """:meth:`set_busy` ``False`` for each of ``resources`` at ``at``, in order."""
         self._advance(at)
+        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
         for resource in resources:
             self._check(resource)
-            self._busy[resource] = False
-            self._refresh(resource)
+            busy[resource] = False
+            power = clusters[resource].pstates[pstates[resource]].idle_watts  # _refresh
+            self._total += power - powers[resource]
+            powers[resource] = power
 
     def pstate(self, resource: int) -> int:
         """The current P-state of ``resource``."""

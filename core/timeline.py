@@ -378,15 +378,18 @@ class ClusterTimeline:
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
         """Local indices of resource ids ``nodes`` (ValueError naming a node not in the cluster)."""
         ids = np.asarray(nodes)
-        if self._lookup is None or ids.dtype.kind not in "iu":
+        if self._lookup is None or ids.dtype.kind not in "iu" or not ids.size:
             return np.asarray([self._local(node) for node in nodes], dtype=np.intp)
         offset = ids.astype(np.int64) - self._base
+        if offset.min() >= 0 and offset.max() < self._lookup.size:
+            local = self._lookup[offset]
+            if local.min() >= 0:
+                return local
         inside = (offset >= 0) & (offset < self._lookup.size)
         local = np.full(offset.size, -1, dtype=np.intp)
         local[inside] = self._lookup[offset[inside]]
-        if (local < 0).any():
-            self._local(nodes[int(np.flatnonzero(local < 0)[0])])
-        return local
+        self._local(nodes[int(np.flatnonzero(local < 0)[0])])
+        raise AssertionError(f"resource ids {nodes} are in cluster {self.cluster.name}")
 
     def _predecessor(self, bid: int, node: int) -> int:
         """The booking before booking ``bid`` on local node ``node`` (-1 if none)."""
