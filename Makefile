@@ -3,6 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
+BATSIM_PY := batsim-py==1.0.5
 
 .PHONY: setup system-deps quickstart test lint bench bench-engine
 
@@ -12,7 +13,10 @@ $(BIN)/hetsched: pyproject.toml
 	# pybatsim 3.2.1 pins pyzmq<23 (no build on Python 3.11): install it alone, its
 	# real run-time needs come from our pyproject (pyzmq>=25, docopt, procset, ...).
 	$(BIN)/pip install -q --no-deps $(PYBATSIM)
-	$(BIN)/pip install -q -e '.[dev]'
+	# batsim-py 1.0.5 pins pandas==0.25.3 (no build on Python 3.11): same treatment, its
+	# real needs are the [batsim-py] extra (docs/batsim-py.md).
+	$(BIN)/pip install -q --no-deps $(BATSIM_PY)
+	$(BIN)/pip install -q -e '.[dev,batsim-py]'
 	touch $@
 
 setup: $(BIN)/hetsched

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from benchmarks import bench_engine, bench_hansen, bench_mapping, bench_runs, bench_tarplee
+from benchmarks import (
+    bench_engine,
+    bench_hansen,
+    bench_hwang,
+    bench_mapping,
+    bench_runs,
+    bench_tarplee,
+)
 
 if __name__ == "__main__":
     print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
@@ -15,3 +22,5 @@ if __name__ == "__main__":
     bench_tarplee.main([])
     print("\n== Hansen et al.: robustness floor, 128 applications (benchmarks.bench_hansen)")
     bench_hansen.main([])
+    print("\n== Hwang et al.: one two-level scheduling invocation (benchmarks.bench_hwang)")
+    bench_hwang.main([])

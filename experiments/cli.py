@@ -10,7 +10,15 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.experiments.run import ENGINES, BatsimError, parse_option, run_heuristic
+from hetsched.experiments.docker_engine import DEFAULT_BATSIM_IMAGE, NETWORKS, DockerError
+from hetsched.experiments.run import (
+    ENGINES,
+    BatschedError,
+    BatsimError,
+    ExternalTools,
+    parse_option,
+    run_heuristic,
+)
 from hetsched.metrics.checker import VIOLATION_KINDS, ScheduleViolation
 from hetsched.metrics.summary import RunSummary
 
@@ -107,6 +115,39 @@ def default_outdir(name: str, workload: str) -> Path:
     return Path("runs") / Path(workload).stem / name.replace(":", "-")
 
 
+RUN_FAILURES = (ScheduleViolation, BatsimError, BatschedError, DockerError)
+"""A run that failed (exit status 1): an invalid schedule, or Batsim, batsched or Docker failed."""
+
+
+def external_tools(args: argparse.Namespace) -> ExternalTools:
+    """batsched and real Batsim as the command line says (``--batsched``, ``--batsim-image``,
+    ``--docker-network``)."""
+    return ExternalTools(
+        batsched=args.batsched, batsim_image=args.batsim_image, docker_network=args.docker_network
+    )
+
+
+def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--batsched`` and the Docker engine's options, shared by ``run`` and ``compare``."""
+    parser.add_argument(
+        "--batsched",
+        metavar="PATH",
+        help="batsched executable for batsched:VARIANT names (default: batsched on PATH)",
+    )
+    parser.add_argument(
+        "--batsim-image",
+        metavar="IMAGE",
+        help=f"--engine docker: Batsim image (default: $BATSIM_IMAGE or {DEFAULT_BATSIM_IMAGE})",
+    )
+    parser.add_argument(
+        "--docker-network",
+        choices=NETWORKS,
+        default="host",
+        help="--engine docker: host networking (default) or the bridge network, Batsim"
+        " reaching the scheduler on host.docker.internal (Docker Desktop)",
+    )
+
+
 def run_command(args: argparse.Namespace) -> int:
     """``hetsched run``: exit 0 on success, 1 if Batsim failed or the schedule is invalid."""
     options = dict(parse_option(text) for text in args.option)
@@ -122,8 +163,9 @@ def run_command(args: argparse.Namespace) -> int:
             progress=True,
             force=args.force,
             energy=not args.no_energy,
+            tools=external_tools(args),
         )
-    except (ScheduleViolation, BatsimError) as error:
+    except RUN_FAILURES as error:
         print(f"hetsched run: {error}", file=sys.stderr)
         return 1
     if args.json:
@@ -140,10 +182,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run one scheduler on a platform and a workload, check it, print the metrics",
         description=(
             "Run NAME on a SimGrid platform and a Batsim workload, through the embedded"
-            " engine or a real batsim found on PATH; check the schedule and print a summary"
-            " of the metrics. NAME is a hetsched heuristic (see 'hetsched list') or a stock"
+            " engine, a real batsim found on PATH or real Batsim in Docker; check the"
+            " schedule and print a summary"
+            " of the metrics. NAME is a hetsched heuristic (see 'hetsched list'), a stock"
             " pybatsim scheduler, pybatsim:<module> (pybatsim:easyBackfill,"
-            " pybatsim:fillerSched, ...)."
+            " pybatsim:fillerSched, ...), or batsched, batsched:<variant> (batsched:easy_bf,"
+            " batsched:conservative_bf, ...)."
         ),
     )
     parser.add_argument("name", metavar="NAME", help="scheduler to run")
@@ -159,7 +203,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--engine",
         choices=ENGINES,
         default="embedded",
-        help="embedded engine (default) or a real batsim found on PATH",
+        help="embedded engine (default), a real batsim found on PATH, or real Batsim in"
+        " Docker (the upstream image, with the Docker SDK for Python)",
     )
     parser.add_argument(
         "--option",
@@ -169,6 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="scheduler option; V is read as JSON when it is JSON (60, true, [1, 2]),"
         " else as a string; repeatable",
     )
+    add_tool_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument(
         "--force", action="store_true", help="replace a previous run's files in the output dir"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hetsched.experiments.run import OUTPUT_PREFIX, run_heuristic
+from hetsched.experiments.run import OUTPUT_PREFIX, ExternalTools, run_heuristic
 from hetsched.metrics.summary import SUMMARY_VERSION, RunSummary, summarize
 
 SUMMARY_FILE = "summary.json"
@@ -42,6 +42,8 @@ def run_or_resume(
     engine: str = "embedded",
     options: Mapping[str, Any] | None = None,
     progress: bool = False,
+    tools: ExternalTools | None = None,
+    energy: bool = True,
 ) -> tuple[RunSummary, bool]:
     """The summary of ``heuristic`` on these inputs, and whether it was read back from disk.
 
@@ -64,7 +66,7 @@ def run_or_resume(
         return summary, True
     summary = run_heuristic(
         heuristic, platform, workload, outdir, engine=engine, options=options,
-        progress=progress, force=True,
+        progress=progress, force=True, tools=tools, energy=energy,
     )
     return summary, False
 
@@ -77,12 +79,18 @@ def compare(
     *,
     engine: str = "embedded",
     on_run: Callable[[str, RunSummary, bool], None] | None = None,
+    tools: ExternalTools | None = None,
+    energy: bool = True,
 ) -> list[RunSummary]:
-    """Run every heuristic on ``platform`` and ``workload``; outputs in ``outdir/<heuristic>/``."""
+    """Run every heuristic on ``platform`` and ``workload``; outputs in ``outdir/<heuristic>/``
+    (``:`` of ``pybatsim:`` and ``batsched:`` names becomes ``-``). ``tools``: where batsched
+    is and how real Batsim starts (:class:`~hetsched.experiments.run.ExternalTools`);
+    ``energy=False`` runs without SimGrid's energy model (Batsim without ``-E``)."""
     summaries = []
     for heuristic in heuristics:
         summary, resumed = run_or_resume(
-            heuristic, platform, workload, outdir / heuristic, engine=engine
+            heuristic, platform, workload, outdir / heuristic.replace(":", "-"), engine=engine,
+            tools=tools, energy=energy,
         )
         summaries.append(summary)
         if on_run is not None:

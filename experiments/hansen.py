@@ -17,8 +17,16 @@ Two measures per allocation I:
   at which the *critical* application (the one that sets Psi) completes estimates the mean
   robustness; over every application, the completion rate estimates the mean P(i, I[i]).
   Each rate comes with its Wilson 95% interval; the model agrees when the predicted mean lies
-  inside. Realised on the Batsim engine is to come (the Batsim scheduler on the heuristic
-  interface).
+  inside;
+* **realised on the engine** (``engine="embedded"`` or ``"batsim"``): the trial's platform and
+  workload are written to files and each heuristic runs as a Batsim scheduler
+  (:mod:`hetsched.heuristics.robust_batch`, through :func:`hetsched.experiments.run.run_heuristic`:
+  the adapter, the engine, the schedule checker) -- it sees the jobs' distributions only, the
+  adapter runs each execution for its actual draw -- and whether each application met the goal
+  is read from ``out_jobs.csv`` and the workload (:mod:`hetsched.metrics.robustness`). The
+  engine's allocation must be the one computed here (same cluster and processor count for
+  every application, else RuntimeError), and its completions equal the draws' up to
+  SimGrid's microseconds (``engine_mismatches`` counts the applications where they differ).
 
 Choices: trial t of every scenario uses seed ``seed + t`` for both platform and workload; the
 PB heuristics draw their random choices from the same seed. Finished trials are kept as JSON
@@ -28,11 +36,13 @@ parameters.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +57,14 @@ from hetsched.heuristics.robustness import (
     completes_by_goal,
 )
 from hetsched.heuristics.robustness_floor import RfDuplex, RfMinMax, RfMinMin
+from hetsched.metrics.robustness import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.generators import generate as generate_workload
+
+ENGINES = ("embedded", "batsim")
+"""Where realised completion can also be measured: the embedded engine or real Batsim."""
 
 BATCHES: dict[int, tuple[int, tuple[int, ...]]] = {
     8: (64, (1, 2, 4, 8)),
@@ -112,12 +128,14 @@ def scenarios(
 
 @dataclass(frozen=True)
 class HeuristicResult:
-    """One heuristic on one trial: predicted P(i, I[i]) and realised completions."""
+    """One heuristic on one trial: predicted P(i, I[i]) and realised completions, from the
+    draws (``completed``) and on the engine (``engine_completed``, None when not run)."""
 
     heuristic: str
     probabilities: tuple[float, ...]
     completed: tuple[bool, ...]
     seconds: float
+    engine_completed: tuple[bool, ...] | None = None
 
     @property
     def robustness(self) -> float:
@@ -129,10 +147,25 @@ class HeuristicResult:
         """Whether the application that sets Psi (lowest index on ties) completed."""
         return self.completed[int(np.argmin(self.probabilities))]
 
+    @property
+    def engine_critical_completed(self) -> bool | None:
+        """The same on the engine (None when not run)."""
+        if self.engine_completed is None:
+            return None
+        return self.engine_completed[int(np.argmin(self.probabilities))]
+
+    @property
+    def engine_mismatches(self) -> int:
+        """Applications whose completion on the engine differs from the draws' (0 if not run)."""
+        if self.engine_completed is None:
+            return 0
+        return sum(a != b for a, b in zip(self.completed, self.engine_completed, strict=True))
+
 
 @dataclass(frozen=True)
 class Trial:
-    """One trial of a scenario: its seed, upper bound B, the model's time and the results."""
+    """One trial of a scenario: its seed, upper bound B, the model's time and the results;
+    ``engine`` names the engine the heuristics also ran on (None: not run)."""
 
     scenario: Scenario
     trial: int
@@ -141,6 +174,7 @@ class Trial:
     upper_bound: float
     model_seconds: float
     results: tuple[HeuristicResult, ...]
+    engine: str | None = None
 
     def result(self, heuristic: str) -> HeuristicResult:
         """The result of ``heuristic``."""
@@ -162,6 +196,8 @@ class Trial:
                 tuple(float(p) for p in r["probabilities"]),
                 tuple(bool(c) for c in r["completed"]),
                 float(r["seconds"]),
+                None if r.get("engine_completed") is None
+                else tuple(bool(c) for c in r["engine_completed"]),
             )
             for r in data["results"]
         )
@@ -173,13 +209,19 @@ class Trial:
             float(data["upper_bound"]),
             float(data["model_seconds"]),
             results,
+            data.get("engine"),
         )
 
 
+def _options(name: str, seed: int) -> dict[str, int]:
+    """The options of heuristic ``name`` beside its defaults: the PB heuristics draw from
+    ``seed``."""
+    return {"seed": seed} if name.startswith("pb-") else {}
+
+
 def _heuristic(name: str, seed: int) -> AllocationHeuristic:
-    """The heuristic ``name`` with its defaults; the PB heuristics draw from ``seed``."""
-    options: dict[str, int] = {"seed": seed} if name.startswith("pb-") else {}
-    return HEURISTICS[name](**options)
+    """The allocation heuristic ``name`` with its defaults and :func:`_options`."""
+    return HEURISTICS[name](**_options(name, seed))
 
 
 def run_trial(
@@ -188,8 +230,12 @@ def run_trial(
     seed: int,
     heuristics: Sequence[str] = tuple(HEURISTICS),
     points: int = DEFAULT_POINTS,
+    engine: str | None = None,
 ) -> Trial:
-    """Draw the trial's platform and batch from ``seed``, run every heuristic, measure."""
+    """Draw the trial's platform and batch from ``seed``, run every heuristic, measure; with
+    ``engine``, run every heuristic on it too (module docstring)."""
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
     platform = generate_platform(
         "hansen", seed, types=scenario.types, processors=scenario.processors
     )
@@ -209,19 +255,72 @@ def run_trial(
     model_seconds = time.perf_counter() - started
     actual = actual_serial_times(jobs, batch.processor_types)
     results = []
-    for name in heuristics:
-        started = time.perf_counter()
-        allocation = _heuristic(name, seed).allocate(problem)
-        elapsed = time.perf_counter() - started
-        completed = completes_by_goal(batch, allocation, actual)
-        results.append(
-            HeuristicResult(
-                name, allocation.probabilities, tuple(bool(c) for c in completed), elapsed
+    with contextlib.ExitStack() as stack:
+        files = None
+        if engine is not None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hansen-")))
+            files = (
+                write_platform(platform, folder / "platform.xml"),
+                _written(workload, folder / "workload.json"),
             )
-        )
+        for name in heuristics:
+            started = time.perf_counter()
+            allocation = _heuristic(name, seed).allocate(problem)
+            elapsed = time.perf_counter() - started
+            completed = completes_by_goal(batch, allocation, actual)
+            on_engine = None
+            if files is not None:
+                options = {**_options(name, seed), "points": points}
+                assert engine is not None
+                on_engine = realised_on_engine(
+                    name, options, engine, *files, problem.assignment(allocation)
+                )
+            results.append(
+                HeuristicResult(
+                    name, allocation.probabilities, tuple(bool(c) for c in completed), elapsed,
+                    on_engine,
+                )
+            )
     return Trial(
-        scenario, trial, seed, points, problem.upper_bound(), model_seconds, tuple(results)
+        scenario, trial, seed, points, problem.upper_bound(), model_seconds, tuple(results),
+        engine,
     )
+
+
+def _written(workload: dict, path: Path) -> Path:
+    write_workload(workload, path)
+    return path
+
+
+def realised_on_engine(
+    name: str,
+    options: dict[str, object],
+    engine: str,
+    platform_xml: Path,
+    workload_json: Path,
+    expected: dict[str, tuple[str, int]],
+) -> tuple[bool, ...]:
+    """Run heuristic ``name`` (the registry's batch-mode heuristic, with ``options``) on
+    ``engine``, check its schedule, and read from its output files whether each application
+    (in the order of ``expected``: job id -> (cluster, processors) of the allocation computed
+    in model) met the makespan goal. RuntimeError when the engine's allocation differs."""
+    from hetsched.experiments.run import OUTPUT_PREFIX, run_heuristic  # loads pybatsim: here
+
+
+    outdir = platform_xml.parent / name
+    run_heuristic(name, platform_xml, workload_json, outdir, engine=engine, options=options,
+                  energy=False)
+    goals = read_goal_outcomes(outdir / OUTPUT_PREFIX, workload_json, platform_xml)
+    completed = []
+    for job, where in expected.items():
+        goal = goals[f"w0!{job}"]  # Batsim's id of the job: w0 is its only workload
+        if (goal.cluster, goal.processors) != where:
+            raise RuntimeError(
+                f"{name} on the {engine} engine ran application {job} on {goal.processors}"
+                f" processor(s) of {goal.cluster}; its allocation says {where[1]} of {where[0]}"
+            )
+        completed.append(goal.met)
+    return tuple(completed)
 
 
 def run_study(
@@ -233,11 +332,15 @@ def run_study(
     seed: int = 1,
     heuristics: Sequence[str] = tuple(HEURISTICS),
     points: int = DEFAULT_POINTS,
+    engine: str | None = None,
     on_trial: Callable[[Trial, bool, int, int], None] | None = None,
 ) -> list[Trial]:
-    """Run (or resume) every trial of every scenario; ``on_trial(trial, resumed, done,
-    total)`` reports progress. A stored trial is reused only if it was run with the same
-    seed, points and heuristics."""
+    """Run (or resume) every trial of every scenario, on ``engine`` too when given;
+    ``on_trial(trial, resumed, done, total)`` reports progress. A stored trial is reused only
+    if it was run with the same seed, points and heuristics, and on the same engine when one
+    is asked for (without one, a stored trial's engine results are left out)."""
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
     unknown = [name for name in heuristics if name not in HEURISTICS]
     if unknown:
         raise ValueError(f"unknown heuristic(s) {unknown}; choose from {', '.join(HEURISTICS)}")
@@ -257,16 +360,24 @@ def run_study(
                 and stored.seed == seed + index
                 and stored.points == points
                 and [r.heuristic for r in stored.results] == list(heuristics)
+                and engine in (None, stored.engine)
             ):
                 trial, resumed = stored, True
+                if engine is None and stored.engine is not None:
+                    trial = _without_engine(stored)
             else:
-                trial = run_trial(scenario, index, seed + index, heuristics, points)
+                trial = run_trial(scenario, index, seed + index, heuristics, points, engine)
                 path.write_text(json.dumps(trial.to_json()))
                 resumed = False
             done.append(trial)
             if on_trial is not None:
                 on_trial(trial, resumed, len(done), total)
     return done
+
+
+def _without_engine(trial: Trial) -> Trial:
+    results = tuple(replace(r, engine_completed=None) for r in trial.results)
+    return replace(trial, results=results, engine=None)
 
 
 def _load(path: Path) -> Trial | None:
@@ -334,6 +445,9 @@ class ScenarioSummary:
     robustness_agreement: Agreement
     application_agreement: Agreement
     mean_seconds: float
+    engine_robustness_agreement: Agreement | None = None
+    engine_application_agreement: Agreement | None = None
+    engine_mismatches: int = 0
 
 
 def b_norm(upper_bound: float, robustness: float) -> float:
@@ -348,9 +462,19 @@ def b_norm(upper_bound: float, robustness: float) -> float:
 def summarize(
     trials: Sequence[Trial], heuristic: str, scenario: Scenario | None
 ) -> ScenarioSummary:
-    """The :class:`ScenarioSummary` of ``heuristic`` over ``trials``."""
+    """The :class:`ScenarioSummary` of ``heuristic`` over ``trials``; the engine's agreements
+    when every trial ran on an engine."""
     results = [t.result(heuristic) for t in trials]
     robustness = [r.robustness for r in results]
+    engine_robustness = engine_applications = None
+    if trials and all(r.engine_completed is not None for r in results):
+        engine_robustness = Agreement.of(
+            robustness, [bool(r.engine_critical_completed) for r in results]
+        )
+        engine_applications = Agreement.of(
+            [p for r in results for p in r.probabilities],
+            [c for r in results for c in r.engine_completed or ()],
+        )
     norms = [b_norm(t.upper_bound, r.robustness) for t, r in zip(trials, results, strict=True)]
     finite = [x for x in norms if not math.isnan(x)]
     quartiles = np.percentile(robustness, [25, 50, 75])
@@ -367,6 +491,9 @@ def summarize(
             [c for r in results for c in r.completed],
         ),
         float(np.mean([r.seconds for r in results])),
+        engine_robustness,
+        engine_applications,
+        sum(r.engine_mismatches for r in results),
     )
 
 
@@ -391,9 +518,13 @@ SUMMARY_COLUMNS = (
     "realised_critical_ci_low", "realised_critical_ci_high", "robustness_agrees",
     "applications_total", "predicted_mean_probability", "realised_application_rate",
     "realised_application_ci_low", "realised_application_ci_high", "applications_agree",
-    "mean_allocate_seconds",
+    "mean_allocate_seconds", "engine_critical_rate", "engine_critical_ci_low",
+    "engine_critical_ci_high", "engine_robustness_agrees", "engine_application_rate",
+    "engine_application_ci_low", "engine_application_ci_high", "engine_applications_agree",
+    "engine_draws_mismatches",
 )  # fmt: skip
-"""Columns of ``summary.csv`` (scenario ``all``: every trial of the study)."""
+"""Columns of ``summary.csv`` (scenario ``all``: every trial of the study); the ``engine_``
+columns are empty when the study did not run on an engine."""
 
 
 def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: Path) -> None:
@@ -405,16 +536,22 @@ def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: 
         writer.writerow(
             ["scenario", "trial", "seed", "heuristic", "upper_bound", "robustness", "b_norm",
              "critical_completed", "applications_completed", "applications",
-             "allocate_seconds", "model_seconds"]
+             "allocate_seconds", "model_seconds", "engine", "engine_critical_completed",
+             "engine_applications_completed"]
         )  # fmt: skip
         for trial in trials:
             for r in trial.results:
+                on_engine = (
+                    ["", "", ""] if r.engine_completed is None else
+                    [trial.engine, int(bool(r.engine_critical_completed)),
+                     sum(r.engine_completed)]
+                )  # fmt: skip
                 writer.writerow(
                     [trial.scenario.label, trial.trial, trial.seed, r.heuristic,
                      f"{trial.upper_bound:.6f}", f"{r.robustness:.6f}",
                      f"{b_norm(trial.upper_bound, r.robustness):.6f}", int(r.critical_completed),
                      sum(r.completed), len(r.completed), f"{r.seconds:.6f}",
-                     f"{trial.model_seconds:.6f}"]
+                     f"{trial.model_seconds:.6f}", *on_engine]
                 )  # fmt: skip
     with (outdir / "summary.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -428,8 +565,18 @@ def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: 
                  f"{row.b_norm_median:.4f}", f"{ra.predicted:.4f}", f"{ra.realised:.4f}",
                  f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees), aa.n,
                  f"{aa.predicted:.4f}", f"{aa.realised:.4f}", f"{aa.low:.4f}",
-                 f"{aa.high:.4f}", int(aa.agrees), f"{row.mean_seconds:.6f}"]
+                 f"{aa.high:.4f}", int(aa.agrees), f"{row.mean_seconds:.6f}",
+                 *_engine_cells(row)]
             )  # fmt: skip
+
+
+def _engine_cells(row: ScenarioSummary) -> list[object]:
+    ra, aa = row.engine_robustness_agreement, row.engine_application_agreement
+    if ra is None or aa is None:
+        return [""] * 9
+    return [f"{ra.realised:.4f}", f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees),
+            f"{aa.realised:.4f}", f"{aa.low:.4f}", f"{aa.high:.4f}", int(aa.agrees),
+            row.engine_mismatches]  # fmt: skip
 
 
 def format_scenarios(rows: Sequence[ScenarioSummary]) -> str:
@@ -467,6 +614,26 @@ def format_agreement(rows: Sequence[ScenarioSummary]) -> str:
              f"{aa.realised:.3f} [{aa.low:.3f}, {aa.high:.3f}]{'' if aa.agrees else ' !'}"]
         )  # fmt: skip
     return _columns(lines)
+
+
+def format_engine_agreement(rows: Sequence[ScenarioSummary]) -> str:
+    """Per heuristic over all trials: predicted against realised on the engine (from its
+    output files), with the 95% intervals, and the applications whose completion on the
+    engine differs from the draws' ("" when the study did not run on an engine)."""
+    lines = [["heuristic", "trials", "mean Psi", "critical on engine [95% CI]", "apps",
+              "mean P", "apps on engine [95% CI]", "differ from draws"]]  # fmt: skip
+    for row in rows:
+        ra, aa = row.engine_robustness_agreement, row.engine_application_agreement
+        if row.scenario is not None or ra is None or aa is None:
+            continue
+        lines.append(
+            [row.heuristic, str(ra.n), f"{ra.predicted:.3f}",
+             f"{ra.realised:.3f} [{ra.low:.3f}, {ra.high:.3f}]{'' if ra.agrees else ' !'}",
+             str(aa.n), f"{aa.predicted:.3f}",
+             f"{aa.realised:.3f} [{aa.low:.3f}, {aa.high:.3f}]{'' if aa.agrees else ' !'}",
+             str(row.engine_mismatches)]
+        )  # fmt: skip
+    return _columns(lines) if len(lines) > 1 else ""
 
 
 def _columns(lines: list[list[str]]) -> str:

@@ -26,6 +26,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     batch_sizes = list(hansen.BATCHES) if args.full else _list(args.batch_sizes, int)
     trials = args.trials or (hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS)
     slowdowns = _list(args.slowdowns)
+    engine = None if args.engine == "none" else args.engine
     args.outdir.mkdir(parents=True, exist_ok=True)
     bar = ProgressBar()
     started = time.perf_counter()
@@ -45,6 +46,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         heuristics=_list(args.heuristics),
         points=args.points,
+        engine=engine,
         on_trial=report,
     )
     bar.close()
@@ -55,6 +57,11 @@ def experiment_command(args: argparse.Namespace) -> int:
     print(hansen.format_scenarios(rows))
     print("\npredicted against realised (actual draws of the workloads), all trials")
     print(hansen.format_agreement(rows))
+    on_engine = hansen.format_engine_agreement(rows)
+    if on_engine:
+        print(f"\npredicted against realised on the {engine} engine (from out_jobs.csv),"
+              " all trials")
+        print(on_engine)
     print(f"\ntables: {args.outdir / 'summary.csv'}, {args.outdir / 'trials.csv'}")
     for figure in figures:
         print(f"figure: {figure}")
@@ -83,6 +90,11 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--heuristics", default=",".join(hansen.HEURISTICS),
                        help="comma-separated (default: %(default)s)")
     study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
+                       help="also run every heuristic as a Batsim scheduler on this engine"
+                       " and measure realised completion from its output files: the"
+                       " embedded engine, real Batsim ('batsim' on PATH), or none"
+                       " (default: %(default)s)")
     study.add_argument("--points", type=int, default=DEFAULT_POINTS,
                        help="values per discretised distribution (default: %(default)s)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),

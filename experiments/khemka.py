@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.experiments.cells import Cell, ScenarioCells, run_groups
+from hetsched.experiments.cells import Cell, CellExecutor, ScenarioCells, run_groups
 from hetsched.experiments.scenario import Scenario
 from hetsched.experiments.statistics import confidence_half_width
 from hetsched.metrics.summary import RunSummary
@@ -124,9 +124,10 @@ class DaySelection:
             count = self.arrivals.get(day, 0)
             if day == 0:
                 reasons["day 0 (no warm-up)"] += 1
+            elif not count:
+                reasons["no arrival"] += 1
             elif count < self.low:
-                reasons[f"fewer than {self.low} arrivals" + (" (none)" if not count else "")] \
-                    += 1
+                reasons[f"fewer than {self.low} arrivals"] += 1
             elif count > self.high:
                 reasons[f"more than {self.high} arrivals"] += 1
         return dict(reasons)
@@ -134,7 +135,7 @@ class DaySelection:
     def describe(self) -> str:
         """One line: the chosen days with their arrivals, and the skipped days by reason."""
         chosen = ", ".join(f"{d} ({self.arrivals[d]})" for d in self.days)
-        skipped = "; ".join(f"{n} with {why}" for why, n in sorted(self.skipped().items()))
+        skipped = "; ".join(f"{n} day(s): {why}" for why, n in sorted(self.skipped().items()))
         return (f"{len(self.days)} day(s) with {self.low}-{self.high} arrivals: {chosen};"
                 f" skipped {skipped or 'none'}")
 
@@ -228,6 +229,7 @@ def run_study(
     arrivals: tuple[int, int] = ARRIVALS,
     jobs: int = 1,
     only_scenarios: Sequence[int] | None = None,
+    executor: CellExecutor | None = None,
     on_days: Callable[[DaySelection], None] | None = None,
     on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
 ) -> list[StudyRun]:
@@ -239,10 +241,11 @@ def run_study(
 
     Files: ``outdir/days.csv`` (every day's arrivals and whether it was chosen),
     ``outdir/<environment>/s<i>-day<d>/{platform.xml, workload.json, <heuristic>/...}``.
-    ``jobs`` prepares and runs that many scenarios at once (worker processes); ``on_days``
-    gets the day selection, ``on_run(run, resumed, done, total)`` each run once its scenario
-    is done. The runs are returned in study order (environment, scenario, heuristic)
-    whatever ``jobs`` is.
+    ``jobs`` prepares and runs that many scenarios at once (worker processes), or
+    ``executor`` says where (:class:`~hetsched.experiments.cells.CellExecutor`: Dask...);
+    ``on_days`` gets the day selection, ``on_run(run, resumed, done, total)`` each run once
+    its scenario is done. The runs are returned in study order (environment, scenario,
+    heuristic) whatever ``jobs`` and ``executor`` are.
     """
     unknown = [name for name in environments if name not in ENVIRONMENTS]
     if unknown:
@@ -286,7 +289,7 @@ def run_study(
     order = {cell.key: position for position, cell in
              enumerate(cell for group in groups for cell in group.cells)}
     runs: list[tuple[int, StudyRun]] = []
-    for cell, summary, resumed in run_groups(groups, jobs=jobs):
+    for cell, summary, resumed in run_groups(groups, jobs=jobs, executor=executor):
         env_name, index, day, label = cell.key
         run = StudyRun(env_name, index, day, label, summary)
         runs.append((order[cell.key], run))

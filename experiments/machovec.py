@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.experiments.cells import Cell, ScenarioCells, run_groups
+from hetsched.experiments.cells import Cell, CellExecutor, ScenarioCells, run_groups
 from hetsched.experiments.statistics import confidence_half_width
 from hetsched.heuristics.maxutility import PAPER_LENIENCY
 from hetsched.metrics.summary import RunSummary
@@ -218,6 +218,7 @@ def run_study(
     constrained: Sequence[Config] = CONSTRAINED,
     unconstrained: Sequence[Config] = UNCONSTRAINED,
     jobs: int = 1,
+    executor: CellExecutor | None = None,
     on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
     on_budget: Callable[[Budget], None] | None = None,
 ) -> tuple[list[StudyRun], list[Budget]]:
@@ -228,7 +229,8 @@ def run_study(
     ``outdir/trial<i>/<level>/{platform.xml, workload.json, <config>/...}`` for the
     unconstrained runs, ``outdir/trial<i>/<level>/budget/{..., <config>/...}`` for the
     constrained ones. ``jobs`` runs that many (trial, level) groups at once in worker
-    processes; ``on_run(run, resumed, done, total)`` reports each run, ``on_budget`` each
+    processes, or ``executor`` says where (:class:`~hetsched.experiments.cells.CellExecutor`);
+    ``on_run(run, resumed, done, total)`` reports each run, ``on_budget`` each
     budget.
     """
     unknown = [level for level in levels if level not in LEVELS]
@@ -254,7 +256,7 @@ def run_study(
     total = len(keys) * len(unconstrained)
 
     def collect(groups: list[ScenarioCells], phase: str) -> None:
-        for cell, summary, resumed in run_groups(groups, jobs=jobs):
+        for cell, summary, resumed in run_groups(groups, jobs=jobs, executor=executor):
             level, trial, label = cell.key
             run = StudyRun(level, trial, phase, label, summary)
             runs.append(run)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from hetsched.experiments import machovec
+from hetsched.experiments.cells import add_executor_arguments, executor_from_args
 from hetsched.experiments.run import ENGINES
 
 FULL_TRIALS = 48
@@ -53,7 +54,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
         seed=args.seed,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
-        jobs=args.jobs, on_run=report,
+        jobs=args.jobs, executor=executor_from_args(args), on_run=report,
         on_budget=budget,
     )
     aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
@@ -100,6 +101,7 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--engine", choices=ENGINES, default="embedded")
     study.add_argument("--jobs", type=int, default=1,
                        help="(trial, level) groups run at once in worker processes")
+    add_executor_arguments(study)
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),
                        help="output folder, reused to resume (default: %(default)s)")
     study.set_defaults(func=experiment_command)

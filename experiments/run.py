@@ -6,10 +6,13 @@
    names of :data:`hetsched.heuristics.registry.HEURISTICS`), served by
    :class:`hetsched.schedulers.adapter.HetschedScheduler`, or a stock pybatsim
    scheduler ``pybatsim:<module>`` (``pybatsim:easyBackfill``,
-   ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher;
+   ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher, or batsched
+   ``batsched:<variant>`` (``batsched:easy_bf``, ...), a program started beside the engine
+   (:mod:`hetsched.experiments.batsched`);
 2. the engine: the embedded Batsim-compatible engine
    (:func:`hetsched.engine.simulation.simulate`), or a real ``batsim`` found on
-   ``PATH``, started as a subprocess with the command of
+   ``PATH`` (:class:`LocalBatsim`) or in a container (``--engine docker``,
+   :mod:`hetsched.experiments.docker_engine`), started with the command of
    :func:`hetsched.engine.batsim_cli.batsim_command`, the scheduler being served to
    it by pybatsim's ``launch_scheduler`` on the same ZeroMQ endpoint;
 3. the independent schedule checker (:func:`hetsched.metrics.checker.check_run`),
@@ -17,12 +20,15 @@
    hetsched's schedulers, Batsim's rules only for stock schedulers, which know neither
    the papers' clusters nor energy budgets (``checked_rules`` in the summary says which);
 4. the metrics (:func:`hetsched.metrics.summary.summarize`), written to
-   ``<outdir>/summary.json`` and returned.
+   ``<outdir>/summary.json`` and returned;
+5. the task table (:func:`hetsched.metrics.task_table.task_table`): one row per task of the
+   workload, twins resolved, in ``<outdir>/out_jobset.csv`` (evalys' ``JobSet`` form).
 
 Batsim's outputs go to ``<outdir>/out_*`` (Batsim's default export prefix ``out``).
 Dynamic jobs are enabled for hetsched schedulers (execution twins) and disabled for
-stock ones: with dynamic jobs Batsim waits for a ``registration_finished`` that stock
-schedulers never send. The pybatsim launcher's messages and every log record
+stock ones (pybatsim's and batsched): with dynamic jobs Batsim waits for a
+``registration_finished`` that stock schedulers never send. The pybatsim launcher's messages,
+batsched's output and every log record
 emitted during the run go to ``<outdir>/scheduler.log``, Batsim's output to
 ``<outdir>/batsim.log``, so that standard output only carries the summary.
 """
@@ -31,36 +37,50 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import pkgutil
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import zmq
-from batsim.batsim import Batsim, BatsimScheduler
-from batsim.tools.launcher import instanciate_scheduler, launch_scheduler
 
+from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
-from hetsched.engine.simulation import simulate
+from hetsched.experiments.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.experiments.progress import ProgressBar
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
 from hetsched.metrics.summary import RunSummary, summarize
-from hetsched.schedulers.adapter import HetschedScheduler
+from hetsched.metrics.task_table import task_table, task_table_path, write_task_table
 
-__all__ = ["ENGINES", "BatsimError", "RunSummary", "parse_option", "run_heuristic"]
+if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
+    from batsim.batsim import Batsim, BatsimScheduler
 
-ENGINES = ("embedded", "batsim")
+__all__ = [
+    "ENGINES",
+    "BatschedError",
+    "BatsimError",
+    "ExternalTools",
+    "RunSummary",
+    "parse_option",
+    "run_heuristic",
+    "stock_package",
+]
+
+ENGINES = ("embedded", "batsim", "docker")
 STOCK_PREFIX = "pybatsim:"
 OUTPUT_PREFIX = "out"
 """Batsim's default export prefix: outputs are ``<outdir>/out_jobs.csv`` etc."""
@@ -73,6 +93,7 @@ RUN_FILES = (
     "out_machine_states.csv",
     "out_mapping_events.csv",
     "out_tasks.csv",
+    "out_jobset.csv",
     "scheduler.log",
     "batsim.log",
     "summary.json",
@@ -84,6 +105,50 @@ RESERVED_OPTIONS = ("heuristic", "export_prefix")
 
 BATSIM_EXIT_GRACE = 2.0
 """Seconds the scheduler may take to finish after Batsim exited normally."""
+
+BATSCHED_LEFT_GRACE = 60.0
+"""Seconds Batsim may take to write its outputs and exit after batsched exited normally."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalTools:
+    """Programs outside Python a run may use: batsched, and real Batsim (local or in Docker).
+
+    ``batsched``: the batsched executable (default: ``batsched`` on ``PATH``).
+    ``batsim_image``, ``docker_network``, ``docker_client``: ``--engine docker``'s image
+    (default: ``$BATSIM_IMAGE`` or the pinned upstream image), network (``host`` or
+    ``bridge``) and Docker client factory (default: ``docker.from_env``), see
+    :mod:`hetsched.experiments.docker_engine`.
+    """
+
+    batsched: str | Path | None = None
+    batsim_image: str | None = None
+    docker_network: str = "host"
+    docker_client: Callable[[], Any] | None = None
+
+    def launcher(self, engine: str) -> BatsimLauncher:
+        """How real Batsim starts for ``engine`` (``batsim`` or ``docker``)."""
+        if engine == "docker":
+            docker_engine = require("hetsched.experiments.docker_engine")
+            return docker_engine.DockerBatsim(
+                self.batsim_image, self.docker_network, self.docker_client
+            )
+        return LocalBatsim()
+
+
+class BatsimLauncher(Protocol):
+    """Starts real Batsim for a run (:class:`LocalBatsim`, or a container)."""
+
+    def endpoint(self, port: int) -> str:
+        """Where Batsim connects to reach a scheduler bound on ``tcp://*:PORT``."""
+        ...
+
+    def start(
+        self, command: list[str], log: Path
+    ) -> contextlib.AbstractContextManager[BatsimProcess]:
+        """Batsim running ``command`` (``batsim`` and its flags), its output in ``log``;
+        stopped and cleaned up on leaving, whatever the way out."""
+        ...
 
 
 class BatsimError(RuntimeError):
@@ -111,26 +176,39 @@ def parse_option(text: str) -> tuple[str, Any]:
         return key.strip(), value
 
 
-def _stock_package() -> ModuleType:
+def stock_package() -> ModuleType:
     """pybatsim's top-level ``schedulers`` package, which its launcher imports by name.
 
-    A folder named ``schedulers`` earlier on ``sys.path`` (hetsched's own source folder
-    when Python runs from the repository root) would shadow it: that is refused.
+    hetsched's own source folder ``schedulers/`` shadows it when Python runs from the
+    repository root (``python -m pytest``, ``python -m hetsched.cli``): the current directory
+    comes first on ``sys.path``. hetsched never imports that folder as ``schedulers`` (it is
+    ``hetsched.schedulers``), so whatever else answers to that name is replaced, in
+    ``sys.modules``, by pybatsim's package, loaded from where pybatsim installed it.
     """
-    package = importlib.import_module("schedulers")
-    expected = Path(str(importlib.metadata.distribution("pybatsim").locate_file("schedulers")))
-    found = Path(package.__file__ or "").parent
-    if found.resolve() != expected.resolve():
-        raise ValueError(
-            f"the 'schedulers' package Python finds first is {found}, not pybatsim's"
-            f" ({expected}): run from another directory than {found.parent}"
-        )
+    require("batsim")
+    location = importlib.metadata.distribution("pybatsim").locate_file("schedulers")
+    expected = Path(str(location)).resolve()
+    package = sys.modules.get("schedulers")
+    if package is None:
+        package = importlib.import_module("schedulers")
+    if Path(package.__file__ or "").parent.resolve() == expected:
+        return package
+    for name in [name for name in sys.modules if name.partition(".")[0] == "schedulers"]:
+        del sys.modules[name]  # the shadowing package and any of its modules
+    spec = importlib.util.spec_from_file_location(
+        "schedulers", expected / "__init__.py", submodule_search_locations=[str(expected)]
+    )
+    if spec is None or spec.loader is None:
+        raise ValueError(f"pybatsim's schedulers package is not in {expected}")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["schedulers"] = package
+    spec.loader.exec_module(package)
     return package
 
 
 def _stock_schedulers() -> list[str]:
     """Modules of pybatsim's ``schedulers`` package that define their scheduler class."""
-    package = _stock_package()
+    package = stock_package()
     names = []
     for info in pkgutil.iter_modules(package.__path__):
         try:
@@ -142,8 +220,17 @@ def _stock_schedulers() -> list[str]:
     return sorted(names)
 
 
-def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -> BatsimScheduler:
-    """The pybatsim scheduler object for ``name``; unknown names and options are errors."""
+def make_scheduler(
+    name: str,
+    options: Mapping[str, Any],
+    export_prefix: Path,
+    batsched: str | Path | None = None,
+) -> BatsimScheduler | Batsched:
+    """The pybatsim scheduler object for ``name``, or the :class:`Batsched` program of a
+    ``batsched:VARIANT`` name (executable ``batsched``, default: on ``PATH``); unknown names
+    and options are errors."""
+    if name.startswith(BATSCHED_PREFIX):
+        return make_batsched(name, options, batsched)
     if name.startswith(STOCK_PREFIX):
         module = name[len(STOCK_PREFIX) :]
         stock = _stock_schedulers()
@@ -152,17 +239,20 @@ def make_scheduler(name: str, options: Mapping[str, Any], export_prefix: Path) -
                 f"unknown stock scheduler {name!r}: pybatsim provides"
                 f" {', '.join(STOCK_PREFIX + s for s in stock)}"
             )
-        return instanciate_scheduler(module, dict(options))
+        launcher = require("batsim.tools.launcher")
+        return launcher.instanciate_scheduler(module, dict(options))
     heuristics = sorted(HEURISTICS)
     if name not in heuristics:
         raise ValueError(
             f"unknown scheduler {name!r}: choose a hetsched heuristic ({', '.join(heuristics)})"
-            f" or a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...)"
+            f", a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...) or batsched"
+            f" ({BATSCHED_PREFIX}easy_bf, ...)"
         )
     reserved = sorted(set(options) & set(RESERVED_OPTIONS))
     if reserved:
         raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
-    return HetschedScheduler(
+    adapter = require("hetsched.schedulers.adapter")
+    return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
 
@@ -207,7 +297,7 @@ def _task_count(workload: Path) -> int:
 
 
 def _run_embedded(
-    scheduler: BatsimScheduler,
+    scheduler: BatsimScheduler | Batsched,
     platform: Path,
     workload: Path,
     prefix: Path,
@@ -216,19 +306,59 @@ def _run_embedded(
     dynamic_jobs: bool,
     bar: ProgressBar | None,
 ) -> None:
+    simulation = require("hetsched.engine.simulation")
+
     def progress(now: float, done: int, total: int) -> None:
         assert bar is not None
         bar.update(done, total, f"jobs  t={now:.0f} s")
 
-    simulate(
-        platform,
-        [workload],
-        scheduler,
-        str(prefix),
-        energy=energy,
-        dynamic_jobs=dynamic_jobs,
-        progress=progress if bar is not None else None,
-    )
+    arguments = {
+        "energy": energy,
+        "dynamic_jobs": dynamic_jobs,
+        "progress": progress if bar is not None else None,
+    }
+    if not isinstance(scheduler, Batsched):
+        simulation.simulate(platform, [workload], scheduler, str(prefix), **arguments)
+        return
+    port = _free_port()
+    log = prefix.parent / "scheduler.log"
+    with scheduler.started(f"tcp://*:{port}", log) as process:
+        transport = _watched_transport(f"tcp://127.0.0.1:{port}", process, log)
+        try:
+            simulation.simulate(platform, [workload], None, str(prefix), transport=transport,
+                                **arguments)  # fmt: skip
+        except ValueError as error:  # the engine's errors wrap the transport's
+            if isinstance(error.__cause__, BatschedError):
+                raise error.__cause__ from None
+            raise
+
+
+def _watched_transport(endpoint: str, process: subprocess.Popen[bytes], log: Path) -> Any:
+    """The engine's ZeroMQ transport to batsched, stopping the run if batsched exits early.
+
+    Batsim (and the engine) would wait for a reply forever; batsched exiting before the end
+    (a bad variant, a crash) ends the run with :class:`BatschedError` and its log's tail.
+    """
+    transport_module = require("hetsched.engine.transport")
+
+    class WatchedTransport(transport_module.ZmqTransport):  # type: ignore[misc, name-defined]
+        def _watch_connection(self) -> None:
+            try:
+                super()._watch_connection()
+            except ValueError:  # its socket closed: batsched is exiting, report how
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=BATSIM_EXIT_GRACE)
+                if process.poll() is None:
+                    raise
+            code = process.poll()
+            if code is not None:
+                raise BatschedError(
+                    f"batsched exited with code {code} while Batsim's message"
+                    f" #{self.nb_exchanges} waited for its reply; last lines of {log}:\n"
+                    f"{_log_tail(log)}"
+                )
+
+    return WatchedTransport(endpoint)
 
 
 def _free_port() -> int:
@@ -286,39 +416,68 @@ def _log_tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text[-lines:]) or "(empty)"
 
 
-def _run_batsim(
-    scheduler: BatsimScheduler,
-    platform: Path,
-    workload: Path,
-    prefix: Path,
-    *,
-    energy: bool,
-    dynamic_jobs: bool,
-    bar: ProgressBar | None,
-) -> None:
-    tasks = _task_count(workload)
-    port = _free_port()
-    connect = f"tcp://localhost:{port}"
-    command = batsim_command(
-        platform,
-        [workload],
-        str(prefix),
-        energy=energy,
-        dynamic_jobs=dynamic_jobs,
-        socket_endpoint=connect,
+class BatsimProcess(Protocol):
+    """A running Batsim: a local process or a container (what ``subprocess.Popen`` offers)."""
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class LocalBatsim:
+    """``--engine batsim``: the ``batsim`` found on ``PATH``, as a subprocess."""
+
+    def endpoint(self, port: int) -> str:
+        """Where Batsim connects to reach a scheduler bound on ``tcp://*:PORT``."""
+        return f"tcp://localhost:{port}"
+
+    @contextlib.contextmanager
+    def start(self, command: list[str], log: Path) -> Iterator[BatsimProcess]:
+        """``command`` running, its output in ``log``; killed on leaving unless it exited."""
+        if shutil.which(command[0]) is None:
+            raise FileNotFoundError(
+                f"{command[0]} not found on PATH: install Batsim 4.2.1, or use --engine docker"
+                " (the upstream image) or --engine embedded"
+            )
+        with log.open("w") as stream:
+            stream.write("$ " + " ".join(command) + "\n")
+            stream.flush()
+            process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT)
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def _batsim_failed(code: int, before_end: bool, command: list[str], log: Path) -> BatsimError:
+    when = "before the end of" if before_end else "at the end of"
+    return BatsimError(
+        f"batsim exited with code {code} {when} the simulation"
+        f" (command: {' '.join(command)}); last lines of {log}:\n{_log_tail(log)}"
     )
-    if shutil.which(command[0]) is None:
-        raise FileNotFoundError(
-            f"{command[0]} not found on PATH: install Batsim 4.2.1 (or put its Docker"
-            " wrapper on PATH), or use --engine embedded"
-        )
-    log_path = prefix.parent / "batsim.log"
+
+
+def _serve_pybatsim(
+    scheduler: BatsimScheduler,
+    process: BatsimProcess,
+    port: int,
+    connect: str,
+    bar: ProgressBar | None,
+    tasks: int,
+) -> tuple[int, bool, bool, Exception | None]:
+    """Serve ``scheduler`` to Batsim on ``port`` until the end of the run.
+
+    Returns Batsim's exit code, whether Batsim died before the scheduler's loop ended, whether
+    the scheduler's loop ended normally, and the scheduler's failure, if any. A watcher thread
+    draws the progress bar and, if Batsim dies, unblocks pybatsim's receive.
+    """
+    launcher = require("batsim.tools.launcher")
     finished = threading.Event()
     batsim_died = threading.Event()
-    with log_path.open("w") as log:
-        log.write("$ " + " ".join(command) + "\n")
-        log.flush()
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
     def watch() -> None:
         exited_at: float | None = None
@@ -340,7 +499,9 @@ def _run_batsim(
     failure: Exception | None = None
     served = False
     try:
-        launch_scheduler(scheduler, f"tcp://*:{port}", None, scheduler.options, None, False)
+        launcher.launch_scheduler(
+            scheduler, f"tcp://*:{port}", None, scheduler.options, None, False
+        )
         served = True
     except Exception as error:
         failure = error
@@ -351,13 +512,76 @@ def _run_batsim(
             _close_scheduler_socket(scheduler)
             if process.poll() is None:
                 process.kill()  # Batsim would wait forever for the scheduler's reply
-        code = process.wait()
-    if batsim_died.is_set() or (served and code != 0):
-        when = "before the end of" if batsim_died.is_set() else "at the end of"
-        raise BatsimError(
-            f"batsim exited with code {code} {when} the simulation"
-            f" (command: {' '.join(command)}); last lines of {log_path}:\n{_log_tail(log_path)}"
-        ) from failure
+    return process.wait(), batsim_died.is_set(), served, failure
+
+
+def _serve_batsched(
+    batsched: subprocess.Popen[bytes], process: BatsimProcess, log: Path, batsim_log: Path
+) -> int:
+    """Wait for Batsim to end its run with batsched; Batsim's exit code.
+
+    batsched exiting with an error first is a :class:`BatschedError`; Batsim still running
+    :data:`BATSCHED_LEFT_GRACE` seconds after batsched exited normally is a
+    :class:`BatsimError` (the caller's launcher then stops it).
+    """
+    left_at: float | None = None
+    while (code := process.poll()) is None:
+        status = batsched.poll()
+        if status is not None and status != 0:
+            raise BatschedError(
+                f"batsched exited with code {status} before the end of the simulation;"
+                f" last lines of {log}:\n{_log_tail(log)}"
+            )
+        if status is not None:
+            left_at = left_at if left_at is not None else time.monotonic()
+            if time.monotonic() - left_at > BATSCHED_LEFT_GRACE:
+                raise BatsimError(
+                    f"batsim still ran {BATSCHED_LEFT_GRACE:.0f} s after batsched exited"
+                    f" normally; last lines of {batsim_log}:\n{_log_tail(batsim_log)}"
+                )
+        time.sleep(0.1)
+    return code
+
+
+def _run_batsim(
+    scheduler: BatsimScheduler | Batsched,
+    platform: Path,
+    workload: Path,
+    prefix: Path,
+    *,
+    energy: bool,
+    dynamic_jobs: bool,
+    bar: ProgressBar | None,
+    launcher: BatsimLauncher,
+) -> None:
+    port = _free_port()
+    connect = launcher.endpoint(port)
+    command = batsim_command(
+        platform,
+        [workload],
+        str(prefix),
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        socket_endpoint=connect,
+    )
+    log_path = prefix.parent / "batsim.log"
+    if isinstance(scheduler, Batsched):
+        scheduler_log = prefix.parent / "scheduler.log"
+        with (
+            scheduler.started(f"tcp://*:{port}", scheduler_log) as batsched,
+            launcher.start(command, log_path) as process,
+        ):
+            code = _serve_batsched(batsched, process, scheduler_log, log_path)
+            before_end = batsched.poll() is None  # batsched exits on SIMULATION_ENDS
+        if code != 0:
+            raise _batsim_failed(code, before_end, command, log_path)
+        return
+    with launcher.start(command, log_path) as process:
+        code, died, served, failure = _serve_pybatsim(
+            scheduler, process, port, connect, bar, _task_count(workload)
+        )
+    if died or (served and code != 0):
+        raise _batsim_failed(code, died, command, log_path) from failure
     if failure is not None:
         raise failure
 
@@ -373,6 +597,7 @@ def run_heuristic(
     progress: bool = False,
     force: bool = False,
     energy: bool = True,
+    tools: ExternalTools | None = None,
 ) -> RunSummary:
     """Run scheduler ``name``, check its schedule, and return the run's summary.
 
@@ -380,8 +605,11 @@ def run_heuristic(
     ``progress`` draws a progress bar on standard error when it is a terminal and the
     run is long; ``force`` lets the run replace a previous run's files in ``outdir``;
     ``energy`` runs with SimGrid's energy model (Batsim ``-E``; the platform must
-    then describe host power). Raises ``ValueError`` (bad name, option or file),
-    ``FileNotFoundError``, ``FileExistsError``, :class:`BatsimError` or
+    then describe host power); ``tools`` says where batsched is and how real Batsim is
+    started (default: both on ``PATH``). Raises ``ValueError`` (bad name, option or file),
+    ``FileNotFoundError`` (also batsched or batsim not installed), ``FileExistsError``,
+    :class:`BatsimError`, :class:`~hetsched.experiments.batsched.BatschedError`,
+    :class:`~hetsched.dependencies.MissingDependencyError` or
     :class:`~hetsched.metrics.checker.ScheduleViolation`.
     """
     if engine not in ENGINES:
@@ -390,10 +618,13 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    stock = name.startswith(STOCK_PREFIX)
-    scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX)
+    tools = tools or ExternalTools()
+    stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
+    scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
     prefix = prepare_outdir(outdir, force)
-    runner = _run_embedded if engine == "embedded" else _run_batsim
+    runner: Callable[..., None] = _run_embedded
+    if engine != "embedded":
+        runner = functools.partial(_run_batsim, launcher=tools.launcher(engine))
     started = time.monotonic()
     with _scheduler_log(outdir / "scheduler.log"):
         bar = ProgressBar() if progress else None
@@ -414,5 +645,6 @@ def run_heuristic(
     report = check_run(prefix, workload, platform, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
     summary = summarize(prefix, workload, platform, heuristic=name, engine=engine)
     summary = dataclasses.replace(summary, wall_seconds=wall_seconds, checked_rules=report.rules)
+    write_task_table(task_table_path(prefix), task_table(prefix, workload, platform))
     (outdir / "summary.json").write_text(summary.dumps() + "\n")
     return summary

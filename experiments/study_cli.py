@@ -7,7 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.experiments import hansen_cli, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
+from hetsched.experiments.cells import add_executor_arguments, executor_from_args
+from hetsched.experiments.cli import RUN_FAILURES, add_tool_arguments, external_tools
 from hetsched.experiments.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.experiments.run import ENGINES
 from hetsched.experiments.scenario import Scenario, prepare
@@ -54,9 +56,14 @@ def compare_command(args: argparse.Namespace) -> int:
         outdir = args.outdir or Path("runs") / f"compare-{scenario.label()}"
         print(f"preparing {scenario.label()} in {outdir}", file=sys.stderr, flush=True)
         platform, workload = prepare(scenario, outdir, args.trace_dir)
-    summaries = compare(
-        heuristics, platform, workload, outdir, engine=args.engine, on_run=_report
-    )
+    try:
+        summaries = compare(
+            heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
+            tools=external_tools(args), energy=not args.no_energy,
+        )
+    except RUN_FAILURES as error:
+        print(f"hetsched compare: {error}", file=sys.stderr)
+        return 1
     print(format_table(summaries))
     print(f"outputs: {outdir}/<heuristic>/ (out_jobs.csv, summary.json, ...)")
     return 0
@@ -121,6 +128,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         arrivals=arrivals,
         jobs=args.jobs,
         only_scenarios=_scenario_indices(args.only_scenarios),
+        executor=executor_from_args(args),
         on_days=days,
         on_run=report,
     )
@@ -165,8 +173,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
     parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
-                        help="comma-separated scheduler names (default: %(default)s)")
+                        help="comma-separated scheduler names: hetsched heuristics,"
+                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded")
+    add_tool_arguments(parser)
+    parser.add_argument("--no-energy", action="store_true",
+                        help="run without SimGrid's energy model (platforms without host power)")
     parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
     parser.set_defaults(func=compare_command)
@@ -202,6 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        " (window, the paper's) or whenever tasks complete (total)")
     study.add_argument("--jobs", type=int, default=1,
                        help="runs at once, in worker processes (default 1)")
+    add_executor_arguments(study)
     study.add_argument("--engine", choices=ENGINES, default="embedded")
     study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
@@ -210,3 +223,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     machovec_cli.register(studies)
     tarplee_cli.register(studies)
     hansen_cli.register(studies)
+    hwang.register(studies)

@@ -10,15 +10,17 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from hetsched import __version__
-from hetsched.engine import batsim_cli
+from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
 from hetsched.experiments import cli as experiments_cli
-from hetsched.experiments import study_cli
+from hetsched.experiments import plot_cli, study_cli
 from hetsched.platforms import cli as platforms_cli
 from hetsched.schedulers import cli as schedulers_cli
 from hetsched.workloads import cli as workloads_cli
 
-COMMAND_GROUPS = (platforms_cli, workloads_cli, schedulers_cli, experiments_cli, study_cli)
+COMMAND_GROUPS = (
+    platforms_cli, workloads_cli, schedulers_cli, experiments_cli, study_cli, plot_cli,
+)
 
 
 class UserError(Exception):
@@ -50,10 +52,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     :class:`~hetsched.errors.InputWarning` warnings are one line each. Anything else is
     a bug and keeps its traceback. ``hetsched batsim ...`` takes Batsim's own command line
     and exit codes (:mod:`hetsched.engine.batsim_cli`), so it is dispatched before the parser.
+    A dependency installed apart (pybatsim, the Docker SDK: :mod:`hetsched.dependencies`) is
+    imported only by the commands that need it; when it is missing they say, on one line, how
+    to install it (exit status 2).
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["batsim"]:
-        return batsim_cli.main(arguments[1:])
+        from hetsched.engine import batsim_cli
+
+        try:
+            return batsim_cli.main(arguments[1:])
+        except ImportError as error:
+            return _missing_dependency("hetsched batsim", error)
     args = build_parser().parse_args(arguments)
     command = f"hetsched {args.command}"
     original = warnings.showwarning
@@ -86,9 +96,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ValueError, OSError) as error:
         print(f"{command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
+    except ImportError as error:
+        return _missing_dependency(command, error)
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _missing_dependency(command: str, error: ImportError) -> int:
+    """Exit status 2 and how to install the missing dependency; any other import error is a
+    bug and keeps its traceback."""
+    message = str(error) if isinstance(error, MissingDependencyError) else None
+    message = message or missing_message(error.name)
+    if message is None:
+        raise error
+    print(f"{command}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _one_line(error: BaseException) -> str:

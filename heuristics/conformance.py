@@ -4,8 +4,8 @@ In the spirit of scikit-learn's ``check_estimator``: :func:`check_heuristic` run
 heuristic through every check on two small systems (one cluster; three heterogeneous
 clusters with three P-states each) and a synthetic workload that carries every annotation the
 papers use (value and utility functions, ETC per P-state, power, task types, applications and
-users, a moldable speedup), and raises :class:`ConformanceError` naming the check and the task
-at the first failure. The checks:
+users, a moldable speedup, Hansen's serial times, slowdowns and makespan goal), and raises
+:class:`ConformanceError` naming the check and the task at the first failure. The checks:
 
 * ``parameters``: ``get_params`` rebuilds the heuristic; ``clone`` gives an equal, separate,
   unused one;
@@ -15,8 +15,9 @@ at the first failure. The checks:
   schedule in model time (:class:`~hetsched.core.runner.ModelTimeRunner`);
 * ``sound-schedule``: in the runs' outcome, checked independently of the driver's own
   validation, no resource runs two tasks at once, no task starts before it arrives, every
-  task runs inside one cluster at an existing P-state for its planned time, every task ends
-  done or dropped;
+  task runs inside one cluster at an existing P-state for its planned time, on enough nodes
+  for its cores (fewer only for a moldable task planned for its time on that many: Downey's
+  speedup), every task ends done or dropped;
 * ``hard-deadlines`` (when the heuristic claims ``respects_hard_deadlines``): no task with a
   value function completes after its hard deadline;
 * ``energy-budget`` (when it claims ``respects_energy_budget``): given half the energy that
@@ -118,6 +119,12 @@ def _workload_records(specs: Sequence, seed: int, nb_tasks: int) -> list:
             "etc_pstate": etc_pstate,
             "power": power,
             "downey": {"A": float(max(1, cores)), "sigma": 1.0},
+            # Hansen's stochastic model (sec. II), derived without drawing: one slowdown per
+            # cluster and one makespan goal for the whole workload, as the model requires
+            "serial_time": {name: {"mean": round(base, 3), "cov": 0.25} for name in etc},
+            "slowdown": {cluster.name: {"alpha": 4.0 + position, "beta": 2.0}
+                         for position, cluster in enumerate(specs)},
+            "makespan_goal": 1800.0,
         }
         records.append(TaskRecord(subtime=arrival, cores=cores, etc=etc, annotations=annotations))
     return records
@@ -241,8 +248,15 @@ def check_sound_schedule(
             raise fail(task.id, f"nodes {decision.nodes} are not all in {decision.cluster}")
         if not 0 <= decision.pstate < len(cluster.pstates):
             raise fail(task.id, f"P-state {decision.pstate} does not exist")
-        if len(decision.nodes) * cluster.cores_per_resource < task.cores:
-            raise fail(task.id, f"{len(decision.nodes)} node(s) give fewer than {task.cores} cores")
+        count = len(decision.nodes)
+        if count * cluster.cores_per_resource < task.cores:
+            # fewer nodes than its cores need: only a moldable task, planned for its time on
+            # that many nodes (Downey's speedup, Hansen sec. II.B.2)
+            planned = decision.end - decision.start
+            if task.speedup is None or count < 1 or abs(
+                planned - task.duration(cluster, decision.pstate, count)
+            ) > 1e-6 * max(1.0, planned):
+                raise fail(task.id, f"{count} node(s) give fewer than {task.cores} cores")
         ran = record.ended - record.started
         if abs(ran - (decision.end - decision.start)) > 1e-6 * max(1.0, ran):
             raise fail(task.id, f"ran {ran} s, planned {decision.end - decision.start} s")

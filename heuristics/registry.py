@@ -29,6 +29,7 @@ import typing
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
 from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.hwang import TwoLevelFairness
 from hetsched.heuristics.maxutility import (
     MaxUpe,
     MaxUpePh,
@@ -42,6 +43,13 @@ from hetsched.heuristics.maxutility import (
 from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.randomized import RandomMapping
+from hetsched.heuristics.robust_batch import (
+    PbRBatch,
+    PbSBatch,
+    RfDuplexBatch,
+    RfMinMaxBatch,
+    RfMinMinBatch,
+)
 
 HEURISTICS: dict[str, type[Heuristic]] = {
     cls.name: cls
@@ -64,6 +72,12 @@ HEURISTICS: dict[str, type[Heuristic]] = {
         MaxUpe,
         MaxUpePh,
         *BAG_HEURISTICS,
+        PbRBatch,
+        PbSBatch,
+        RfMinMinBatch,
+        RfMinMaxBatch,
+        RfDuplexBatch,
+        TwoLevelFairness,
     )
 }
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""

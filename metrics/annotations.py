@@ -3,8 +3,8 @@
 Read with plain :mod:`json`, independently of the workload writer, so that the
 schedule checker does not share code with what it checks. Only the fields the
 metrics use are read and validated: each job's Batsim ``id``/``subtime`` and its
-``value``, ``utility`` and ``etc`` annotations (``docs/architecture.md``), and the
-top-level ``hetsched.measure_window`` and ``hetsched.energy_budget``.
+``value``, ``utility``, ``etc`` and ``makespan_goal`` annotations (``docs/architecture.md``),
+and the top-level ``hetsched.measure_window`` and ``hetsched.energy_budget``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class JobAnnotations:
 
     ``etc`` is the Estimated Time to Compute per cluster at P-state 0 (Khemka sec. 2);
     ``value`` the value function (Khemka sec. 2), ``utility`` the utility function
-    (Machovec sec. II.C), if the job has them.
+    (Machovec sec. II.C), ``makespan_goal`` the seconds after its submission by which the
+    batch should complete (Hansen sec. II.D, Delta), if the job has them.
 
     >>> j = JobAnnotations("w0!3", 10.0, value=ValueFunction(8.0, 2.0, 50.0, 100.0))
     >>> j.value.start
@@ -61,12 +62,16 @@ class JobAnnotations:
     value: ValueFunction | None = None
     utility: UtilityFunction | None = None
     etc: Mapping[str, float] = field(default_factory=dict)
+    makespan_goal: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.subtime) and self.subtime >= 0):
             raise ValueError(
                 f"job {self.batsim_id}: subtime {self.subtime} must be a finite number >= 0"
             )
+        goal = self.makespan_goal
+        if goal is not None and not (math.isfinite(goal) and goal > 0):
+            raise ValueError(f"job {self.batsim_id}: makespan_goal {goal} must be a number > 0")
         object.__setattr__(self, "etc", MappingProxyType(dict(self.etc)))
 
 
@@ -159,8 +164,11 @@ def _job(data: object, index: int, workload_name: str, path: Path) -> JobAnnotat
             raise WorkloadError(f"{where}: field 'utility': {error}") from None
     subtime = _number(data, "subtime", where)
     etc_seconds = {cluster: _number(etc, cluster, f"{where}: etc") for cluster in etc}
+    goal = None if data.get("makespan_goal") is None else _number(data, "makespan_goal", where)
     try:
-        return JobAnnotations(name, subtime, value_function, utility_function, etc_seconds)
+        return JobAnnotations(
+            name, subtime, value_function, utility_function, etc_seconds, goal
+        )
     except ValueError as error:
         raise WorkloadError(f"{path}: {error}") from None
 

@@ -41,6 +41,9 @@ JOBS_COLUMNS = (
 ENERGY_COLUMNS = ("time", "energy", "event_type", "wattmin", "epower")
 """Columns of ``out_consumed_energy.csv`` (``src/export.cpp``, EnergyConsumptionTracer)."""
 
+PSTATE_COLUMNS = ("time", "machine_id", "new_pstate")
+"""Columns of ``out_pstate_changes.csv`` (``src/export.cpp``, PStateChangeTracer)."""
+
 EXECUTED_STATES = frozenset(
     {
         "COMPLETED_SUCCESSFULLY",
@@ -310,3 +313,46 @@ def read_consumed_energy(path: str | Path) -> list[EnergySample]:
             )
         samples.append(sample)
     return samples
+
+
+@dataclass(frozen=True)
+class PStateChange:
+    """One row of ``out_pstate_changes.csv``: ``machines`` switched to ``pstate`` at ``time``.
+
+    Batsim writes one row at time 0 with every machine's initial P-state, then one per
+    switch it enacts.
+    """
+
+    time: float
+    machines: tuple[int, ...]
+    pstate: int
+
+
+def read_pstate_changes(path: str | Path) -> list[PStateChange]:
+    """Read ``out_pstate_changes.csv``; times may not decrease.
+
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "out_pstate_changes.csv")
+    ...     _ = open(path, "w").write("time,machine_id,new_pstate\\n0,0-3,0\\n10,1 3,2\\n")
+    ...     read_pstate_changes(path)[1]
+    PStateChange(time=10.0, machines=(1, 3), pstate=2)
+    """
+    path = Path(path)
+    changes: list[PStateChange] = []
+    for where, row in _rows(path, PSTATE_COLUMNS):
+        time = _number(row["time"], where, "time")
+        try:
+            machines = parse_interval_set(row["machine_id"])
+        except ValueError as error:
+            raise OutputFileError(f"{where}: column machine_id: {error}") from None
+        try:
+            pstate = int(row["new_pstate"])  # -1 occurs (machovec study runs)
+        except ValueError:
+            raise OutputFileError(
+                f"{where}: column new_pstate: {row['new_pstate']!r} is not a P-state number"
+            ) from None
+        if changes and time < changes[-1].time:
+            raise OutputFileError(f"{where}: time {time} goes back from {changes[-1].time}")
+        changes.append(PStateChange(time, machines, pstate))
+    return changes

@@ -114,6 +114,12 @@ class ClusterSpec:
     ``pstates`` are ordered fastest first (P-state 0 has the highest speed, as in SimGrid and
     Batsim); speeds must strictly decrease. ``node_type`` defaults to ``<name>-<cores>c``.
     ``off_watts`` is the node's power when switched off (SimGrid's ``wattage_off``).
+    ``shared_nodes``: the nodes are shared by single-core tasks of several users (Hwang et
+    al. IEEE TSC 2018, co-runners): the platform file then has one Batsim host per *core*
+    (``docs/architecture.md``, "Shared nodes"); the P-states' watts stay the whole node's.
+
+    >>> ClusterSpec("gene", 300, 2, (PStateSpec(2e9, 20.0, 40.0),), shared_nodes=True).node_type
+    'gene-2c'
     """
 
     name: str
@@ -122,9 +128,12 @@ class ClusterSpec:
     pstates: tuple[PStateSpec, ...]
     node_type: str = ""
     off_watts: float = 0.0
+    shared_nodes: bool = False
 
     def __post_init__(self) -> None:
         check_name("name", self.name)
+        if not isinstance(self.shared_nodes, bool):
+            raise SpecError("shared_nodes", f"must be true or false, got {self.shared_nodes!r}")
         _check_count("nb_nodes", self.nb_nodes)
         _check_count("cores_per_node", self.cores_per_node)
         if not isinstance(self.pstates, (tuple, list)) or not self.pstates:
@@ -149,6 +158,11 @@ class ClusterSpec:
     @property
     def total_cores(self) -> int:
         return self.nb_nodes * self.cores_per_node
+
+    @property
+    def nb_hosts(self) -> int:
+        """SimGrid hosts (Batsim resources): one per node, one per core on shared nodes."""
+        return self.total_cores if self.shared_nodes else self.nb_nodes
 
 
 @dataclass(frozen=True)
@@ -180,3 +194,8 @@ class PlatformSpec:
     @property
     def total_nodes(self) -> int:
         return sum(cluster.nb_nodes for cluster in self.clusters)
+
+    @property
+    def total_hosts(self) -> int:
+        """SimGrid compute hosts, i.e. Batsim resources (:attr:`ClusterSpec.nb_hosts`)."""
+        return sum(cluster.nb_hosts for cluster in self.clusters)

@@ -318,7 +318,8 @@ def _hwang(preset: str, seed: int, options: Mapping[str, object]) -> PlatformSpe
             nodes = whole_nodes(nodes / 2, 1)
         elif variant == ["large", name]:
             nodes *= 2
-        clusters.append(ClusterSpec(name, nodes, cores, (reference_pstate(cores, clock),)))
+        clusters.append(ClusterSpec(name, nodes, cores, (reference_pstate(cores, clock),),
+                                    shared_nodes=True))
     return PlatformSpec(tuple(clusters), name=preset)
 
 

@@ -51,6 +51,9 @@ PROPERTY_NAMES = (
     "wattage_per_state",
     "wattage_off",
 )
+"""Properties of every compute host."""
+CORE_INDEX = "core_index"
+"""The extra property of a host of a shared-node cluster: which core of its node it is."""
 
 
 def format_speeds(pstates: Sequence[PStateSpec]) -> str:
@@ -119,22 +122,60 @@ def pstates_from_text(speeds_text: str, wattage_text: str) -> tuple[PStateSpec, 
     )
 
 
-def host_properties(cluster: ClusterSpec, node_index: int) -> dict[str, str]:
-    """The properties of node ``node_index`` (from 0) of ``cluster``, in the table's order."""
+def core_pstates(cluster: ClusterSpec) -> tuple[PStateSpec, ...]:
+    """What one host of ``cluster`` draws: the node's P-states, or on a shared-node cluster
+    (one host per core) the node's watts split evenly over its cores.
+
+    >>> gene = ClusterSpec("gene", 1, 2, (PStateSpec(2e9, 20.0, 40.0),), shared_nodes=True)
+    >>> core_pstates(gene)
+    (PStateSpec(speed=2000000000.0, idle_watts=10.0, full_watts=20.0),)
+    """
+    if not cluster.shared_nodes:
+        return cluster.pstates
+    k = cluster.cores_per_node
+    return tuple(PStateSpec(p.speed, p.idle_watts / k, p.full_watts / k) for p in cluster.pstates)
+
+
+def host_properties(
+    cluster: ClusterSpec, node_index: int, core_index: int | None = None
+) -> dict[str, str]:
+    """The properties of node ``node_index`` (from 0) of ``cluster``, in the table's order;
+    on a shared-node cluster, of core ``core_index`` of that node (``core_index`` last,
+    watts per core: :func:`core_pstates`).
+
+    >>> gene = ClusterSpec("gene", 3, 2, (PStateSpec(2e9, 20.0, 40.0),), shared_nodes=True)
+    >>> props = host_properties(gene, 2, 1)
+    >>> props["node_index"], props["core_index"], props["wattage_per_state"]
+    ('2', '1', '10.0:20.0')
+    """
     if not 0 <= node_index < cluster.nb_nodes:
         raise ValueError(
             f"cluster {cluster.name}: node_index {node_index} is not in [0, {cluster.nb_nodes})"
         )
-    return {
+    if cluster.shared_nodes != (core_index is not None):
+        raise ValueError(
+            f"cluster {cluster.name}: a core_index is needed on shared-node clusters only"
+        )
+    if core_index is not None and not 0 <= core_index < cluster.cores_per_node:
+        raise ValueError(
+            f"cluster {cluster.name}: core_index {core_index} is not in"
+            f" [0, {cluster.cores_per_node})"
+        )
+    pstates = core_pstates(cluster)
+    properties = {
         "role": COMPUTE_ROLE,
         "cluster": cluster.name,
         "node_type": cluster.node_type,
         "cores_per_node": str(cluster.cores_per_node),
         "node_index": str(node_index),
-        "speed_per_pstate": format_speeds(cluster.pstates),
-        "wattage_per_state": format_wattage(cluster.pstates),
-        "wattage_off": repr(cluster.off_watts),
+        "speed_per_pstate": format_speeds(pstates),
+        "wattage_per_state": format_wattage(pstates),
+        "wattage_off": repr(cluster.off_watts / cluster.cores_per_node
+                            if cluster.shared_nodes else cluster.off_watts),
     }
+    if core_index is not None:
+        properties[CORE_INDEX] = str(core_index)
+    return properties
 
 
 def _resource_label(position: int, resource: object) -> str:

@@ -9,9 +9,10 @@ and no link (the papers' tasks do not communicate). Inside it:
   it has no power (``wattage_per_state`` ``0.0:0.0``) so it adds nothing to energy figures.
   Batsim finds it by its role: do not pass ``-m/--master-host master`` to Batsim (that would add
   a second ``master`` role to it, which Batsim rejects);
-* one ``<host>`` per compute node, with ``speed`` = its P-states' speeds per core (P-state 0
-  first), ``core="1"``, ``pstate="0"`` and the properties of
-  :mod:`hetsched.platforms.properties` (``cores_per_node`` carries the node's cores).
+* one ``<host>`` per compute node (per *core* on a shared-node cluster, see below), with
+  ``speed`` = its P-states' speeds per core (P-state 0 first), ``core="1"``, ``pstate="0"``
+  and the properties of :mod:`hetsched.platforms.properties` (``cores_per_node`` carries the
+  node's cores).
 
 Why ``core="1"``: the papers allocate whole nodes (Khemka et al. section 2), so a task on a node
 loads all of it. SimGrid 3.32's host energy plugin charges ``Idle + (AllCores - Idle) x busy
@@ -20,6 +21,13 @@ cores / core count`` and one Batsim job's execution loads one core of a host: wi
 a 4-core host at 100 W idle / 200 W full costs 125 J). Modelling each node as one SimGrid core
 makes a running job draw its node's full power, as the measurement on real Batsim shows
 (docs/batsim-facts.md).
+
+Shared-node clusters (``ClusterSpec.shared_nodes``, Hwang et al.'s co-runners; the decision
+is in docs/architecture.md): one host per core, ``core="1"``, named
+``<c>-<cluster>-<n>-<k>`` (core ``k`` of node ``n``, zero-padded), with the property
+``core_index`` beside ``node_index`` and the node's watts split over its cores (each core
+host draws ``Idle/cores`` idle and ``AllCores/cores`` busy, so a full node draws the node's
+power). The reader multiplies them back.
 
 Batsim 4.2.1 numbers compute resources in the order of SimGrid's ``Engine::get_all_hosts()``
 (``Machines::create_machines``: ``sort_machines_by_ascending_name`` sorts a copy, then the ids
@@ -40,6 +48,9 @@ written with ``repr``) and refuses files it did not write, naming the file and t
 (['0-gene-00', '0-gene-11'], '1-cheetah-2')
 >>> print(platform_to_xml(platform).splitlines()[12])
   <host id="0-gene-00" speed="2000000000.0f, 1000000000.0f" core="1" pstate="0" coordinates="0 0 0">
+>>> shared = PlatformSpec((ClusterSpec("gene", 12, 2, pstates, shared_nodes=True),))
+>>> host_name(shared, 0, 11, 1)
+'0-gene-11-1'
 """
 
 from __future__ import annotations
@@ -51,9 +62,10 @@ from xml.sax.saxutils import quoteattr
 
 from hetsched.errors import PlatformError
 from hetsched.files import write_atomically
-from hetsched.platforms.model import ClusterSpec, PlatformSpec, SpecError
+from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec, SpecError
 from hetsched.platforms.properties import (
     COMPUTE_ROLE,
+    CORE_INDEX,
     MASTER_ROLE,
     PROPERTY_NAMES,
     host_properties,
@@ -70,12 +82,18 @@ COORDINATES = "0 0 0"
 PLATFORM_VERSION = "4.1"
 
 
-def host_name(platform: PlatformSpec, cluster_position: int, node_index: int) -> str:
-    """The SimGrid host id of node ``node_index`` of the cluster at ``cluster_position``."""
+def host_name(
+    platform: PlatformSpec, cluster_position: int, node_index: int, core_index: int | None = None
+) -> str:
+    """The SimGrid host id of node ``node_index`` of the cluster at ``cluster_position`` (of
+    its core ``core_index`` on a shared-node cluster)."""
     cluster = platform.clusters[cluster_position]
     cluster_width = len(str(len(platform.clusters) - 1))
     node_width = len(str(cluster.nb_nodes - 1))
-    return f"{cluster_position:0{cluster_width}d}-{cluster.name}-{node_index:0{node_width}d}"
+    name = f"{cluster_position:0{cluster_width}d}-{cluster.name}-{node_index:0{node_width}d}"
+    if core_index is None:
+        return name
+    return f"{name}-{core_index:0{len(str(cluster.cores_per_node - 1))}d}"
 
 
 def _speed_attribute(speeds: tuple[float, ...]) -> str:
@@ -92,12 +110,16 @@ def _cluster_hosts(platform: PlatformSpec, position: int, cluster: ClusterSpec) 
         f'speed="{speed}" core="1" pstate="0" coordinates="{COORDINATES}"'
     )
     lines = []
+    cores: tuple[int | None, ...] = (
+        tuple(range(cluster.cores_per_node)) if cluster.shared_nodes else (None,)
+    )
     for node_index in range(cluster.nb_nodes):
-        name = host_name(platform, position, node_index)
-        lines.append(f"  <host id={quoteattr(name)} {attributes}>")
-        properties = host_properties(cluster, node_index)
-        lines.extend(_prop(key, value) for key, value in properties.items())
-        lines.append("  </host>")
+        for core_index in cores:
+            name = host_name(platform, position, node_index, core_index)
+            lines.append(f"  <host id={quoteattr(name)} {attributes}>")
+            properties = host_properties(cluster, node_index, core_index)
+            lines.extend(_prop(key, value) for key, value in properties.items())
+            lines.append("  </host>")
     return lines
 
 
@@ -188,11 +210,11 @@ class _Reader:
 
     def compute_host(
         self, host: ElementTree.Element, properties: dict[str, str]
-    ) -> tuple[ClusterSpec, int]:
+    ) -> tuple[ClusterSpec, int, int | None]:
         missing = [name for name in PROPERTY_NAMES if name not in properties]
         if missing:
             raise self.error(host, f"missing property {missing[0]!r}")
-        extra = sorted(set(properties) - set(PROPERTY_NAMES))
+        extra = sorted(set(properties) - {*PROPERTY_NAMES, CORE_INDEX})
         if extra:
             raise self.error(host, f"unexpected property {extra[0]!r}")
         if properties["role"] != COMPUTE_ROLE:
@@ -201,22 +223,32 @@ class _Reader:
             pstates = pstates_from_text(
                 properties["speed_per_pstate"], properties["wattage_per_state"]
             )
+            cores = int(properties["cores_per_node"])
+            core_index = int(properties[CORE_INDEX]) if CORE_INDEX in properties else None
+            per_host = 1 if core_index is None else cores  # a core host draws 1/cores
             cluster = ClusterSpec(
                 name=properties["cluster"],
                 nb_nodes=1,
-                cores_per_node=int(properties["cores_per_node"]),
-                pstates=pstates,
+                cores_per_node=cores,
+                pstates=tuple(
+                    PStateSpec(p.speed, p.idle_watts * per_host, p.full_watts * per_host)
+                    for p in pstates
+                ),
                 node_type=properties["node_type"],
-                off_watts=float(properties["wattage_off"]),
+                off_watts=float(properties["wattage_off"]) * per_host,
+                shared_nodes=core_index is not None,
             )
             node_index = int(properties["node_index"])
         except ValueError as error:
             raise self.error(host, f"bad property value: {error}") from None
         if node_index < 0:
             raise self.error(host, f"property 'node_index' is {node_index}, below 0")
+        if core_index is not None and not 0 <= core_index < cores:
+            raise self.error(host, f"property 'core_index' is {core_index}, not in [0, {cores})")
         written = host_properties(dataclasses.replace(cluster, nb_nodes=node_index + 1),
-                                  node_index)
-        for name in ("cores_per_node", "node_index", "node_type", "wattage_off"):
+                                  node_index, core_index)
+        names = ["cores_per_node", "node_index", "node_type", "wattage_off", "wattage_per_state"]
+        for name in names + ([CORE_INDEX] if core_index is not None else []):
             if written[name] != properties[name]:  # "08" for 8, "" for a default...
                 raise self.error(host, f"property {name!r} is {properties[name]!r}, which this"
                                  f" writer would write {written[name]!r}")
@@ -226,13 +258,13 @@ class _Reader:
             {"id": host.get("id", ""), "speed": speed, "core": "1", "pstate": "0",
              "coordinates": COORDINATES},
         )
-        return cluster, node_index
+        return cluster, node_index, core_index
 
     def read(self) -> PlatformSpec:
         zone = self.zone()
         masters = 0
         shapes: dict[str, ClusterSpec] = {}
-        hosts: dict[str, list[tuple[int, ElementTree.Element]]] = {}
+        hosts: dict[str, list[tuple[int, int | None, ElementTree.Element]]] = {}
         for host in zone:
             if host.tag != "host":
                 raise self.error(host, "unexpected element: only <host> elements are ours")
@@ -241,37 +273,35 @@ class _Reader:
                 self.check_master(host, properties)
                 masters += 1
                 continue
-            shape, node_index = self.compute_host(host, properties)
+            shape, node_index, core_index = self.compute_host(host, properties)
             first = shapes.setdefault(shape.name, shape)
             if first != shape:
                 raise self.error(host, f"differs from the other nodes of cluster {shape.name!r}")
-            hosts.setdefault(shape.name, []).append((node_index, host))
+            hosts.setdefault(shape.name, []).append((node_index, core_index, host))
         if masters != 1:
             raise self.error(zone, f"expected one master host, found {masters}")
         clusters = []
         for name, members in hosts.items():
-            members.sort(key=lambda member: member[0])
-            for expected, (node_index, host) in enumerate(members):
-                if node_index != expected:
-                    raise self.error(host, f"node_index {node_index}, expected {expected}")
             shape = shapes[name]
-            clusters.append(
-                ClusterSpec(
-                    shape.name,
-                    len(members),
-                    shape.cores_per_node,
-                    shape.pstates,
-                    shape.node_type,
-                    shape.off_watts,
-                )
-            )
+            per_node = shape.cores_per_node if shape.shared_nodes else 1
+            members.sort(key=lambda member: (member[0], member[1] or 0))
+            for position, (node_index, core_index, host) in enumerate(members):
+                expected = divmod(position, per_node)
+                if (node_index, core_index or 0) != expected:
+                    if core_index is None:
+                        raise self.error(host, f"node_index {node_index}, expected {expected[0]}")
+                    raise self.error(host, f"node_index {node_index} core_index {core_index},"
+                                     f" expected node {expected[0]} core {expected[1]}")
+            if len(members) % per_node:
+                raise self.error(members[-1][2], f"node {members[-1][0]} lacks cores")
+            clusters.append(dataclasses.replace(shape, nb_nodes=len(members) // per_node))
         try:
             platform = PlatformSpec(tuple(clusters), name=zone.get("id", ""))
         except SpecError as error:
             raise self.error(zone, str(error)) from None
         for position, name in enumerate(hosts):
-            for node_index, host in hosts[name]:
-                expected = host_name(platform, position, node_index)
+            for node_index, core_index, host in hosts[name]:
+                expected = host_name(platform, position, node_index, core_index)
                 if host.get("id") != expected:
                     raise self.error(host, f"host id should be {expected!r}")
         return platform

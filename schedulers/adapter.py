@@ -42,7 +42,10 @@ P-state other than 0 (Batsim refuses SET_RESOURCE_STATE otherwise; it does
 not tell the scheduler whether ``-E`` is on). Acknowledged registrations
 (``--acknowledge-dynamic-jobs``) work too: the twins' JOB_SUBMITTED are ignored.
 Every node starts at P-state 0 (SimGrid's default; Batsim does not forward a
-host's initial P-state).
+host's initial P-state). Every message from Batsim passes a
+:class:`~hetsched.schedulers.protocol.ProtocolGuard` first (installed when pybatsim hands
+the scheduler its ``Batsim`` object): a malformed or out-of-order message, and silence past
+pybatsim's timeout, are a :class:`~hetsched.schedulers.protocol.BatsimProtocolError`.
 
 Options (pybatsim's ``-o`` JSON): ``heuristic`` (a name of
 :data:`hetsched.heuristics.registry.HEURISTICS`), ``period`` (seconds between
@@ -64,7 +67,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from batsim.batsim import BatsimScheduler, Job
+from batsim.batsim import Batsim, BatsimScheduler, Job
 from procset import ProcSet
 
 from hetsched.core.actual import ActualRunTime
@@ -73,6 +76,7 @@ from hetsched.core.driver import EPSILON, MappingDriver, MappingError
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
     is_twin,
@@ -241,6 +245,23 @@ class HetschedScheduler(BatsimScheduler):
                 )
         return registry.create(name, **params)
 
+    # ------------------------------------------------------------- protocol
+    @property
+    def bs(self) -> Batsim:
+        """pybatsim's ``Batsim`` object; its network handler wrapped in a :class:`ProtocolGuard`.
+
+        pybatsim sets it in ``Batsim.__init__`` before it reads the first message, so every
+        message from Batsim is checked (:mod:`hetsched.schedulers.protocol`).
+        """
+        return self._bs
+
+    @bs.setter
+    def bs(self, bs: Batsim) -> None:
+        network = getattr(bs, "network", None)
+        if network is not None and not isinstance(network, ProtocolGuard):
+            bs.network = ProtocolGuard(network)
+        self._bs = bs
+
     # ----------------------------------------------------------- simulation
     def onSimulationBegins(self) -> None:
         config = self.bs.batconf
@@ -307,9 +328,10 @@ class HetschedScheduler(BatsimScheduler):
                 ))
 
     def onDeadlock(self) -> None:
-        raise RuntimeError(
-            "Batsim sent nothing within the timeout: it may have crashed or deadlocked"
-            " (see its log); if it is only slow, raise pybatsim's --timeout"
+        raise BatsimProtocolError(
+            "Batsim sent nothing within the timeout: it may have crashed, closed the"
+            " connection or deadlocked (see its log); if it is only slow, raise the timeout"
+            " (hetsched serve -t, pybatsim --timeout)"
         )
 
     # ------------------------------------------------------------------ jobs

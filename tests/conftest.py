@@ -12,6 +12,13 @@ from pathlib import Path
 import pytest
 import zmq
 
+from hetsched.experiments.run import stock_package
+
+# `python -m pytest` from the project root puts the root first on sys.path, where hetsched's
+# own `schedulers/` folder shadows pybatsim's package of that name, which the tests import
+# (`from schedulers.easyBackfill import EasyBackfill`): make `schedulers` pybatsim's.
+stock_package()
+
 # pybatsim's NetworkHandler never terminates its ZeroMQ context. If such a context is
 # garbage-collected later, during another test, with a socket still holding an unsent
 # message, pyzmq's finaliser terminates it with an infinite linger and the whole suite
@@ -60,3 +67,21 @@ def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     argv = tmp_path / "batsim-argv.json"
     monkeypatch.setenv("FAKE_BATSIM_ARGV", str(argv))
     return argv
+
+
+FAKE_BATSCHED = Path(__file__).with_name("fake_batsched.py")
+"""A stand-in ``batsched`` (batsched 1.4.0's command line): replayed replies or a tiny FCFS."""
+
+
+@pytest.fixture
+def fake_batsched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-in ``batsched`` as an executable in ``tmp_path/batsched-bin`` (not on PATH:
+    give it with ``--batsched``, or put its folder on PATH); its command line goes to
+    ``tmp_path/batsched-argv.json``."""
+    bin_dir = tmp_path / "batsched-bin"
+    bin_dir.mkdir()
+    executable = bin_dir / "batsched"
+    executable.write_text(f"#!{sys.executable}\n" + FAKE_BATSCHED.read_text())
+    executable.chmod(executable.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("FAKE_BATSCHED_ARGV", str(tmp_path / "batsched-argv.json"))
+    return executable

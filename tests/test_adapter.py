@@ -26,6 +26,7 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.heuristics import registry
 from hetsched.schedulers.adapter import BatsimSetupError, HetschedScheduler
 from hetsched.schedulers.maxVpr import MaxVpr
+from hetsched.schedulers.protocol import BatsimProtocolError
 
 Script = list[Decision] | Callable[[MappingEvent], list[Decision]]
 
@@ -64,6 +65,9 @@ class Loopback:
 
     def recv(self, blocking: bool = False) -> dict[str, Any] | None:
         return self.inbox.pop(0) if self.inbox else None
+
+    def recv_string(self, blocking: bool = False) -> str | None:
+        return json.dumps(self.inbox.pop(0)) if self.inbox else None
 
     def send(self, message: dict[str, Any]) -> None:
         self.sent.append(json.loads(json.dumps(message)))
@@ -430,7 +434,7 @@ def test_batsim_without_dynamic_jobs_is_refused(monkeypatch: pytest.MonkeyPatch)
 
 def test_silent_batsim_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     session = Session(monkeypatch, scripted())
-    with pytest.raises(RuntimeError, match="Batsim sent nothing within the timeout"):
+    with pytest.raises(BatsimProtocolError, match="Batsim sent nothing within the timeout"):
         session.bs.do_next_event()
 
 

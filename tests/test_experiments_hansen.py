@@ -150,3 +150,95 @@ def test_cli_runs_the_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "a8-p8-high" in out and "predicted against realised" in out
     assert (tmp_path / "summary.csv").exists() and (tmp_path / "calibration.png").exists()
     assert not (tmp_path / "fig4.png").exists()  # no 32-application scenario was run
+
+
+def test_trial_on_the_embedded_engine_realises_the_draws() -> None:
+    """Every heuristic runs as a Batsim scheduler on the embedded engine: it allocates as in
+    model (same cluster and processor count for each application, else RuntimeError), and
+    each application's completion by the goal read from out_jobs.csv is the one its actual
+    draw gives."""
+    trial = hansen.run_trial(Scenario(8, 64, 4, "high"), 0, 3, engine="embedded")
+    assert trial.engine == "embedded"
+    for result in trial.results:
+        assert result.engine_completed == result.completed
+        assert result.engine_mismatches == 0
+        assert result.engine_critical_completed == result.critical_completed
+    assert any(not all(r.completed) for r in trial.results)  # some application missed it
+    assert hansen.Trial.from_json(json.loads(json.dumps(trial.to_json()))) == trial
+    model = hansen.run_trial(Scenario(8, 64, 4, "high"), 0, 3)
+    assert [r.probabilities for r in model.results] == [r.probabilities for r in trial.results]
+    with pytest.raises(ValueError, match="unknown engine 'simgrid'"):
+        hansen.run_trial(Scenario(8, 64, 4, "high"), 0, 3, engine="simgrid")
+
+
+def test_trial_under_batsim_is_the_embedded_engines(fake_batsim: Path) -> None:
+    """``--engine batsim`` (a ``batsim`` subprocess over ZeroMQ: here the fake Batsim of the
+    tests) gives the same allocation and completions."""
+    scenario = Scenario(8, 64, 2, "low")
+    batsim = hansen.run_trial(scenario, 0, 7, ["pb-s", "rf-duplex"], engine="batsim")
+    embedded = hansen.run_trial(scenario, 0, 7, ["pb-s", "rf-duplex"], engine="embedded")
+    assert fake_batsim.exists()  # the fake did run
+    assert batsim.engine == "batsim"
+    for a, b in zip(batsim.results, embedded.results, strict=True):
+        assert a.engine_completed == b.engine_completed == a.completed
+
+
+def test_an_allocation_other_than_the_models_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If the engine ran an application elsewhere than the model's allocation says, the
+    trial fails naming it (here the model's allocation is tampered with)."""
+    real = hansen.AllocationProblem.assignment
+
+    def moved(self: hansen.AllocationProblem, allocation: object) -> dict:
+        assignment = real(self, allocation)  # type: ignore[arg-type]
+        first = next(iter(assignment))
+        cluster, k = assignment[first]
+        return {**assignment, first: (cluster, k + 1)}
+
+    monkeypatch.setattr(hansen.AllocationProblem, "assignment", moved)
+    with pytest.raises(RuntimeError, match="rf-duplex on the embedded engine ran application"):
+        hansen.run_trial(Scenario(8, 64, 1, "low"), 0, 2, ["rf-duplex"], engine="embedded")
+
+
+def test_study_on_the_engine_resumes_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trials run on the engine are reused with or without it; a trial run without the engine
+    is run again when the engine is asked for. Summary columns and the printed table."""
+    options = {"batch_sizes": [8], "slowdowns": ["mixed"], "trials": 1,
+               "heuristics": ["pb-r", "rf-duplex"]}
+    seen: list[bool] = []
+    record = lambda t, resumed, done, total: seen.append(resumed)  # noqa: E731
+    plain = hansen.run_study(tmp_path, **options, on_trial=record)  # type: ignore[arg-type]
+    assert not any(seen) and all(t.engine is None for t in plain)
+    seen.clear()
+    engine = hansen.run_study(tmp_path, **options, engine="embedded",  # type: ignore[arg-type]
+                              on_trial=record)
+    assert not any(seen) and all(t.engine == "embedded" for t in engine)
+    seen.clear()
+    again = hansen.run_study(tmp_path, **options, on_trial=record)  # type: ignore[arg-type]
+    assert all(seen)  # the engine's trials, their engine results left out
+    assert [(t.engine, t.model_seconds) for t in again] == [
+        (None, t.model_seconds) for t in engine
+    ]
+    assert all(r.engine_completed is None for t in again for r in t.results)
+    rows = hansen.summarize_study(engine)
+    everything = [r for r in rows if r.scenario is None]
+    for row in everything:
+        assert row.engine_robustness_agreement == row.robustness_agreement
+        assert row.engine_application_agreement == row.application_agreement
+        assert row.engine_mismatches == 0
+    assert all(r.engine_robustness_agreement is None for r in hansen.summarize_study(plain))
+    hansen.write_csv(engine, rows, tmp_path)
+    with (tmp_path / "summary.csv").open() as handle:
+        last = list(csv.DictReader(handle))[-1]
+    assert last["engine_draws_mismatches"] == "0" and last["engine_application_rate"] != ""
+    text = hansen.format_engine_agreement(rows)
+    assert text.splitlines()[0].split()[:2] == ["heuristic", "trials"]
+    assert hansen.format_engine_agreement(hansen.summarize_study(plain)) == ""
+    code = main(["experiment", "hansen", "--batch-sizes", "8", "--slowdowns", "mixed",
+                 "--trials", "1", "--heuristics", "pb-r,rf-duplex", "--engine", "embedded",
+                 "-o", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "on the embedded engine (from out_jobs.csv)" in out

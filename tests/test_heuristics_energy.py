@@ -1,22 +1,40 @@
 """The daily energy constraint (heuristics/energy.py; Machovec et al. 2017, sec. III.G, V.C.3):
 the energy remaining, option costs and the filters' budgets, computed by hand from the
-module's definitions; the budget applied to the comparison heuristics."""
+module's definitions; the budget applied to the comparison heuristics; the energy a utility
+heuristic plans with checked against what the embedded engine's SimGrid energy model measures,
+and the schedule checker failing the same run's outputs against a budget they exceed."""
 
 from __future__ import annotations
 
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from hetsched.core.decisions import Action
+from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
 from hetsched.core.runner import ModelTimeRunner
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import SystemView
 from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
+from hetsched.engine.simulation import simulate
 from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
 from hetsched.heuristics.energy import EnergyLedger
+from hetsched.heuristics.maxutility import MaxUpePh, MaxUprPh, MaxUtil
 from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.randomized import RandomMapping
+from hetsched.metrics.annotations import read_workload_info
+from hetsched.metrics.checker import ScheduleViolation, check_run
+from hetsched.metrics.energy import energy_between
+from hetsched.metrics.outputs import read_consumed_energy
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.simgrid_xml import read_platform, write_platform
+from hetsched.schedulers.adapter import HetschedScheduler
+from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.generators import generate as generate_workload
 
 # Two 4-core nodes; P-state 0: 10 W idle, 100 W busy; P-state 1: 20 W idle, 60 W busy. A
 # node's idle power is counted at its largest idle wattage, 20 W.
@@ -145,3 +163,148 @@ def test_comparison_heuristics_keep_a_daily_budget_in_model_time(cls: type) -> N
     records = runner.run()
     assert runner.driver.system.energy_in_window <= budget
     assert any(r.state.value == "dropped" for r in records)
+
+
+# --------------------------------------- the plan against SimGrid's energy on the engine
+class PlanRecorder:
+    """Wraps a utility heuristic: at every mapping event, the day's planned total *after* the
+    event's bookings (module docstring: spent + idle reserve + committed, i.e. the budget
+    less the energy remaining, plus what the event's own STARTs and RESERVEs cost) and the
+    tasks started or reserved by then (nothing without a budget)."""
+
+    def __init__(self, heuristic: MaxUtil) -> None:
+        self.heuristic = heuristic
+        self.plans: list[tuple[float, float, frozenset[str]]] = []
+        self.booked: set[str] = set()
+
+    def record(self, event: MappingEvent) -> list[Decision]:
+        ledger = EnergyLedger.at(event)
+        decisions = type(self.heuristic).map(self.heuristic, event)
+        if ledger is None or event.system.energy_budget is None:
+            return decisions
+        planned = event.system.energy_budget * MARGIN - ledger.remaining
+        for d in decisions:
+            if d.action in (Action.START, Action.RESERVE):
+                assert d.cluster is not None
+                planned += ledger.cost(event.schedule.clusters[d.cluster], len(d.nodes),
+                                       d.pstate, d.start, d.end)
+                self.booked.add(d.task_id)
+        self.plans.append((event.time, planned, frozenset(self.booked)))
+        return decisions
+
+
+def machovec_day(folder: Path, idle_fraction: float, budget: float | None) -> tuple[Path, Path]:
+    """A Machovec platform of 1,000 cores and a day of 50 tasks (seed 3), as the study draws
+    them (experiments/machovec.py), the budget in the workload."""
+    platform_path, workload_path = folder / "platform.xml", folder / "workload.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_platform(generate_platform("machovec", 3, cores=1000, idle_fraction=idle_fraction),
+                   platform_path, force=True)
+    document = generate_workload("machovec", 3, read_platform(platform_path).clusters,
+                                 tasks_per_day=50.0)
+    document["hetsched"]["energy_budget"] = budget  # type: ignore[index]
+    write_workload(document, workload_path, force=True)
+    return platform_path, workload_path
+
+
+def run_on_engine(heuristic: MaxUtil, folder: Path, idle_fraction: float,
+                  budget: float | None) -> tuple[PlanRecorder, Path, Path, Path]:
+    """``heuristic`` through the pybatsim adapter on the embedded engine (SimGrid's host
+    energy model), mapping events every 600 s; returns the recorder, the output prefix and
+    the inputs."""
+    platform, workload = machovec_day(folder, idle_fraction, budget)
+    recorder = PlanRecorder(heuristic)
+    heuristic.map = recorder.record  # type: ignore[method-assign]
+    prefix = folder / "out"
+    scheduler = HetschedScheduler({"period": 600.0, "export_prefix": str(prefix)},
+                                  heuristic=heuristic)
+    simulate(platform, [workload], scheduler, str(prefix), energy=True, dynamic_jobs=True)
+    return recorder, prefix, platform, workload
+
+
+def window_joules_of_tasks(prefix: Path, window: tuple[float, float]) -> dict[str, float]:
+    """What the engine charged each task (out_jobs.csv's consumed_energy of its execution
+    twin ``w0.<n>``) inside the measure window: a task loads its nodes fully, so its power is
+    constant and the share inside the window is its overlap over its execution time."""
+    shares = {}
+    with open(f"{prefix}_jobs.csv", newline="") as stream:
+        for row in csv.DictReader(stream):
+            if row["workload_name"] != "hetsched" or row["final_state"] != "COMPLETED_SUCCESSFULLY":
+                continue
+            start, end = float(row["starting_time"]), float(row["finish_time"])
+            inside = max(0.0, min(end, window[1]) - max(start, window[0]))
+            task = "w0!" + row["job_id"].split(".", 1)[1]
+            shares[task] = float(row["consumed_energy"]) * inside / (end - start)
+    return shares
+
+
+@pytest.mark.parametrize("make", [MaxUpePh, lambda: MaxUprPh(energy_filter="per-resource")])
+def test_the_planned_energy_is_what_simgrid_measures(
+    tmp_path: Path, make: Callable[[], MaxUtil]
+) -> None:
+    """Machovec V.C.3 on the engine: half of what the heuristic spends in the measured day
+    without a budget. On the study's platforms (idle power 0) the ledger's planned day total
+    after every mapping event equals the energy SimGrid charged, inside the window, to the
+    tasks started or reserved by then (to SimGrid's microsecond task ends); it never exceeds
+    the budget; the last plan is what the engine measured over the window (out_consumed_energy
+    .csv), the checker passes the run, and fails the same outputs against a budget 1 % under
+    what they consumed."""
+    free = tmp_path / "free"
+    _, prefix, platform, workload = run_on_engine(make(), free, 0.0, None)
+    window = read_workload_info(workload).measure_window
+    assert window is not None
+    unconstrained = energy_between(read_consumed_energy(Path(f"{prefix}_consumed_energy.csv")),
+                                   *window)
+    budget = 0.5 * unconstrained
+    recorder, prefix, platform, workload = run_on_engine(make(), tmp_path / "budget", 0.0, budget)
+    measured = window_joules_of_tasks(prefix, window)
+    plans = [p for p in recorder.plans if p[2]]
+    assert len(plans) > 10
+    for time, planned, booked in plans:
+        assert planned <= budget * MARGIN, time
+        assert planned == pytest.approx(sum(measured[t] for t in booked), rel=1e-6), time
+    total = energy_between(read_consumed_energy(Path(f"{prefix}_consumed_energy.csv")), *window)
+    assert plans[-1][1] == pytest.approx(total, rel=1e-6)
+    assert total <= budget
+    assert "energy-budget" in check_run(prefix, workload, platform).rules
+    assert set(measured) < set(read_workload_info(workload).jobs)  # some were dropped
+
+    tighter = tmp_path / "tighter.json"
+    document = json.loads(workload.read_text())
+    document["hetsched"]["energy_budget"] = 0.99 * total
+    tighter.write_text(json.dumps(document))
+    with pytest.raises(ScheduleViolation) as broken:
+        check_run(prefix, tighter, platform)
+    assert [v.kind for v in broken.value.violations] == ["energy-budget"]
+
+
+def test_with_idle_power_the_plan_bounds_what_simgrid_measures(tmp_path: Path) -> None:
+    """The same day with nodes idling at 30 % of their full power (SimGrid charges it to the
+    platform, not to jobs). Idle power is planned at its largest wattage over the P-states for
+    the whole rest of the day, so the budget must first pay every node idling at P-state 0 all
+    day (the *idle reserve*); budget: that plus a fifth of what the unconstrained run's tasks drew
+    in the day. Every plan that booked a task is within the budget, and what SimGrid measured
+    over the window, idle power included, is at most the last plan. With the idle reserve
+    alone as the budget nothing can be paid: no task runs."""
+    free = tmp_path / "free"
+    _, prefix, platform, workload = run_on_engine(MaxUpePh(), free, 0.3, None)
+    window = read_workload_info(workload).measure_window
+    assert window is not None
+    clusters = read_platform(platform).clusters
+    reserve = sum(c.nb_nodes * max(p.idle_watts for p in c.pstates) for c in clusters) \
+        * (window[1] - window[0])
+    budget = reserve + 0.2 * sum(window_joules_of_tasks(prefix, window).values())
+    recorder, prefix, platform, workload = run_on_engine(MaxUpePh(), tmp_path / "budget", 0.3,
+                                                         budget)
+    before: frozenset[str] = frozenset()
+    for time, planned, booked in recorder.plans:
+        if booked != before:
+            assert planned <= budget * MARGIN, time
+        before = booked
+    assert len(before) > 10
+    total = energy_between(read_consumed_energy(Path(f"{prefix}_consumed_energy.csv")), *window)
+    assert total <= recorder.plans[-1][1] * (1 + 1e-6) <= budget
+    assert "energy-budget" in check_run(prefix, workload, platform).rules
+    recorder, prefix, _, _ = run_on_engine(MaxUpePh(), tmp_path / "reserve", 0.3, reserve)
+    assert not any(booked for _, _, booked in recorder.plans)
+    assert window_joules_of_tasks(prefix, window) == {}

@@ -6,6 +6,7 @@ import pytest
 
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.speedup import DowneySpeedup
 from hetsched.core.state import SystemView
 from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
@@ -36,10 +37,14 @@ def test_every_heuristic_is_described_and_rebuildable(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_heuristic_maps_a_simple_event(name: str) -> None:
     # Two tasks on an idle two-node cluster of one P-state, no other task to come (batch
-    # heuristics map the bag once it is complete): both start now, at P-state 0.
+    # heuristics map the bag once it is complete): both start now, at P-state 0. They carry
+    # every family's model (Hansen's: a serial time, a slowdown, a makespan goal).
     value = ValueFunction(start=2.0, final=1.0, soft_deadline=10.0, hard_deadline=20.0)
     utility = UtilityFunction(priority=2.0, urgency=0.1)
-    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value, utility=utility)
+    hansen = {"serial_time": {"c": {"mean": 5.0, "cov": 0.0}},
+              "slowdown": {"c": {"alpha": 4.0, "beta": 2.0}}, "makespan_goal": 100.0}
+    tasks = tuple(Task(f"t{i}", 0.0, cores=1, etc={"c": 5.0}, value=value, utility=utility,
+                       speedup=DowneySpeedup(1.0, 0.0), annotations=hansen)
                   for i in range(2))
     cluster = Cluster("c", 1, (0, 1), (PState(1e9, 10.0, 20.0),))
     system = SystemView({"c": cluster}, {}, {}, {}, {}, clock=lambda: 0.0, pstate=lambda _: 0,

@@ -20,8 +20,10 @@ from hetsched.core.system import Cluster, PState
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.properties import (
+    CORE_INDEX,
     PROPERTY_NAMES,
     clusters_from_compute_resources,
+    core_pstates,
     host_properties,
 )
 from hetsched.platforms.simgrid_xml import write_platform
@@ -117,7 +119,8 @@ json.dump({"clock": engine.clock, "hosts": hosts, "energy": energy}, sys.stdout)
 def simgrid_report(path: Path) -> dict:
     """What SimGrid 3.32 reports of the platform file at ``path`` (see the module docstring)."""
     result = subprocess.run(
-        [SYSTEM_PYTHON, "-c", PROBE, str(path), ",".join(PROPERTY_NAMES), str(DURATION)],
+        [SYSTEM_PYTHON, "-c", PROBE, str(path), ",".join((*PROPERTY_NAMES, CORE_INDEX)),
+         str(DURATION)],
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -129,7 +132,7 @@ def check_against_simgrid(platform: PlatformSpec, report: dict) -> None:
     compute = [host for host in hosts if host["properties"].get("role") == "compute_node"]
     masters = [host for host in hosts if host["properties"].get("role") == "master"]
     assert [host["name"] for host in masters] == ["master"]
-    assert len(hosts) == platform.total_nodes + 1
+    assert len(hosts) == platform.total_hosts + 1
     # Batsim gives compute resources ids in SimGrid's host order (src/machines.cpp).
     resources = [
         {"id": index, "name": host["name"], "state": "idle", "properties": host["properties"],
@@ -139,31 +142,36 @@ def check_against_simgrid(platform: PlatformSpec, report: dict) -> None:
     first_id = 0
     expected = []
     for cluster in platform.clusters:
-        ids = tuple(range(first_id, first_id + cluster.nb_nodes))
-        first_id += cluster.nb_nodes
-        pstates = tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in cluster.pstates)
+        ids = tuple(range(first_id, first_id + cluster.nb_hosts))
+        first_id += cluster.nb_hosts
+        per_host = core_pstates(cluster)  # a node's, or a core's share of it (shared nodes)
+        pstates = tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in per_host)
+        k = cluster.cores_per_node if cluster.shared_nodes else 1
+        node_of = tuple(i // k for i in range(cluster.nb_hosts)) if cluster.shared_nodes else ()
         expected.append(Cluster(cluster.name, cluster.cores_per_node, ids, pstates,
-                                cluster.node_type))
-        for node_index, resource_id in enumerate(ids):
+                                cluster.node_type, node_of))
+        for index, resource_id in enumerate(ids):
             host = compute[resource_id]
-            assert host["properties"] == host_properties(cluster, node_index)
-            assert host["cores"] == 1  # whole nodes: one SimGrid core (simgrid_xml docstring)
-            assert host["speeds"] == [p.speed for p in cluster.pstates]
-            assert host["idle_watts"] == [p.idle_watts for p in cluster.pstates]
-            assert host["full_watts"] == [p.full_watts for p in cluster.pstates]
+            core = index % k if cluster.shared_nodes else None
+            assert host["properties"] == host_properties(cluster, index // k, core)
+            assert host["cores"] == 1  # one SimGrid core per host (simgrid_xml docstring)
+            assert host["speeds"] == [p.speed for p in per_host]
+            assert host["idle_watts"] == [p.idle_watts for p in per_host]
+            assert host["full_watts"] == [p.full_watts for p in per_host]
     assert clusters_from_compute_resources(resources) == expected
     assert report["clock"] == DURATION
     for cluster in platform.clusters:
         energy = report["energy"][cluster.name]
-        slowest = cluster.pstates[-1]
+        slowest = core_pstates(cluster)[-1]
+        off_watts = cluster.off_watts / (cluster.cores_per_node if cluster.shared_nodes else 1)
         # SimGrid's host energy model: off -> wattage_off; the one core of the node loaded at
         # the slowest P-state -> Idle + (AllCores - Idle) x 1/1 = AllCores, the full power.
-        assert energy["off"] == pytest.approx(DURATION * cluster.off_watts, rel=1e-9, abs=1e-9)
+        assert energy["off"] == pytest.approx(DURATION * off_watts, rel=1e-9, abs=1e-9)
         if cluster.nb_nodes > 1:
             busy_watts = slowest.full_watts
             assert energy["busy"] == pytest.approx(DURATION * busy_watts, rel=1e-9)
         if cluster.nb_nodes > 2:
-            assert energy["idle"] == pytest.approx(DURATION * cluster.pstates[0].idle_watts,
+            assert energy["idle"] == pytest.approx(DURATION * core_pstates(cluster)[0].idle_watts,
                                                    rel=1e-9, abs=1e-9)
 
 
@@ -191,8 +199,9 @@ def test_simgrid_host_order_follows_cluster_order(tmp_path: Path) -> None:
     platform = generate("hwang", 0)
     report = simgrid_report(write_platform(platform, tmp_path / "hwang.xml"))
     names = [host["name"] for host in report["hosts"]]
-    assert names[0] == "0-gene-000" and names[299] == "0-gene-299"
-    assert names[300] == "1-cheetah-00" and names[-2] == "3-lcloud-49"
+    # Shared nodes: one host per core, <cluster>-<node>-<core>.
+    assert names[0] == "0-gene-000-0" and names[599] == "0-gene-299-1"
+    assert names[600] == "1-cheetah-00-0" and names[-2] == "3-lcloud-49-11"
     assert names[-1] == "master"
 
 

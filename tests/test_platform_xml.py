@@ -184,3 +184,45 @@ def test_reader_rejects_a_cluster_whose_nodes_differ(tmp_path: Path) -> None:
 def test_reading_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_platform(tmp_path / "nothing.xml")
+
+
+def test_shared_node_platform_reads_back_with_node_of(tmp_path: Path) -> None:
+    # Hwang et al.'s platforms: one host per core, core_index beside node_index, the node's
+    # watts split over its cores; read back (our reader, and Batsim's view through the engine)
+    # with the cores grouped into their nodes.
+    from hetsched.engine.platform import load_platform
+    from hetsched.platforms.presets import generate
+    from hetsched.platforms.properties import clusters_from_compute_resources
+
+    platform = generate("hwang-small-gene", seed=0)  # gene 150 x 2, cheetah 75 x 8, ...
+    path = write_platform(platform, tmp_path / "hwang.xml")
+    assert read_platform(path) == platform
+    machines = load_platform(path, energy=True).machines
+    clusters = clusters_from_compute_resources(
+        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
+    )
+    assert [(c.name, c.nb_nodes, c.cores_per_node) for c in clusters] == [
+        ("gene", 300, 2), ("cheetah", 600, 8), ("darth", 600, 8), ("lcloud", 600, 12)]
+    gene, cheetah = clusters[0], clusters[1]
+    assert gene.node_of[:5] == (0, 0, 1, 1, 2) and gene.shared_nodes
+    assert cheetah.node_of == tuple(i // 8 for i in range(600))
+    assert cheetah.resource_ids[:9] == tuple(range(300, 309))
+    assert cheetah.node_resources(305) == tuple(range(300, 308))
+    assert cheetah.cores_per_resource == 1 and cheetah.nodes_for(1) == 1
+    # A core host draws the node's power over its cores (lcloud: 12 cores per node).
+    lcloud_node = platform.clusters[3].pstates[0]
+    assert clusters[3].pstates[0].full_watts * 12 == pytest.approx(lcloud_node.full_watts)
+
+
+def test_shared_node_platform_refuses_a_missing_core(tmp_path: Path) -> None:
+    from hetsched.errors import PlatformError
+
+    platform = PlatformSpec((ClusterSpec("gene", 2, 2, (PStateSpec(2e9, 20.0, 40.0),),
+                                         shared_nodes=True),))
+    text = write_platform(platform, tmp_path / "p.xml").read_text()
+    start = text.index('  <host id="0-gene-1-1"')
+    end = text.index("</host>", start) + len("</host>\n")
+    broken = tmp_path / "broken.xml"
+    broken.write_text(text[:start] + text[end:])
+    with pytest.raises(PlatformError, match="lacks cores"):
+        read_platform(broken)

@@ -69,7 +69,7 @@ def test_scheduler_files_are_generated_from_the_registry() -> None:
         assert (SCHEDULERS / name).read_text() == text, (
             f"schedulers/{name} is stale: run python -m hetsched.schedulers.generated"
         )
-    own = {"__init__.py", "adapter.py", "cli.py", "generated.py", "twins.py"}
+    own = {"__init__.py", "adapter.py", "cli.py", "generated.py", "protocol.py", "twins.py"}
     assert {p.name for p in SCHEDULERS.glob("*.py")} == own | set(expected)
 
 

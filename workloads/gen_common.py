@@ -41,19 +41,39 @@ class ClusterLike(Protocol):
     nb_nodes: int
 
 
+@dataclass(frozen=True)
+class _ResourceView:
+    """A shared-node cluster seen as its Batsim resources: one per core."""
+
+    name: str
+    cores_per_node: int
+    nb_nodes: int
+
+
 def check_clusters(clusters: Sequence[ClusterLike]) -> tuple[ClusterLike, ...]:
-    """Check the clusters a workload is generated for; return them as a tuple.
+    """Check the clusters a workload is generated for; return them as a tuple. A shared-node
+    cluster (``shared_nodes``, Hwang et al.: one Batsim host per core) comes back as its
+    resources: ``cores_per_node`` 1, ``nb_nodes`` its cores (so ``res`` counts cores and
+    ``clusters`` says 1 core per resource).
 
     >>> from collections import namedtuple
     >>> C = namedtuple("C", "name cores_per_node nb_nodes")
     >>> [c.name for c in check_clusters([C("a", 4, 2), C("b", 8, 1)])]
     ['a', 'b']
+    >>> from hetsched.platforms.model import ClusterSpec, PStateSpec
+    >>> check_clusters([ClusterSpec("gene", 3, 2, (PStateSpec(2e9, 1.0, 2.0),),
+    ...                             shared_nodes=True)])
+    (_ResourceView(name='gene', cores_per_node=1, nb_nodes=6),)
     >>> check_clusters([C("a", 4, 2), C("a", 8, 1)])
     Traceback (most recent call last):
     ...
     ValueError: clusters: name 'a' appears twice
     """
-    result = tuple(clusters)
+    result = tuple(
+        _ResourceView(c.name, 1, c.nb_nodes * c.cores_per_node)
+        if getattr(c, "shared_nodes", False) else c
+        for c in clusters
+    )
     if not result:
         raise ValueError("clusters: at least one cluster is needed")
     seen: set[str] = set()

@@ -207,6 +207,27 @@ def task_counts(scenario: Scenario, scale: float) -> dict[str, int]:
     return counts
 
 
+def submission_times(
+    applications: Sequence[str], mean_interarrival: object, seed: int
+) -> dict[str, float]:
+    """Submission time (s) of each application: all 0 when ``mean_interarrival`` is None,
+    else in a random order with exponential gaps of that mean (a Poisson process), the
+    first at 0, rounded to the millisecond (the ``mean_interarrival`` option).
+
+    >>> submission_times(["a", "b"], None, seed=1)
+    {'a': 0.0, 'b': 0.0}
+    >>> sorted(submission_times(["a", "b", "c"], 100.0, seed=1).values())[0]
+    0.0
+    """
+    if mean_interarrival is None:
+        return dict.fromkeys(applications, 0.0)
+    rng = np.random.default_rng(seed)
+    order = [applications[k] for k in rng.permutation(len(applications))]
+    gaps = rng.exponential(float(mean_interarrival), size=len(order) - 1)  # type: ignore[arg-type]
+    times = np.concatenate(([0.0], np.cumsum(gaps)))
+    return {app: round(float(t), 3) for app, t in zip(order, times, strict=True)}
+
+
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
 ) -> dict[str, object]:
@@ -230,13 +251,7 @@ def generate(
         raise ValueError(f"preset {preset!r}: the clusters have no platform {scenario.target!r}")
     counts = task_counts(scenario, float(opts["scale"]))
 
-    rng = np.random.default_rng(seed)
-    submission = dict.fromkeys(counts, 0.0)
-    if opts["mean_interarrival"] is not None:
-        order = [list(counts)[k] for k in rng.permutation(len(counts))]
-        gaps = rng.exponential(float(opts["mean_interarrival"]), size=len(order) - 1)
-        times = np.concatenate(([0.0], np.cumsum(gaps)))
-        submission = {app: round(float(t), 3) for app, t in zip(order, times, strict=True)}
+    submission = submission_times(list(counts), opts["mean_interarrival"], seed)
 
     index = {name: PLATFORMS.index(name) for name in names}
     records = []

@@ -1,0 +1,112 @@
+"""Fairness and efficiency of Hwang et al. (IEEE TSC 2018, sections 3 and 6.1).
+
+* **Fastest-OneCore** (section 3): the ideal run time of a user's many-task application, "when
+  it is assigned k nodes from its most preferred platform ... and its tasks are executed
+  without any co-runners", ``k`` being the user's share of all the cores under the simple
+  fairness policy.
+* **Fairness** (section 3): each user's throughput ``t_u`` (its tasks over its run time) is
+  normalised by its throughput with Fastest-OneCore, and ``fairness = 1 - sigma_t / mu_t``
+  over the users (the coefficient-of-variation form of [21]); 1 is perfectly fair.
+* **Efficiency** (section 6.1): the system makespan normalised by the makespan of the same
+  scenario under the simple fairness policy with AllCore; below 1 is more efficient.
+
+Choices where the paper is silent (``tests/test_fairness.py``):
+
+* A user's run time is from its application's submission to the end of its last task;
+  its throughput is ``tasks / run time``, so its normalised throughput is
+  ``Fastest-OneCore run time / run time`` (the task count cancels).
+* Fastest-OneCore runs the tasks as pilot jobs would, in ``ceil(tasks / k)`` rounds of the
+  shortest OneCore run time; ``k`` is the simple-fairness water-filling share of all the
+  cores among all the users (:func:`hetsched.heuristics.first_level.fair_shares`: equal
+  shares, a user never above its task count), whatever the users' submission times.
+* ``sigma`` is the population standard deviation (over all users, ``ddof = 0``).
+* The makespan runs from the first submission to the last task's end.
+
+>>> fastest = fastest_onecore_runtime([960, 480], [[10.0, 20.0], [30.0, 15.0]], 960)
+>>> fastest.tolist()
+[20.0, 15.0]
+>>> round(fairness(normalized_throughput([40.0, 30.0], fastest)), 6)
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hetsched.heuristics.first_level import fair_shares
+
+
+def fastest_onecore_runtime(
+    tasks: Sequence[int] | np.ndarray, solo: Sequence[Sequence[float]] | np.ndarray,
+    total_cores: int,
+) -> np.ndarray:
+    """Fastest-OneCore run time of each user (section 3): ``ceil(tasks / k) x min solo``.
+
+    ``tasks[u]``: the user's tasks; ``solo[u, j]``: their OneCore run time on platform j;
+    ``total_cores``: the cores of the whole system.
+    """
+    tasks = np.asarray(tasks, dtype=np.int64)
+    solo = np.asarray(solo, dtype=float)
+    if solo.ndim != 2 or solo.shape[0] != tasks.size or solo.shape[1] == 0:
+        raise ValueError(f"solo must be (users, platforms) = ({tasks.size}, m), got {solo.shape}")
+    if np.any(tasks < 1) or total_cores < 1:
+        raise ValueError("every user needs >= 1 task and the system >= 1 core")
+    if not np.all(np.isfinite(solo) & (solo > 0)):
+        raise ValueError("solo run times must be finite and > 0")
+    share = fair_shares(int(total_cores), tasks)
+    if np.any(share < 1):
+        raise ValueError(f"{total_cores} cores give some of the {tasks.size} users no core")
+    return np.ceil(tasks / share) * solo.min(axis=1)
+
+
+def normalized_throughput(
+    runtime: Sequence[float] | np.ndarray, fastest: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """Each user's throughput normalised by its Fastest-OneCore throughput:
+    ``fastest / runtime`` (<= 1 when nothing beats the ideal).
+
+    >>> normalized_throughput([200.0, 50.0], [100.0, 50.0]).tolist()
+    [0.5, 1.0]
+    """
+    runtime = np.asarray(runtime, dtype=float)
+    fastest = np.asarray(fastest, dtype=float)
+    if runtime.shape != fastest.shape or runtime.ndim != 1 or runtime.size == 0:
+        raise ValueError("runtime and fastest need one entry per user")
+    if not np.all(np.isfinite(runtime) & (runtime > 0)):
+        raise ValueError("run times must be finite and > 0 (did every application finish?)")
+    return fastest / runtime
+
+
+def fairness(normalized: Sequence[float] | np.ndarray) -> float:
+    """``1 - sigma / mu`` of the users' normalised throughputs (section 3).
+
+    >>> fairness([0.5, 1.0])
+    0.6666666666666667
+    """
+    values = np.asarray(normalized, dtype=float)
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
+        raise ValueError("fairness needs one finite normalised throughput > 0 per user")
+    return float(1.0 - values.std() / values.mean())
+
+
+def efficiency(makespan: float, baseline_makespan: float) -> float:
+    """System makespan over the makespan of simple fairness + AllCore (section 6.1).
+
+    >>> efficiency(90.0, 100.0)
+    0.9
+    """
+    if not (makespan > 0 and baseline_makespan > 0):
+        raise ValueError("makespans must be > 0")
+    return float(makespan / baseline_makespan)
+
+
+def makespan(submission: Sequence[float] | np.ndarray, finish: Sequence[float] | np.ndarray
+             ) -> float:
+    """From the first submission to the last end.
+
+    >>> makespan([0.0, 10.0], [50.0, 40.0])
+    50.0
+    """
+    return float(np.max(finish) - np.min(submission))

@@ -1,0 +1,139 @@
+"""Completion by the makespan goal (Hansen et al. sec. II.D), from Batsim's output files.
+
+Hansen et al. call *robustness* the probability that a batch of applications finishes by the
+makespan goal Delta; an allocation's predicted robustness is Psi(I) = min_i P(i, I[i]) (eq.
+2). What a run realises is read here from its output files and the workload annotations only,
+like every metric (no scheduler state):
+
+* an application (a job with a ``makespan_goal`` annotation) **meets the goal** iff it
+  completed successfully and its finish time, counted from its submission (the batch's
+  arrival: the paper starts every application of the batch at once, at its arrival), is at
+  most its ``makespan_goal`` plus :data:`~hetsched.metrics.outcomes.TIME_TOLERANCE` (Batsim
+  prints 6 decimals); a dropped, killed or failed application does not;
+* where it ran: the cluster of its execution's resources and their number, the (j, k) of the
+  allocation (:func:`resource_clusters` of the platform);
+* the batch meets the goal iff every application does (its makespan is at most Delta).
+
+>>> from hetsched.metrics.annotations import JobAnnotations, WorkloadInfo
+>>> from hetsched.metrics.outcomes import Outcome, TaskOutcome
+>>> from hetsched.metrics.outputs import JobRecord
+>>> row = JobRecord("w0.1", "hetsched", "t", 0.0, 2, -1.0, True, "COMPLETED_SUCCESSFULLY",
+...                 0.0, 90.0, 90.0, (2, 3))
+>>> jobs = {"w0!1": JobAnnotations("w0!1", 0.0, makespan_goal=100.0),
+...         "w0!2": JobAnnotations("w0!2", 0.0, makespan_goal=100.0)}
+>>> outcomes = {"w0!1": TaskOutcome("w0!1", 0.0, Outcome.COMPLETED, row),
+...             "w0!2": TaskOutcome("w0!2", 0.0, Outcome.DROPPED)}
+>>> goals = goal_outcomes(outcomes, WorkloadInfo("w0", jobs), ("a", "a", "b", "b"))
+>>> goals["w0!1"].met, goals["w0!1"].cluster, goals["w0!1"].processors, goals["w0!2"].met
+(True, 'b', 2, False)
+>>> m = robustness_metrics(goals)
+>>> m.applications, m.met, m.rate, m.batch_met
+(2, 1, 0.5, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hetsched.errors import OutputFileError
+from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
+from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome, account
+from hetsched.metrics.outputs import read_jobs
+from hetsched.metrics.resources import resource_clusters
+
+
+@dataclass(frozen=True)
+class GoalOutcome:
+    """One application against its makespan goal: ``finish`` is its completion time after
+    its submission (``None`` unless it completed), ``cluster`` and ``processors`` where it ran
+    (``None`` and 0 when it never ran)."""
+
+    task_id: str
+    makespan_goal: float
+    finish: float | None
+    cluster: str | None
+    processors: int
+
+    @property
+    def met(self) -> bool:
+        """Completed by the goal (within Batsim's printing tolerance)."""
+        return self.finish is not None and self.finish <= self.makespan_goal + TIME_TOLERANCE
+
+
+@dataclass(frozen=True)
+class RobustnessMetrics:
+    """Over the applications with a makespan goal: how many, how many met it, whether all did."""
+
+    applications: int
+    met: int
+
+    @property
+    def rate(self) -> float:
+        """The fraction of applications that met the goal."""
+        return self.met / self.applications
+
+    @property
+    def batch_met(self) -> bool:
+        """Every application met the goal: the batch's makespan is at most Delta."""
+        return self.met == self.applications
+
+
+def goal_outcomes(
+    outcomes: Mapping[str, TaskOutcome],
+    workload: WorkloadInfo,
+    clusters: Sequence[str],
+) -> dict[str, GoalOutcome]:
+    """Each application's :class:`GoalOutcome`, in workload order; ``clusters`` names the
+    cluster of every resource id (:func:`~hetsched.metrics.resources.resource_clusters`).
+    Jobs without a ``makespan_goal`` are not applications of a batch and are left out."""
+    result = {}
+    for task_id, job in workload.jobs.items():
+        if job.makespan_goal is None:
+            continue
+        outcome = outcomes[task_id]
+        execution = outcome.execution
+        cluster, processors = None, 0
+        if execution is not None and execution.allocated_resources:
+            names = {clusters[rid] for rid in execution.allocated_resources}
+            if len(names) != 1:
+                raise OutputFileError(
+                    f"task {task_id} ran on resources of clusters {sorted(names)}: an"
+                    " application gets processors of one type (Hansen sec. II.A)"
+                )
+            cluster, processors = names.pop(), len(execution.allocated_resources)
+        finish = None
+        if outcome.outcome is Outcome.COMPLETED:
+            assert outcome.finish_time is not None
+            finish = outcome.finish_time - outcome.submission_time
+        result[task_id] = GoalOutcome(task_id, job.makespan_goal, finish, cluster, processors)
+    return result
+
+
+def robustness_metrics(goals: Mapping[str, GoalOutcome]) -> RobustnessMetrics | None:
+    """The :class:`RobustnessMetrics` of ``goals``; ``None`` when no job has a goal."""
+    if not goals:
+        return None
+    return RobustnessMetrics(len(goals), sum(goal.met for goal in goals.values()))
+
+
+def read_goal_outcomes(
+    prefix: str | Path, workload_path: str | Path, platform_path: str | Path
+) -> dict[str, GoalOutcome]:
+    """:func:`goal_outcomes` of the run whose Batsim outputs start with ``prefix``
+    (``<prefix>_jobs.csv``), its workload file and its platform file.
+
+    Raises :class:`~hetsched.errors.OutputFileError` if ``out_jobs.csv`` does not account for
+    every task (run the schedule checker for the full diagnosis).
+    """
+    prefix = Path(prefix)
+    jobs_csv = prefix.parent / f"{prefix.name}_jobs.csv"
+    workload = read_workload_info(workload_path)
+    accounting = account(read_jobs(jobs_csv), workload)
+    if accounting.problems:
+        raise OutputFileError(
+            f"{jobs_csv} does not account for the workload's tasks: "
+            + "; ".join(accounting.problems)
+        )
+    return goal_outcomes(accounting.outcomes, workload, resource_clusters(platform_path))

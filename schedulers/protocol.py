@@ -1,0 +1,303 @@
+"""Batsim's messages checked before pybatsim reads them: a faulty peer is a clear error.
+
+pybatsim 3.2.1 trusts Batsim: a message that is not JSON ends in a ``JSONDecodeError`` from
+deep inside, an unknown event type in a bare ``Exception``, a completion for a job it never
+saw in a ``KeyError``, and time going backwards or a resource id past the platform goes
+unnoticed. :class:`ProtocolGuard` stands between pybatsim's ``Batsim`` object and its network
+handler (:class:`~hetsched.schedulers.adapter.HetschedScheduler` installs it when pybatsim
+hands it the ``Batsim`` object, before the first message is read, with ``hetsched serve`` and
+with pybatsim's own launcher alike). It reads both directions (the scheduler's REGISTER_JOB
+and EXECUTE_JOB included) and refuses, with a :class:`BatsimProtocolError` naming the
+message, the event and the fault:
+
+* a message that is not a JSON object ``{"now": number, "events": [...]}``, an event that is
+  not ``{"timestamp": number, "type": string, "data": object}``, or an event without the
+  fields pybatsim reads for its type (``docs/protocol.rst`` of Batsim 4.2);
+* an event type pybatsim does not know (:data:`EVENT_TYPES`), a NOTIFY type it does not know
+  (:data:`NOTIFY_TYPES`) unless Batsim forwards unknown events;
+* time going backwards: ``now`` below the previous message's, an event after its message's
+  ``now`` or before the previous message's, events out of timestamp order (all constraints
+  of Batsim's protocol);
+* anything before SIMULATION_BEGINS or a second SIMULATION_BEGINS;
+* a job submitted twice (a dynamic job registered by the scheduler is acknowledged once);
+  a JOB_COMPLETED or JOB_KILLED for a job never submitted nor registered, for a job the
+  scheduler never executed, or for a job already completed;
+* resource ids that are not an interval set of ``0 .. nb_resources - 1`` (job allocations,
+  RESOURCE_STATE_CHANGED, machine (un)availability, resources added or removed).
+
+A silent peer is pybatsim's timeout (``hetsched serve -t``, default 2 s):
+:meth:`HetschedScheduler.onDeadlock` raises a :class:`BatsimProtocolError`. ZeroMQ hides a
+closed connection from the bound REP socket, so Batsim dying mid-run is seen the same way:
+as silence past the timeout (with ``-t 0``, waiting forever, it is not seen at all).
+
+>>> guard = ProtocolGuard(None)
+>>> try:
+...     guard.check('{"now": 0, "events": [{"timestamp": 0, "type": "JOB_SUBMITTED",'
+...                 ' "data": {"job_id": "w0!1", "job": {}}}]}')
+... except BatsimProtocolError as error:
+...     print(error)
+Batsim message 1, event 0 (JOB_SUBMITTED): sent before SIMULATION_BEGINS
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+EVENT_TYPES = (
+    "SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED", "JOB_KILLED",
+    "FROM_JOB_MSG", "RESOURCE_STATE_CHANGED", "ANSWER", "REQUESTED_CALL", "ADD_RESOURCES",
+    "REMOVE_RESOURCES", "NOTIFY",
+)
+"""The event types Batsim 4.2 sends and pybatsim 3.2.1 dispatches."""
+
+NOTIFY_TYPES = (
+    "no_more_static_job_to_submit", "no_more_external_event_to_occur",
+    "event_machine_unavailable", "event_machine_available",
+)
+"""The NOTIFY types pybatsim dispatches (others only with ``forward-unknown-events``)."""
+
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "SIMULATION_BEGINS": (
+        "nb_resources", "nb_compute_resources", "nb_storage_resources", "compute_resources",
+        "storage_resources", "config", "allow_compute_sharing", "allow_storage_sharing",
+        "profiles", "workloads",
+    ),
+    "JOB_SUBMITTED": ("job_id", "job"),
+    "JOB_COMPLETED": ("job_id", "job_state", "return_code"),
+    "JOB_KILLED": ("job_ids", "job_progress"),
+    "FROM_JOB_MSG": ("job_id", "msg"),
+    "RESOURCE_STATE_CHANGED": ("resources", "state"),
+    "ADD_RESOURCES": ("resources",),
+    "REMOVE_RESOURCES": ("resources",),
+    "NOTIFY": ("type",),
+}
+"""The ``data`` fields pybatsim reads for each event type."""
+
+CONFIG_FIELDS = (
+    "profiles-forwarded-on-submission", "dynamic-jobs-enabled", "dynamic-jobs-acknowledged",
+    "forward-unknown-events",
+)
+"""The SIMULATION_BEGINS ``config`` fields pybatsim reads."""
+
+
+class BatsimProtocolError(ValueError):
+    """Batsim sent a message the scheduler cannot trust, or nothing within the timeout."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class ProtocolGuard:
+    """Checks every message between Batsim and pybatsim; wraps pybatsim's network handler.
+
+    ``network``: the handler pybatsim built (``NetworkHandler`` or the embedded engine's
+    loopback); every attribute the guard does not define is the handler's.
+    """
+
+    _OWN = ("_network", "_count", "_now", "_begun", "_nb_resources", "_forward_unknown",
+            "_arrived", "_known", "_executed", "_completed")
+
+    def __init__(self, network: Any) -> None:
+        self._network = network
+        self._count = 0
+        self._now: float | None = None
+        self._begun = False
+        self._nb_resources = 0
+        self._forward_unknown = False
+        self._arrived: set[str] = set()  # JOB_SUBMITTED seen
+        self._known: set[str] = set()  # submitted by Batsim or registered by the scheduler
+        self._executed: set[str] = set()
+        self._completed: dict[str, float] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._network, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._network, name, value)
+
+    # ------------------------------------------------- pybatsim's handler interface
+    def recv(self, blocking: bool = False) -> dict[str, Any] | None:
+        text = self._network.recv_string(blocking=blocking)
+        return None if text is None else self.check(text)
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.sent(msg)
+        self._network.send(msg)
+
+    # ----------------------------------------------------------------- checks
+    def check(self, text: str) -> dict[str, Any]:
+        """Batsim's message ``text`` parsed, once it passed every check."""
+        self._count += 1
+        try:
+            message = json.loads(text)
+        except ValueError as error:
+            raise self._error(f"not JSON ({error})") from None
+        if not isinstance(message, dict) or set(message) != {"now", "events"}:
+            raise self._error('not a JSON object {"now": ..., "events": [...]}')
+        now, events = message["now"], message["events"]
+        if not _number(now):
+            raise self._error(f"now must be a finite number, got {now!r}")
+        if self._now is not None and now < self._now:
+            raise self._error(f"time goes backwards: now {now} after {self._now}")
+        if not isinstance(events, list):
+            raise self._error(f"events must be a list, got {events!r}")
+        previous = self._now if self._now is not None else 0.0
+        for index, event in enumerate(events):
+            previous = self._check_event(index, event, now, previous)
+        self._now = float(now)
+        return message
+
+    def sent(self, reply: dict[str, Any]) -> None:
+        """Note the jobs the scheduler registers and executes in ``reply``."""
+        for event in reply.get("events", ()):
+            data = event.get("data", {})
+            if event.get("type") == "REGISTER_JOB":
+                self._known.add(data["job_id"])
+            elif event.get("type") == "EXECUTE_JOB":
+                self._executed.add(data["job_id"])
+
+    def _error(self, text: str, index: int | None = None, kind: str = "") -> BatsimProtocolError:
+        where = f"Batsim message {self._count}"
+        if index is not None:
+            where += f", event {index}" + (f" ({kind})" if kind else "")
+        return BatsimProtocolError(f"{where}: {text}")
+
+    def _check_event(self, index: int, event: object, now: float, previous: float) -> float:
+        if not isinstance(event, dict):
+            raise self._error(f"an event must be a JSON object, got {event!r}", index)
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            raise self._error(f"type must be a string, got {kind!r}", index)
+        if kind not in EVENT_TYPES:
+            raise self._error(
+                f"unknown event type {kind!r} (known: {', '.join(EVENT_TYPES)})", index
+            )
+
+        def fail(text: str) -> BatsimProtocolError:
+            return self._error(text, index, kind)
+
+        timestamp = event.get("timestamp")
+        if not _number(timestamp):
+            raise fail(f"timestamp must be a finite number, got {timestamp!r}")
+        if timestamp > now:
+            raise fail(f"timestamp {timestamp} after the message's now {now}")
+        if timestamp < previous:
+            raise fail(f"time goes backwards: timestamp {timestamp} after {previous}")
+        data = event.get("data", {})
+        if not isinstance(data, dict):
+            raise fail(f"data must be a JSON object, got {data!r}")
+        missing = [name for name in REQUIRED_FIELDS.get(kind, ()) if name not in data]
+        if missing:
+            raise fail(f"data lacks {', '.join(missing)}")
+        if kind == "SIMULATION_BEGINS":
+            self._begins(data, fail)
+        elif not self._begun:
+            raise fail("sent before SIMULATION_BEGINS")
+        elif kind == "JOB_SUBMITTED":
+            self._submitted(data, fail)
+        elif kind == "JOB_COMPLETED":
+            self._ended(data["job_id"], float(timestamp), fail)
+            if "alloc" in data:
+                self._resources(data["alloc"], "alloc", fail)
+        elif kind == "JOB_KILLED":
+            self._killed(data, float(timestamp), fail)
+        elif kind in ("RESOURCE_STATE_CHANGED", "ADD_RESOURCES", "REMOVE_RESOURCES"):
+            self._resources(data["resources"], "resources", fail)
+        elif kind == "NOTIFY":
+            self._notify(data, fail)
+        return float(timestamp)
+
+    def _begins(self, data: dict[str, Any], fail: Any) -> None:
+        if self._begun:
+            raise fail("a second SIMULATION_BEGINS")
+        nb = data["nb_resources"]
+        if isinstance(nb, bool) or not isinstance(nb, int) or nb < 0:
+            raise fail(f"nb_resources must be an integer >= 0, got {nb!r}")
+        resources = data["compute_resources"]
+        if not isinstance(resources, list) or not all(isinstance(r, dict) for r in resources):
+            raise fail("compute_resources must be a list of objects")
+        ids = [r.get("id") for r in resources]
+        wrong = [
+            i for i in ids if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < nb
+        ]
+        if wrong or len(set(ids)) != len(ids):
+            raise fail(
+                f"compute resource ids must be distinct integers 0 .. {nb - 1} (nb_resources"
+                f" {nb}), got {wrong[0] if wrong else 'a repeated id'}"
+            )
+        config = data["config"]
+        if not isinstance(config, dict):
+            raise fail(f"config must be a JSON object, got {config!r}")
+        missing = [name for name in CONFIG_FIELDS if name not in config]
+        if missing:
+            raise fail(f"config lacks {', '.join(missing)}")
+        self._begun = True
+        self._nb_resources = nb
+        self._forward_unknown = bool(config["forward-unknown-events"])
+
+    def _submitted(self, data: dict[str, Any], fail: Any) -> None:
+        job_id, job = data["job_id"], data["job"]
+        if not isinstance(job_id, str) or "!" not in job_id:
+            raise fail(f"job_id must be a string WORKLOAD!JOB, got {job_id!r}")
+        if not isinstance(job, dict):
+            raise fail(f"job must be a JSON object, got {job!r}")
+        if job_id in self._arrived:
+            raise fail(f"job {job_id} submitted twice")
+        self._arrived.add(job_id)
+        self._known.add(job_id)
+
+    def _ended(self, job_id: object, timestamp: float, fail: Any) -> None:
+        if not isinstance(job_id, str):
+            raise fail(f"job_id must be a string, got {job_id!r}")
+        if job_id not in self._known:
+            raise fail(f"job {job_id} was never submitted nor registered")
+        if job_id not in self._executed:
+            raise fail(f"job {job_id} ends, but the scheduler never executed it")
+        if job_id in self._completed:
+            raise fail(f"job {job_id} completed twice (first at {self._completed[job_id]})")
+        self._completed[job_id] = timestamp
+
+    def _killed(self, data: dict[str, Any], timestamp: float, fail: Any) -> None:
+        job_ids = data["job_ids"]
+        if not isinstance(job_ids, list):
+            raise fail(f"job_ids must be a list, got {job_ids!r}")
+        for job_id in job_ids:
+            if job_id not in self._known:
+                raise fail(f"job {job_id} was never submitted nor registered")
+            if job_id not in self._executed:
+                raise fail(f"job {job_id} killed, but the scheduler never executed it")
+
+    def _resources(self, text: object, field: str, fail: Any) -> None:
+        if not isinstance(text, str):
+            raise fail(f"{field} must be an interval set string, got {text!r}")
+        for part in text.split():
+            bounds = part.split("-")
+            if len(bounds) > 2 or not all(b.isdigit() for b in bounds):
+                raise fail(f"{field} {text!r}: {part!r} is not an id nor an interval a-b")
+            first, last = int(bounds[0]), int(bounds[-1])
+            if first > last:
+                raise fail(f"{field} {text!r}: interval {part} is empty")
+            if last >= self._nb_resources:
+                raise fail(
+                    f"{field} {text!r}: resource id {last} out of range"
+                    f" (the platform has {self._nb_resources} resources: 0 .. "
+                    f"{self._nb_resources - 1})"
+                )
+
+    def _notify(self, data: dict[str, Any], fail: Any) -> None:
+        notify_type = data["type"]
+        if notify_type in ("event_machine_unavailable", "event_machine_available"):
+            if "resources" not in data:
+                raise fail("data lacks resources")
+            self._resources(data["resources"], "resources", fail)
+        elif notify_type not in NOTIFY_TYPES and not self._forward_unknown:
+            raise fail(
+                f"unknown NOTIFY type {notify_type!r} (known: {', '.join(NOTIFY_TYPES)};"
+                " Batsim forwards others only with --forward-unknown-events)"
+            )

@@ -1,0 +1,59 @@
+"""Fairness and efficiency (Hwang et al. 2018, sections 3 and 6.1), by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsched.metrics.fairness import (
+    efficiency,
+    fairness,
+    fastest_onecore_runtime,
+    makespan,
+    normalized_throughput,
+)
+
+
+def test_fastest_onecore_by_hand() -> None:
+    # 300 cores, 3 users; u0 has 50 tasks: shares 50, 125, 125 (water-filling).
+    # u0: ceil(50/50) x 10 = 10; u1: ceil(2000/125) = 16 rounds x min(30, 20) = 320;
+    # u2: ceil(2001/125) = 17 rounds x 5 = 85.
+    fastest = fastest_onecore_runtime([50, 2000, 2001], [[10, 40], [30, 20], [5, 50]], 300)
+    assert fastest.tolist() == [10.0, 320.0, 85.0]
+
+
+def test_fastest_onecore_on_the_default_scenario() -> None:
+    # Table 5/6: 2,400 cores, 5 users: 480 cores each on the fastest platform.
+    # AutoDock: 34,600 tasks -> 73 rounds of 244.068 s (cheetah).
+    fastest = fastest_onecore_runtime([34_600], [[480.641, 244.068, 347.155, 294.118]], 480)
+    assert fastest[0] == pytest.approx(73 * 244.068)
+
+
+def test_fairness_is_one_minus_the_coefficient_of_variation() -> None:
+    # Normalised throughputs 0.5, 1.0: mean 0.75, population sd 0.25 -> 1 - 1/3.
+    assert fairness([0.5, 1.0]) == pytest.approx(2 / 3)
+    assert fairness([0.8, 0.8, 0.8]) == pytest.approx(1.0)
+    values = np.array([0.9, 0.7, 0.85, 0.6, 0.95])
+    assert fairness(values) == pytest.approx(1 - values.std(ddof=0) / values.mean())
+
+
+def test_normalised_throughput_is_the_ideal_run_time_over_the_real_one() -> None:
+    # Throughput t_u = tasks / runtime; with Fastest-OneCore tasks / fastest; the ratio is
+    # fastest / runtime.
+    assert normalized_throughput([200.0, 100.0], [100.0, 100.0]).tolist() == [0.5, 1.0]
+
+
+def test_efficiency_and_makespan() -> None:
+    assert makespan([0.0, 30.0], [100.0, 120.0]) == 120.0
+    assert efficiency(120.0, 150.0) == pytest.approx(0.8)
+
+
+def test_bad_inputs_are_refused() -> None:
+    with pytest.raises(ValueError, match="did every application finish"):
+        normalized_throughput([np.nan, 10.0], [5.0, 5.0])
+    with pytest.raises(ValueError, match="one finite normalised throughput > 0 per user"):
+        fairness([])
+    with pytest.raises(ValueError, match="give some of the 3 users no core"):
+        fastest_onecore_runtime([5, 5, 5], np.ones((3, 2)), 2)
+    with pytest.raises(ValueError, match="makespans must be > 0"):
+        efficiency(0.0, 1.0)
