@@ -135,6 +135,9 @@ class MappingDriver:
         self._cluster_of = {
             rid: cluster for cluster in self._clusters.values() for rid in cluster.resource_ids
         }
+        self._cluster_nodes = {
+            name: frozenset(cluster.resource_ids) for name, cluster in self._clusters.items()
+        }
         self.heuristic = heuristic
         self.period = period
         self.early_start = early_start
@@ -239,8 +242,8 @@ class MappingDriver:
             )
         for node in decision.nodes:
             del self._node_task[node]
-            if self._meter is not None:
-                self._meter.set_busy(node, False, now)
+        if self._meter is not None:
+            self._meter.stop_computing(decision.nodes, now)
         self._schedule.release(task_id)
         self._records[task_id] = replace(self._records[task_id], state=TaskState.DONE, ended=now)
         if now < decision.end - EPSILON:
@@ -389,15 +392,12 @@ class MappingDriver:
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
                 Action.START, decision.pstate,
             )
-        switched = []
         for node in decision.nodes:
             self._node_task[node] = task_id
-            if self._pstate(node) != decision.pstate:
-                switched.append(node)
-                if self._meter is not None:
-                    self._meter.set_pstate(node, decision.pstate, self._now)
-            if self._meter is not None:
-                self._meter.set_busy(node, True, self._now)
+        if self._meter is not None:
+            switched = self._meter.start_computing(decision.nodes, decision.pstate, self._now)
+        else:
+            switched = [node for node in decision.nodes if self._pstate(node) != decision.pstate]
         if switched:
             self._switched[task_id] = tuple(switched)
         self._running[task_id] = decision
@@ -411,7 +411,7 @@ class MappingDriver:
 
     def _validate(self, decisions: Iterable[Decision], now: float) -> None:
         seen: set[str] = set()
-        booked: list[Decision] = [*self._running.values(), *self._reserved.values()]
+        booked: list[Decision] = [*self._reserved.values()]  # and the running tasks
         for decision in decisions:
             if not isinstance(decision, Decision):
                 raise MappingError(
@@ -438,23 +438,46 @@ class MappingDriver:
                 raise self._fail(
                     task_id, f"reservation at {decision.start} is in the past (now {now})"
                 )
-            for other in booked:
-                shared = set(other.nodes) & set(decision.nodes)
-                if shared and _overlap(decision.start, decision.end, other.start, other.end):
-                    raise self._fail(
-                        task_id,
-                        f"{decision.action.value} on node(s) {sorted(shared)} during"
-                        f" [{decision.start}, {decision.end}) overlaps task {other.task_id}"
-                        f" booked there during [{other.start}, {other.end})",
-                    )
+            if self._clashes(decision, booked):
+                self._raise_overlap(decision, [*self._running.values(), *booked])
             booked.append(decision)
+
+    def _clashes(self, decision: Decision, booked: Sequence[Decision]) -> bool:
+        """Whether ``decision`` overlaps a running task (found through the nodes it holds) or
+        one of ``booked`` on a shared node."""
+        nodes = set(decision.nodes)
+        start, end = decision.start, decision.end
+        running = {self._node_task.get(node) for node in nodes}
+        running.discard(None)
+        for task_id in running:
+            other = self._running[task_id]
+            if _overlap(start, end, other.start, other.end):
+                return True
+        return any(
+            _overlap(start, end, other.start, other.end) and not nodes.isdisjoint(other.nodes)
+            for other in booked
+        )
+
+    def _raise_overlap(self, decision: Decision, booked: Sequence[Decision]) -> None:
+        """Raise the MappingError naming the first of ``booked`` that ``decision`` overlaps."""
+        for other in booked:
+            shared = set(other.nodes) & set(decision.nodes)
+            if shared and _overlap(decision.start, decision.end, other.start, other.end):
+                raise self._fail(
+                    decision.task_id,
+                    f"{decision.action.value} on node(s) {sorted(shared)} during"
+                    f" [{decision.start}, {decision.end}) overlaps task {other.task_id}"
+                    f" booked there during [{other.start}, {other.end})",
+                )
+        raise AssertionError(f"no overlap found for {decision.task_id}")
 
     def _validate_placement(self, decision: Decision) -> None:
         cluster = self._clusters.get(decision.cluster or "")
         if cluster is None:
             raise self._fail(decision.task_id, f"unknown cluster {decision.cluster!r}")
-        outside = sorted(set(decision.nodes) - set(cluster.resource_ids))
-        if outside:
+        nodes = self._cluster_nodes[cluster.name]
+        if not nodes.issuperset(decision.nodes):
+            outside = sorted(set(decision.nodes) - nodes)
             raise self._fail(
                 decision.task_id, f"node(s) {outside} are not in cluster {cluster.name}"
             )

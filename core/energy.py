@@ -33,7 +33,7 @@ With a window ``(5, 20)``: 5 s idle (500 J) then 10 s at 50 W + 60 W (1100 J).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from hetsched.core.system import Cluster
 
@@ -107,6 +107,49 @@ class EnergyMeter:
         self._advance(at)
         self._pstate[resource] = pstate
         self._refresh(resource)
+
+    def start_computing(self, resources: Iterable[int], pstate: int, at: float) -> list[int]:
+        """``resources`` switch to ``pstate`` (those not at it) and start computing at ``at``;
+        return the ones that switched. The same sums as :meth:`set_pstate` then
+        :meth:`set_busy` resource by resource, with one update of the clock.
+
+        >>> from hetsched.core.system import Cluster, PState
+        >>> c = Cluster("c", 4, (0, 1, 2), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0)))
+        >>> meter = EnergyMeter([c])
+        >>> meter.set_pstate(2, 1, at=0.0)
+        >>> meter.start_computing((1, 2), 1, at=10.0), meter.power()
+        ([1], 170.0)
+        """
+        self._advance(at)
+        switched = []
+        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
+        for resource in resources:
+            self._check(resource)
+            cluster = clusters[resource]
+            if pstates[resource] != pstate:
+                cluster.pstate(pstate)  # ValueError for an unknown P-state
+                pstates[resource] = pstate
+                state = cluster.pstates[pstate]  # _refresh
+                power = state.full_watts if busy[resource] else state.idle_watts
+                self._total += power - powers[resource]
+                powers[resource] = power
+                switched.append(resource)
+            busy[resource] = True
+            power = cluster.pstates[pstate].full_watts  # _refresh of a busy resource
+            self._total += power - powers[resource]
+            powers[resource] = power
+        return switched
+
+    def stop_computing(self, resources: Iterable[int], at: float) -> None:
+        """:meth:`set_busy` ``False`` for each of ``resources`` at ``at``, in order."""
+        self._advance(at)
+        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
+        for resource in resources:
+            self._check(resource)
+            busy[resource] = False
+            power = clusters[resource].pstates[pstates[resource]].idle_watts  # _refresh
+            self._total += power - powers[resource]
+            powers[resource] = power
 
     def pstate(self, resource: int) -> int:
         """The current P-state of ``resource``."""

@@ -96,6 +96,18 @@ class Booking:
             raise ValueError(f"booking of {self.task_id}: a node appears twice")
 
 
+Column = np.ndarray | float | int | bool
+"""A column of adjacencies for :meth:`ClusterTimeline._link`: one value per node, or one for all."""
+
+_NO_ROWS = np.empty(0, dtype=np.intp)
+_NO_ROWS.flags.writeable = False
+
+
+def _pick(column: Column, mask: np.ndarray) -> Column:
+    """The values of ``column`` where ``mask`` holds (all of it when it is one value)."""
+    return column[mask] if isinstance(column, np.ndarray) and column.ndim else column
+
+
 _DEAD = {"start": INF, "end": -INF, "node": -1, "prev": -2, "next": -2}
 """Values of the columns of a dead row of :class:`_Rows`."""
 
@@ -126,8 +138,9 @@ class _Rows:
         other.used, other.dead = self.used, self.dead
         return other
 
-    def add(self, start: np.ndarray, end: np.ndarray, node: np.ndarray, prev: np.ndarray,
-            following: np.ndarray) -> None:
+    def add(self, start: Column, end: Column, node: np.ndarray, prev: Column,
+            following: Column) -> None:
+        """Add one row per ``node``; the other columns are arrays aligned with it or one value."""
         used, extra = self.used, node.size
         if not extra:
             return
@@ -365,15 +378,18 @@ class ClusterTimeline:
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
         """Local indices of resource ids ``nodes`` (ValueError naming a node not in the cluster)."""
         ids = np.asarray(nodes)
-        if self._lookup is None or ids.dtype.kind not in "iu":
+        if self._lookup is None or ids.dtype.kind not in "iu" or not ids.size:
             return np.asarray([self._local(node) for node in nodes], dtype=np.intp)
         offset = ids.astype(np.int64) - self._base
+        if offset.min() >= 0 and offset.max() < self._lookup.size:
+            local = self._lookup[offset]
+            if local.min() >= 0:
+                return local
         inside = (offset >= 0) & (offset < self._lookup.size)
         local = np.full(offset.size, -1, dtype=np.intp)
         local[inside] = self._lookup[offset[inside]]
-        if (local < 0).any():
-            self._local(nodes[int(np.flatnonzero(local < 0)[0])])
-        return local
+        self._local(nodes[int(np.flatnonzero(local < 0)[0])])
+        raise AssertionError(f"resource ids {nodes} are in cluster {self.cluster.name}")
 
     def _predecessor(self, bid: int, node: int) -> int:
         """The booking before booking ``bid`` on local node ``node`` (-1 if none)."""
@@ -392,22 +408,30 @@ class ClusterTimeline:
         return np.asarray(values)[inverse]
 
     def _link(
-        self, before: np.ndarray, before_end: np.ndarray, nodes: np.ndarray,
-        after: np.ndarray, after_start: np.ndarray, after_runs: np.ndarray,
+        self, before: Column, before_end: Column, nodes: np.ndarray,
+        after: Column, after_start: Column, after_runs: Column,
     ) -> None:
         """Record that on ``nodes`` booking ``after`` follows ``before`` (-1: it is first).
 
         ``before_end`` is the end of ``before``, ``after_start`` the start of
         ``after``, ``after_runs`` whether ``after`` is running work (which has
-        no gap before it when it is first).
+        no gap before it when it is first). Every argument but ``nodes`` is an
+        array aligned with ``nodes`` or one value for all of them.
         """
-        first = before < 0
-        gap = np.where(first, ~after_runs, before_end < after_start)
-        self._gaps.add(np.where(first, -INF, before_end)[gap], after_start[gap], nodes[gap],
-                       before[gap], after[gap])
-        touch = ~first & ~gap
-        self._touching.add(before_end[touch], after_start[touch], nodes[touch], before[touch],
-                           after[touch])
+        first = np.less(before, 0)
+        if isinstance(first, np.ndarray):
+            gap = np.where(first, np.logical_not(after_runs), np.less(before_end, after_start))
+            gap_start = np.where(first, -INF, before_end)
+        else:  # one ``before`` for every node
+            gap = np.logical_not(after_runs) if first else np.less(before_end, after_start)
+            gap_start = -INF if first else before_end
+        if gap.shape != nodes.shape:
+            gap = np.broadcast_to(gap, nodes.shape)
+        self._gaps.add(_pick(gap_start, gap), _pick(after_start, gap), nodes[gap],
+                       _pick(before, gap), _pick(after, gap))
+        touch = ~(first | gap)
+        self._touching.add(_pick(before_end, touch), _pick(after_start, touch), nodes[touch],
+                           _pick(before, touch), _pick(after, touch))
 
     def book(self, booking: Booking) -> None:
         """Add ``booking``; ValueError (naming task and node) if it overlaps another one."""
@@ -422,53 +446,58 @@ class ClusterTimeline:
         start, end = booking.start, booking.end
         ff = self._ff[nodes]
         at_tail = ff <= start  # the booking goes after every booking of these nodes
-        inner = nodes[~at_tail]
-        # Inside a node's schedule the booking lies in one finite gap, or before
-        # the node's first booking when that is running work (no gap is kept there).
-        gaps = self._gaps
-        used = gaps.used
-        rows = np.array([], dtype=np.intp)
-        ahead = np.array([], dtype=np.intp)
-        if inner.size:
-            rows = np.flatnonzero(
-                (gaps.start[:used] <= start) & (end <= gaps.end[:used])
-                & np.isin(gaps.node[:used], inner)
-            )
-            if rows.size < inner.size:
-                ahead = np.setdiff1d(inner, gaps.node[rows])
-                firsts = [self._first(i) for i in ahead.tolist()]
-                if any(self._records[b][0].start < end for b in firsts):
-                    self._overlap(booking, ahead)
-                ahead_first = np.asarray(firsts, dtype=np.intp)
-        # Read (and retire) the gaps the booking goes into before adding rows:
-        # adding may compact the table and renumber its rows.
-        before, after = gaps.prev[rows], gaps.next[rows]
-        gap_start, gap_end, gap_node = gaps.start[rows], gaps.end[rows], gaps.node[rows]
-        after_runs = self._attribute(after, "kind") == Action.START
-        gaps.kill(rows)
+        inside = not at_tail.all()
+        if inside:
+            gap_links = self._take_gaps(booking, nodes[~at_tail])
         bid = self._next_bid
         self._next_bid += 1
         self.generation += 1
         self._records[bid] = (booking, nodes)
         self._bids[booking.task_id] = bid
         runs = booking.kind is Action.START
-        tail = nodes[at_tail]
-        tail_ff = ff[at_tail]
-        self._link(self._last[tail], tail_ff, tail, np.full(tail.size, bid),
-                   np.full(tail.size, start), np.full(tail.size, runs))
+        tail, tail_ff = (nodes[at_tail], ff[at_tail]) if inside else (nodes, ff)
+        self._link(self._last[tail], tail_ff, tail, bid, start, runs)
         self._last[tail] = bid
         self._ff[tail] = end
-        self._resort(tail_ff, np.full(tail.size, end))
-        count = rows.size
-        self._link(before, gap_start, gap_node, np.full(count, bid), np.full(count, start),
-                   np.full(count, runs))
-        self._link(np.full(count, bid), np.full(count, end), gap_node, after, gap_end, after_runs)
+        self._resort(tail_ff, end)
+        if not inside:
+            return
+        before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first = gap_links
+        if gap_node.size:
+            self._link(before, gap_start, gap_node, bid, start, runs)
+            self._link(bid, end, gap_node, after, gap_end, after_runs)
         if ahead.size:
-            count = ahead.size
-            self._link(np.full(count, -1), np.full(count, -INF), ahead, np.full(count, bid),
-                       np.full(count, start), np.full(count, runs))
-            self._link(np.full(count, bid), np.full(count, end), ahead, ahead_first,
-                       self._attribute(ahead_first, "start"), np.full(count, True))
+            self._link(-1, -INF, ahead, bid, start, runs)
+            self._link(bid, end, ahead, ahead_first, self._attribute(ahead_first, "start"), True)
+
+    def _take_gaps(self, booking: Booking, inner: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Retire the gaps of local nodes ``inner`` that ``booking`` goes into; return what
+        :meth:`book` links: the gaps' ``prev``, start, node, ``next``, end and whether ``next``
+        runs, then the nodes whose first booking is running work after ``booking`` (no gap is
+        kept there) and those first bookings. ValueError if ``booking`` overlaps another one.
+        """
+        start, end = booking.start, booking.end
+        gaps = self._gaps
+        used = gaps.used
+        rows = np.flatnonzero(
+            (gaps.start[:used] <= start) & (end <= gaps.end[:used])
+            & np.isin(gaps.node[:used], inner)
+        )
+        ahead = _NO_ROWS
+        ahead_first = _NO_ROWS
+        if rows.size < inner.size:
+            ahead = np.setdiff1d(inner, gaps.node[rows])
+            firsts = [self._first(i) for i in ahead.tolist()]
+            if any(self._records[b][0].start < end for b in firsts):
+                self._overlap(booking, ahead)
+            ahead_first = np.asarray(firsts, dtype=np.intp)
+        # Read (and retire) the gaps the booking goes into before adding rows:
+        # adding may compact the table and renumber its rows.
+        before, after = gaps.prev[rows], gaps.next[rows]
+        gap_start, gap_end, gap_node = gaps.start[rows], gaps.end[rows], gaps.node[rows]
+        after_runs = self._attribute(after, "kind") == Action.START
+        gaps.kill(rows)
+        return before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first
 
     def _first(self, node: int) -> int:
         """The id of the first booking of local node ``node`` (which has one)."""
@@ -528,13 +557,36 @@ class ClusterTimeline:
             self.release(task_id)
         return done
 
-    def _resort(self, old: np.ndarray, new: np.ndarray) -> None:
-        """Replace the values ``old`` by ``new`` in the sorted free_from array."""
+    def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
+        """Replace the values ``old`` by ``new`` (aligned with ``old``, or one value for all)
+        in the sorted free_from array.
+
+        What ``np.insert(np.delete(sff, positions), ...)`` gives, with masks and slices
+        instead (those two functions cost more in argument handling than in copying).
+        """
         changed = old != new
-        if not changed.any():
+        if not changed.all():
+            if not changed.any():
+                return
+            old = old[changed]
+            if isinstance(new, np.ndarray):
+                new = new[changed]
+        old = np.sort(old)
+        sff = self._sff
+        count = old.size
+        rank = np.arange(count)
+        keep = np.ones(sff.size, dtype=bool)
+        keep[np.searchsorted(sff, old, side="left") + rank - np.searchsorted(old, old)] = False
+        kept = sff[keep]
+        if not isinstance(new, np.ndarray):
+            at = int(np.searchsorted(kept, new))
+            self._sff = np.concatenate((kept[:at], np.full(count, new), kept[at:]))
             return
-        old = np.sort(old[changed])
-        new = np.sort(new[changed])
-        rank = np.arange(old.size) - np.searchsorted(old, old, side="left")
-        sff = np.delete(self._sff, np.searchsorted(self._sff, old, side="left") + rank)
-        self._sff = np.insert(sff, np.searchsorted(sff, new), new)
+        new = np.sort(new)
+        fresh = np.searchsorted(kept, new) + rank
+        keep[:] = True
+        keep[fresh] = False
+        sff = np.empty_like(sff)
+        sff[fresh] = new
+        sff[keep] = kept
+        self._sff = sff

@@ -63,7 +63,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -111,6 +111,37 @@ def mapping_events_path(export_prefix: str) -> Path:
 def tasks_path(export_prefix: str) -> Path:
     """Where the tasks' planned and actual times go for ``export_prefix``."""
     return Path(f"{export_prefix}_tasks.csv")
+
+
+def node_set(nodes: Iterable[int]) -> ProcSet:
+    """The ProcSet of Batsim resource ids ``nodes``, built from its runs of consecutive ids.
+
+    ``ProcSet(*nodes)`` merges one id at a time, each merge a pass over the intervals so far;
+    this builds the same set from the runs, halves merged pairwise.
+
+    >>> str(node_set((7, 3, 4, 5, 9, 8, 0)))
+    '0 3-5 7-9'
+    >>> node_set(range(0, 40, 2)) == ProcSet(*range(0, 40, 2))
+    True
+    """
+    runs: list[tuple[int, int]] = []
+    first = last = -2
+    for node in sorted(set(nodes)):
+        if node != last + 1:
+            if last >= 0:
+                runs.append((first, last))
+            first = node
+        last = node
+    if last >= 0:
+        runs.append((first, last))
+    return _union(runs)
+
+
+def _union(runs: list[tuple[int, int]]) -> ProcSet:
+    if len(runs) <= 8:
+        return ProcSet(*runs)
+    half = len(runs) // 2
+    return ProcSet(_union(runs[:half]), _union(runs[half:]))
 
 
 def _workload_meta(paths: Mapping[str, str]) -> dict[str, Any]:
@@ -289,7 +320,7 @@ class HetschedScheduler(BatsimScheduler):
                 writer.writerow((
                     record.task.id, record.state.value,
                     decision.cluster if placed else "",
-                    str(ProcSet(*decision.nodes)) if placed else "",
+                    str(node_set(decision.nodes)) if placed else "",
                     decision.pstate if placed else "",
                     number(decision.start if placed else None),
                     number(decision.end if placed else None),
@@ -343,7 +374,7 @@ class HetschedScheduler(BatsimScheduler):
         wrong = [node for node in range(first, last + 1) if system.pstate(node) != int(pstate)]
         if wrong:
             raise ValueError(
-                f"Batsim says resources {ProcSet(*wrong)} switched to P-state {pstate}, which"
+                f"Batsim says resources {node_set(wrong)} switched to P-state {pstate}, which"
                 " the scheduler did not ask for"
             )
 
@@ -410,7 +441,7 @@ class HetschedScheduler(BatsimScheduler):
         cluster = driver.system.clusters[decision.cluster or ""]
         to_switch = driver.pstate_switches(decision.task_id)
         if to_switch:
-            self.bs.set_resource_state(ProcSet(*to_switch), decision.pstate)
+            self.bs.set_resource_state(node_set(to_switch), decision.pstate)
         original = decision.task_id
         profile_name = twin_profile_name(original)
         seconds = decision.end - decision.start
@@ -423,7 +454,7 @@ class HetschedScheduler(BatsimScheduler):
             {profile_name: {"type": "parallel_homogeneous", "cpu": flops, "com": 0}},
         )
         twin = self.bs.register_job(twin_job_id(original), len(decision.nodes), -1, profile_name)
-        twin.allocation = ProcSet(*decision.nodes)
+        twin.allocation = node_set(decision.nodes)
         self.bs.execute_job(twin)
         self.bs.reject_jobs_by_id([original])
 
