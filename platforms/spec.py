@@ -3,7 +3,9 @@
 A spec has an optional ``name`` and a list of ``clusters``; each cluster has ``name``,
 ``nb_nodes``, ``cores_per_node``, ``pstates`` (fastest first, each ``speed`` in flop/s per core,
 ``idle_watts`` and ``full_watts`` for the whole node) and optionally ``node_type`` (default
-``<name>-<cores>c``) and ``off_watts`` (default 0). In TOML::
+``<name>-<cores>c``), ``off_watts`` (default 0) and ``shared_nodes`` (default false; true
+writes one Batsim host per core, for single-core tasks that share nodes, as Hwang et al.'s
+platforms: docs/architecture.md). In TOML::
 
     name = "lab"
 
@@ -46,6 +48,7 @@ CLUSTER_KEYS = {
     "pstates": True,
     "node_type": False,
     "off_watts": False,
+    "shared_nodes": False,
 }
 PSTATE_KEYS = {"speed": True, "idle_watts": True, "full_watts": True}
 """Keys of each level, mapped to whether they are required."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
+from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.platforms.spec import load_spec
 
 TOML = """
@@ -78,7 +79,9 @@ def _broken(change) -> dict:
          "clusters[1].pstates[0].idle_watts: must be >= 0, got -5"),
         (_broken(lambda s: s["clusters"][0].update(colour="red")),
          "clusters[0].colour: unknown key (known: name, nb_nodes, cores_per_node, pstates,"
-         " node_type, off_watts)"),
+         " node_type, off_watts, shared_nodes)"),
+        (_broken(lambda s: s["clusters"][0].update(shared_nodes="yes")),
+         "clusters[0].shared_nodes: must be true or false, got 'yes'"),
         (_broken(lambda s: s["clusters"][1]["pstates"][0].update(watts=5)),
          "clusters[1].pstates[0].watts: unknown key"),
         (_broken(lambda s: s.update(version=2)), "version: unknown key (known: name, clusters)"),
@@ -105,6 +108,20 @@ def test_bad_spec_names_file_and_field(tmp_path: Path, spec: object, message: st
     with pytest.raises(ValueError) as caught:
         load_spec(path)
     assert str(caught.value).startswith(f"{path}: {message}")
+
+
+def test_shared_nodes_spec_writes_one_host_per_core(tmp_path: Path) -> None:
+    """``shared_nodes = true``: 2 nodes of 4 cores are 8 Batsim hosts, read back as 2 nodes."""
+    spec = tmp_path / "shared.toml"
+    spec.write_text(
+        '[[clusters]]\nname = "gene"\nnb_nodes = 2\ncores_per_node = 4\nshared_nodes = true\n'
+        'pstates = [{speed = 1e9, idle_watts = 40, full_watts = 80}]\n'
+    )
+    platform = load_spec(spec)
+    assert platform.clusters[0].shared_nodes and platform.total_hosts == 8
+    xml = write_platform(platform, tmp_path / "shared.xml")
+    assert read_platform(xml) == platform
+    assert xml.read_text().count('<prop id="core_index"') == 8
 
 
 def test_bad_toml_syntax_and_suffix(tmp_path: Path) -> None:
