@@ -49,20 +49,9 @@ import numpy as np
 
 from hetsched.experiments.pilot_jobs import Application, PilotJobSimulation
 from hetsched.heuristics.corunner import CorunnerModel
-from hetsched.heuristics.first_level import (
-    ApplicationAffinityFirst,
-    FirstLevelPolicy,
-    PlatformAffinityRoundRobin,
-    ProviderAffinityFirst,
-    SimpleFairness,
-)
-from hetsched.heuristics.second_level import (
-    AllCore,
-    CorunnerAffinityRoundRobin,
-    MostAffectedFirst,
-    RandomCombination,
-    SecondLevelPolicy,
-)
+from hetsched.heuristics.first_level import FirstLevelPolicy
+from hetsched.heuristics.hwang import first_level_policy, second_level_policy
+from hetsched.heuristics.second_level import SecondLevelPolicy
 from hetsched.heuristics.two_level import Platform, TwoLevelScheduler
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
@@ -120,22 +109,13 @@ def grid(scenarios: Iterable[int], seeds: Iterable[int],
 
 
 def _first_level(run: Run) -> FirstLevelPolicy:
-    return {
-        "fairness": lambda: SimpleFairness(),
-        "paf": lambda: ProviderAffinityFirst(metric=run.pa_metric),
-        "aaf": lambda: ApplicationAffinityFirst(metric=run.pa_metric),
-        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=run.pa_metric),
-    }[run.first]()
+    return first_level_policy(run.first, run.pa_metric)
 
 
 def _second_level(run: Run) -> SecondLevelPolicy:
-    return {
-        "allcore": lambda: AllCore(seed=run.seed),
-        "random": lambda: RandomCombination(seed=run.seed),
-        "maf-raw": lambda: MostAffectedFirst(metric="raw", seed=run.seed),
-        "maf-normalized": lambda: MostAffectedFirst(metric="normalized", seed=run.seed),
-        "ca-rr": lambda: CorunnerAffinityRoundRobin(seed=run.seed),
-    }[run.second]()
+    if run.second.startswith("maf-"):  # maf-raw, maf-normalized: MAF with that metric
+        return second_level_policy("maf", corunner_metric=run.second[4:], seed=run.seed)
+    return second_level_policy(run.second, seed=run.seed)
 
 
 def simulate(run: Run, scale: float) -> dict[str, object]:
