@@ -200,7 +200,22 @@ class RobustBatch(Heuristic):
         return decisions
 
 
-class PbRBatch(RobustBatch):
+class _ProcessorBalanceBatch(RobustBatch):
+    """A processor-balance heuristic of sec. III.A (``allocator_class``) on a batch."""
+
+    allocator_class: ClassVar[type[ProcessorBalanceRandom | ProcessorBalanceSmart]]
+
+    def __init__(self, seed: int | None = 0, points: int = DEFAULT_POINTS) -> None:
+        self.seed = seed
+        self.points = points
+        self._check_points()
+        self.reset()
+
+    def allocator(self) -> AllocationHeuristic:
+        return self.allocator_class(self.seed)
+
+
+class PbRBatch(_ProcessorBalanceBatch):
     """PB-R (sec. III.A) on a batch: processor groups of M, assigned at random.
 
     >>> PbRBatch(seed=3)
@@ -210,40 +225,23 @@ class PbRBatch(RobustBatch):
     name: ClassVar[str] = "pb-r"
     paper: ClassVar[str] = ProcessorBalanceRandom.paper
     summary: ClassVar[str] = "PB-R on the whole batch: " + ProcessorBalanceRandom.summary
-
-    def __init__(self, seed: int | None = 0, points: int = DEFAULT_POINTS) -> None:
-        self.seed = seed
-        self.points = points
-        self._check_points()
-        self.reset()
-
-    def allocator(self) -> AllocationHeuristic:
-        return ProcessorBalanceRandom(self.seed)
+    allocator_class = ProcessorBalanceRandom
 
 
-class PbSBatch(RobustBatch):
+class PbSBatch(_ProcessorBalanceBatch):
     """PB-S (sec. III.A) on a batch: each group to the application most likely to make it."""
 
     name: ClassVar[str] = "pb-s"
     paper: ClassVar[str] = ProcessorBalanceSmart.paper
     summary: ClassVar[str] = "PB-S on the whole batch: " + ProcessorBalanceSmart.summary
-
-    def __init__(self, seed: int | None = 0, points: int = DEFAULT_POINTS) -> None:
-        self.seed = seed
-        self.points = points
-        self._check_points()
-        self.reset()
-
-    def allocator(self) -> AllocationHeuristic:
-        return ProcessorBalanceSmart(self.seed)
+    allocator_class = ProcessorBalanceSmart
 
 
-class RfMinMinBatch(RobustBatch):
-    """RF Min-Min (sec. III.B.2) on a batch."""
+class _RobustnessFloorBatch(RobustBatch):
+    """A robustness-floor heuristic of sec. III.B with one greedy step (``allocator_class``)
+    on a batch."""
 
-    name: ClassVar[str] = "rf-min-min"
-    paper: ClassVar[str] = "Hansen et al., sec. III.B.2, Fig. 3"
-    summary: ClassVar[str] = "RF Min-Min on the whole batch: " + RfMinMin.summary.lower()
+    allocator_class: ClassVar[type[RfMinMin | RfMinMax]]
 
     def __init__(self, stopping_residual: float = 0.01, points: int = DEFAULT_POINTS) -> None:
         self.stopping_residual = stopping_residual
@@ -253,25 +251,25 @@ class RfMinMinBatch(RobustBatch):
         self.reset()
 
     def allocator(self) -> AllocationHeuristic:
-        return RfMinMin(self.stopping_residual)
+        return self.allocator_class(self.stopping_residual)
 
 
-class RfMinMaxBatch(RobustBatch):
+class RfMinMinBatch(_RobustnessFloorBatch):
+    """RF Min-Min (sec. III.B.2) on a batch."""
+
+    name: ClassVar[str] = "rf-min-min"
+    paper: ClassVar[str] = "Hansen et al., sec. III.B.2, Fig. 3"
+    summary: ClassVar[str] = "RF Min-Min on the whole batch: " + RfMinMin.summary.lower()
+    allocator_class = RfMinMin
+
+
+class RfMinMaxBatch(_RobustnessFloorBatch):
     """RF Min-Max (sec. III.B.3) on a batch."""
 
     name: ClassVar[str] = "rf-min-max"
     paper: ClassVar[str] = "Hansen et al., sec. III.B.3, Fig. 3"
     summary: ClassVar[str] = "RF Min-Max on the whole batch: " + RfMinMax.summary.lower()
-
-    def __init__(self, stopping_residual: float = 0.01, points: int = DEFAULT_POINTS) -> None:
-        self.stopping_residual = stopping_residual
-        self.points = points
-        self._check_points()
-        self.allocator()
-        self.reset()
-
-    def allocator(self) -> AllocationHeuristic:
-        return RfMinMax(self.stopping_residual)
+    allocator_class = RfMinMax
 
 
 class RfDuplexBatch(RobustBatch):
