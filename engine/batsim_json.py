@@ -103,8 +103,12 @@ def read_float(text: str) -> float:
     When all its digits make an integer of at most 2^53 and the power of ten is at most
     10^22, rapidjson computes one exact integer times or divided by one exact power of ten: a
     single correctly rounded operation, Python's ``float`` (the usual case, taken without
-    going through :func:`_parse`).
+    going through :func:`_parse`). A text of at most 16 characters without an exponent has
+    at most 15 digits (an integer under 10^15 < 2^53) and a power of ten of at least 10^-15:
+    that case, the common one, is recognised from its length alone.
     """
+    if len(text) <= 16 and "e" not in text and "E" not in text:
+        return float(text)
     mantissa, _, exponent = text.replace("E", "e").partition("e")
     whole, _, fraction = mantissa.lstrip("-").partition(".")
     power = (int(exponent) if exponent else 0) - len(fraction)

@@ -9,9 +9,11 @@ Python's ``float`` differs), and the integer limits.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from hetsched.engine.batsim_json import loads, read_float, read_int
+from hetsched.engine.batsim_json import _parse, loads, read_float, read_int
 
 RAPIDJSON = [
     ("-404728465118086.20320079192475679932", "-0x1.70193064d3864p+48"),
@@ -40,6 +42,19 @@ def test_short_numbers_are_correctly_rounded() -> None:
     """Up to 2^53 in all digits and 10^22: one exact operation, Python's result."""
     for text in ("0.1", "642.666667", "5.54989", "1e9", "-2.5e-3", "37983796353000.016"):
         assert read_float(text) == float(text)
+
+
+def test_numbers_of_16_characters_or_fewer_take_the_short_path_rightly() -> None:
+    """``read_float`` returns ``float(text)`` for texts of at most 16 characters without an
+    exponent, from their length alone: rapidjson's full emulation agrees on every one."""
+    rng = random.Random(16)
+    for _ in range(20_000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 15)))
+        point = rng.randint(1, len(digits) - 1)
+        whole = digits[:point].lstrip("0") or "0"
+        text = rng.choice(("", "-")) + whole + "." + digits[point:]
+        if len(text) <= 16:
+            assert read_float(text) == float(_parse(text)), text
 
 
 def test_integers_up_to_64_bits() -> None:
