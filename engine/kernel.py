@@ -270,14 +270,14 @@ class _Actions:
     """The running activities as arrays, stepped all at once as SimGrid's model loop does.
 
     Slot ``i`` holds what is left, what a second takes away (``rate``) and the precision
-    under which what is left is rounded to 0 (``double_update``).
+    under which what is left is rounded to 0 (``double_update``). A free slot holds
+    ``left = inf`` and ``rate = 0``, so the step needs no mask of the slots in use.
     """
 
     def __init__(self, capacity: int = 64) -> None:
-        self.left = np.zeros(capacity)
+        self.left = np.full(capacity, np.inf)
         self.rate = np.zeros(capacity)
         self.precision = np.zeros(capacity)
-        self.alive = np.zeros(capacity, dtype=bool)
         self.items: list[Activity | None] = [None] * capacity
         self.free = list(range(capacity - 1, -1, -1))
         self.high = 0  # slots >= high are unused
@@ -287,9 +287,9 @@ class _Actions:
 
     def _grow(self) -> None:
         capacity = len(self.items)
-        for name in ("left", "rate", "precision", "alive"):
+        for name, free in (("left", np.inf), ("rate", 0.0), ("precision", 0.0)):
             old = getattr(self, name)
-            new = np.zeros(2 * capacity, dtype=old.dtype)
+            new = np.full(2 * capacity, free)
             new[:capacity] = old
             setattr(self, name, new)
         self.items.extend([None] * capacity)
@@ -302,7 +302,6 @@ class _Actions:
         self.left[slot] = activity._left
         self.rate[slot] = activity.decrement()
         self.precision[slot] = activity.precision
-        self.alive[slot] = True
         self.items[slot] = activity
         activity._table, activity._slot = self, slot
         self.high = max(self.high, slot + 1)
@@ -314,7 +313,7 @@ class _Actions:
 
     def remove(self, activity: Activity) -> None:
         slot = activity._slot
-        self.alive[slot] = False
+        self.left[slot], self.rate[slot] = np.inf, 0.0  # a free slot
         self.items[slot] = None
         activity._table, activity._slot = None, -1
         self.free.append(slot)
@@ -340,19 +339,17 @@ class _Actions:
         self.tiny = []
         high = self.high
         left, rate = self.left[:high], self.rate[:high]
-        alive = self.alive[:high]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            events = left / rate
-        events[rate <= 0] = np.inf
+        # Free slots hold left = inf and rate = 0: no event, nothing taken away, never ending.
+        events = np.full(high, np.inf)
+        np.divide(left, rate, out=events, where=rate > 0)
         events[left <= 0] = 0.0
-        events[~alive] = np.inf
         delta = float(events.min())
         if delta == np.inf:
             return None
         after = left - rate * delta
         after[after < self.precision[:high]] = 0.0
-        np.copyto(left, after, where=alive)
-        ending_slots = np.flatnonzero(alive & (left <= 0)).tolist()
+        left[:] = after
+        ending_slots = np.flatnonzero(left <= 0).tolist()
         ending = [self.items[slot] for slot in ending_slots]
         ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
         return delta, ending  # type: ignore[return-value]

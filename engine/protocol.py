@@ -119,7 +119,11 @@ def encode(value: Any) -> str:
 def format_intervals(ids: Iterable[int]) -> str:
     """Batsim's ``IntervalSet::to_string_hyphen(" ", "-")`` of a set of resource ids."""
     if isinstance(ids, np.ndarray) and len(ids) > 8:
-        return _format_sorted_array(np.unique(ids))
+        steps = np.diff(ids)
+        if not (steps > 0).all():  # not ascending and distinct yet (allocations usually are)
+            ids = np.unique(ids)
+            steps = np.diff(ids)
+        return _format_sorted_array(ids, steps)
     parts: list[str] = []
     start = previous = None
     for value in sorted(set(ids)):
@@ -134,8 +138,9 @@ def format_intervals(ids: Iterable[int]) -> str:
     return " ".join(parts)
 
 
-def _format_sorted_array(ids: np.ndarray) -> str:
-    breaks = np.flatnonzero(np.diff(ids) != 1)
+def _format_sorted_array(ids: np.ndarray, steps: np.ndarray) -> str:
+    """Ascending distinct ``ids`` as intervals; ``steps`` is ``np.diff(ids)``."""
+    breaks = np.flatnonzero(steps != 1)
     starts = np.concatenate(([ids[0]], ids[breaks + 1])).tolist()
     ends = np.concatenate((ids[breaks], [ids[-1]])).tolist()
     return " ".join(

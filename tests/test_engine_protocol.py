@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from hetsched.engine.batsim_cli import batsim_command
@@ -26,6 +27,11 @@ from hetsched.engine.protocol import (
 def test_interval_sets() -> None:
     assert format_intervals([]) == ""
     assert format_intervals([4, 0, 1, 2, 9, 10]) == "0-2 4 9-10"
+    rng = np.random.default_rng(3)
+    for _ in range(200):  # id arrays of more than 8: ascending ones, and any others
+        ids = rng.integers(0, 40, rng.integers(9, 30))
+        for array in (ids, np.unique(ids)):
+            assert format_intervals(array) == format_intervals(array.tolist())
     assert parse_intervals("0-2 4  9-10") == (0, 1, 2, 4, 9, 10)
     for bad in ("3-1", "a", "1-2-3"):
         with pytest.raises(ValueError, match="invalid interval"):
