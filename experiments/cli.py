@@ -40,7 +40,8 @@ def summary_table(summary: RunSummary) -> str:
     >>> s = RunSummary("easy", "embedded", "out/x", "w.json", "p.xml", None, 4, 3, 0, 1,
     ...                16.0, 29.0, 55.17241, 18.0, 62.06897, None, None, None, 51000.0, None,
     ...                None, 80.0,
-    ...                10.0, 4, 0.25, 0.385, 0.4, 0.5, ("accounting",))
+    ...                10.0, 4, 0.25, 0.385, 0.4, wall_seconds=0.5,
+    ...                checked_rules=("accounting",))
     >>> print(summary_table(s))  # doctest: +NORMALIZE_WHITESPACE
     heuristic                                          easy
     engine                                         embedded
@@ -94,6 +95,10 @@ def summary_table(summary: RunSummary) -> str:
         rows.append((f"energy in [{t0:g}, {t1:g}] (J)", _number(summary.energy_window_joules)))
     if summary.energy_budget_joules is not None:
         rows.append(("energy budget (J)", _number(summary.energy_budget_joules)))
+    if summary.makespan_goals is not None:
+        rows.append(
+            ("met their makespan goal", f"{summary.makespan_goals_met} of {summary.makespan_goals}")
+        )
     rows += [
         ("makespan (s)", _number(summary.makespan)),
         ("mean waiting time (s)", _number(summary.mean_waiting_time)),

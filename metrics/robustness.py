@@ -103,12 +103,17 @@ def goal_outcomes(
                     " application gets processors of one type (Hansen sec. II.A)"
                 )
             cluster, processors = names.pop(), len(execution.allocated_resources)
-        finish = None
-        if outcome.outcome is Outcome.COMPLETED:
-            assert outcome.finish_time is not None
-            finish = outcome.finish_time - outcome.submission_time
+        finish = _finish(outcome)
         result[task_id] = GoalOutcome(task_id, job.makespan_goal, finish, cluster, processors)
     return result
+
+
+def _finish(outcome: TaskOutcome) -> float | None:
+    """Seconds from submission to a successful completion (``None``: it did not complete)."""
+    if outcome.outcome is not Outcome.COMPLETED:
+        return None
+    assert outcome.finish_time is not None
+    return outcome.finish_time - outcome.submission_time
 
 
 def robustness_metrics(goals: Mapping[str, GoalOutcome]) -> RobustnessMetrics | None:
@@ -116,6 +121,27 @@ def robustness_metrics(goals: Mapping[str, GoalOutcome]) -> RobustnessMetrics | 
     if not goals:
         return None
     return RobustnessMetrics(len(goals), sum(goal.met for goal in goals.values()))
+
+
+def goals_met(
+    outcomes: Mapping[str, TaskOutcome], workload: WorkloadInfo
+) -> RobustnessMetrics | None:
+    """:func:`robustness_metrics` without reading where the applications ran, so that any
+    scheduler's run has it (one that splits an application over clusters too): what a run's
+    summary reports. ``None`` when no job has a goal.
+
+    >>> from hetsched.metrics.annotations import JobAnnotations, WorkloadInfo
+    >>> jobs = {"w0!1": JobAnnotations("w0!1", 0.0, makespan_goal=100.0)}
+    >>> outcome = TaskOutcome("w0!1", 0.0, Outcome.DROPPED)
+    >>> goals_met({"w0!1": outcome}, WorkloadInfo("w0", jobs))
+    RobustnessMetrics(applications=1, met=0)
+    """
+    goals = {
+        task_id: GoalOutcome(task_id, job.makespan_goal, _finish(outcomes[task_id]), None, 0)
+        for task_id, job in workload.jobs.items()
+        if job.makespan_goal is not None
+    }
+    return robustness_metrics(goals)
 
 
 def read_goal_outcomes(

@@ -26,13 +26,15 @@ from hetsched.metrics.energy import energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
 from hetsched.metrics.outcomes import Outcome, account
 from hetsched.metrics.outputs import read_consumed_energy, read_jobs
+from hetsched.metrics.robustness import goals_met
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
-execution inside the measure window, Machovec sec. II.D). Summaries of another version are
+execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
+``makespan_goals_met``, Hansen sec. II.D). Summaries of another version are
 recomputed from the run's files rather than read
 (:func:`hetsched.experiments.compare.run_or_resume`)."""
 
@@ -90,6 +92,8 @@ class RunSummary:
     mapping_latency_p50: float | None
     mapping_latency_p95: float | None
     mapping_latency_max: float | None
+    makespan_goals: int | None = None
+    makespan_goals_met: int | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     version: int = SUMMARY_VERSION
@@ -169,6 +173,7 @@ def summarize(
     value = value_metrics(outcomes, workload, until=end)
     value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
+    goals = goals_met(outcomes, workload)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -197,4 +202,6 @@ def summarize(
         mapping_latency_p50=None if latency is None else latency.p50,
         mapping_latency_p95=None if latency is None else latency.p95,
         mapping_latency_max=None if latency is None else latency.max,
+        makespan_goals=None if goals is None else goals.applications,
+        makespan_goals_met=None if goals is None else goals.met,
     )

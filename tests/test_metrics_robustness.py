@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from hetsched.errors import OutputFileError, WorkloadError
+from hetsched.experiments.cli import summary_table
 from hetsched.metrics.resources import resource_clusters
 from hetsched.metrics.robustness import (
     GoalOutcome,
     read_goal_outcomes,
     robustness_metrics,
 )
+from hetsched.metrics.summary import summarize
 
 PLATFORM_XML = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -58,7 +60,8 @@ JOBS_CSV = (
 def _write(tmp_path: Path, jobs_csv: str = JOBS_CSV, goal: object = 100.0) -> tuple[Path, ...]:
     (tmp_path / "out_jobs.csv").write_text(jobs_csv)
     jobs = [{"id": str(n), "subtime": 10.0, "res": 1, "profile": "p",
-             **({"makespan_goal": goal} if n < 4 else {})} for n in range(1, 5)]
+             **({"makespan_goal": goal} if n < 4 and goal is not None else {})}
+            for n in range(1, 5)]
     workload = tmp_path / "workload.json"
     workload.write_text(json.dumps({"nb_res": 3, "jobs": jobs,
                                     "profiles": {"p": {"type": "delay", "delay": 1.0}}}))
@@ -83,6 +86,22 @@ def test_goals_met_missed_and_dropped(tmp_path: Path) -> None:
         3, 1, pytest.approx(1 / 3), False
     )
     assert robustness_metrics({}) is None
+
+
+def test_a_run_summary_counts_the_goals_met(tmp_path: Path) -> None:
+    """``hetsched run`` prints how many applications met their goal: 1 of 3 here (job 4 has
+    no goal); an application split over two clusters (a stock scheduler may do it) counts too."""
+    summary = summarize(*_write(tmp_path))
+    assert (summary.makespan_goals, summary.makespan_goals_met) == (3, 1)
+    assert "met their makespan goal  " in summary_table(summary)
+    assert summary_table(summary).split("met their makespan goal")[1].split("\n")[0].strip() == (
+        "1 of 3"
+    )
+    split = summarize(*_write(tmp_path, JOBS_CSV.replace(",0-1,", ",1-2,")))
+    assert (split.makespan_goals, split.makespan_goals_met) == (3, 1)
+    no_goal = summarize(*_write(tmp_path, goal=None))
+    assert (no_goal.makespan_goals, no_goal.makespan_goals_met) == (None, None)
+    assert "makespan goal" not in summary_table(no_goal)
 
 
 def test_every_application_met_is_the_batch_met() -> None:
