@@ -192,6 +192,7 @@ def test_unknown_preset_is_named() -> None:
         ("machovec", {"tasks_a_day": 5.0}, "unknown option 'tasks_a_day'"),
         ("machovec", {"tasks_per_day": 0}, "option 'tasks_per_day' must be a finite number > 0"),
         ("machovec", {"arrival": "night"}, "option 'arrival' must be one of mixed, sinusoidal"),
+        ("machovec", {"downey_processors": "cpus"}, "'downey_processors' must be one of nodes"),
         ("machovec", {"special_clusters": 6}, r"'special_clusters' must lie in \[0, 5\]"),
         ("machovec", {"warmup_hours": 30.0}, "'warmup_hours' \\(30.0\\) must be below 'hours'"),
         ("tarplee", {"tasks": 10}, r"'tasks' \(10\) must be at least 'task_types' \(30\)"),

@@ -101,15 +101,112 @@ def test_table_ii_core_distribution(types: m.TaskTypes) -> None:
     assert cores[rows[2]].mean() == pytest.approx((257 + 4096) / 2, rel=0.03)
 
 
-def test_downey_sigma_and_speedup(types: m.TaskTypes) -> None:
-    """sigma uniform on [4, 10]: mean 7, variance 36/12 = 3; S = Downey(cores, A=cores)."""
+def downey_at_a(processors: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """Downey's S(n) for n = A and sigma >= 1 (high variance, n <= A + A sigma - sigma):
+    S = n A (sigma+1) / (sigma (n + A - 1) + A) = A^2 (sigma+1) / (sigma (2A - 1) + A)."""
+    a = processors.astype(float)
+    return a * a * (sigma + 1) / (sigma * (2 * a - 1) + a)
+
+
+def test_downey_sigma_and_speedup_over_nodes(types: m.TaskTypes) -> None:
+    """sigma uniform on [4, 10]: mean 7, variance 36/12 = 3. Default reading: Downey's
+    processors are the task's nodes on each cluster, N = ceil(cores / cores per node), A = N,
+    so S differs by cluster: g1 has 16 cores per node, s1 64."""
     assert types.sigma.min() >= 4 and types.sigma.max() <= 10
     assert types.sigma.mean() == pytest.approx(7.0, abs=0.06)
     assert types.sigma.var() == pytest.approx(3.0, rel=0.05)
-    c = types.cores.astype(float)
-    # High variance, n = A: S = A^2 (sigma+1) / (sigma (2A - 1) + A).
-    expected = c * c * (types.sigma + 1) / (types.sigma * (2 * c - 1) + c)
-    assert types.speedup == pytest.approx(expected, rel=1e-12)
+    assert types.speedup.shape == (N_GENERAL + N_SPECIAL, len(MACHOVEC))
+    for c, cluster in enumerate(MACHOVEC):
+        nodes = -(-types.cores // cluster.cores_per_node)
+        assert types.speedup[:, c] == pytest.approx(downey_at_a(nodes, types.sigma), rel=1e-12)
+    # A task on one node runs at its single-core speed there.
+    one_node = types.cores <= 16
+    assert one_node.sum() > 1000
+    assert (types.speedup[one_node, 0] == 1.0).all()
+
+
+def test_speedup_over_nodes_by_hand() -> None:
+    """A type of 40 cores with sigma 5: on 16-core nodes N = 3 and S = 3 * 3 * 6 / (5 * 5 + 3)
+    = 54 / 28 = 1.92857; read over cores, S = 40 * 40 * 6 / (5 * 79 + 40) = 9600 / 435 =
+    22.0690. On 64-core nodes N = 1, S = 1. The ETC of the generated type is the single-core
+    time over S over the P-state time scaling, checked on the draws of a real type."""
+    assert downey_at_a(np.array([3, 40, 1]), np.array(5.0)) == pytest.approx(
+        [54 / 28, 9600 / 435, 1.0]
+    )
+    clusters = (Cluster("a", 16, 10), Cluster("b", 64, 10))
+    for reading in m.DOWNEY_PROCESSORS:
+        types = m.draw_task_types(np.random.default_rng(7), clusters, 0, 200, 0, reading)
+        i = int(np.flatnonzero((types.cores > 32) & (types.cores <= 48))[0])  # 3 nodes on a
+        assert -(-int(types.cores[i]) // 16) == 3 and int(types.cores[i]) <= 64
+        sigma = float(types.sigma[i])
+        if reading == "nodes":
+            expected = [9 * (sigma + 1) / (5 * sigma + 3), 1.0]
+        else:
+            n = float(types.cores[i])
+            expected = [n * n * (sigma + 1) / (sigma * (2 * n - 1) + n)] * 2
+        assert types.speedup[i].tolist() == pytest.approx(expected, rel=1e-12)
+
+
+def test_speedup_over_cores_is_the_other_reading(types: m.TaskTypes) -> None:
+    """``downey_processors="cores"``: A = n = the type's cores on every cluster. The same seed
+    draws the same types (speedup draws no random number): only the ETC changes, by
+    S_cores / S_nodes on each cluster."""
+    other = m.draw_task_types(
+        np.random.default_rng(42), MACHOVEC, 2, N_GENERAL, N_SPECIAL, downey_processors="cores"
+    )
+    np.testing.assert_array_equal(other.cores, types.cores)
+    np.testing.assert_array_equal(other.sigma, types.sigma)
+    expected = downey_at_a(types.cores, types.sigma)
+    for c in range(len(MACHOVEC)):
+        assert other.speedup[:, c] == pytest.approx(expected, rel=1e-12)
+        rows = types.eligible[:, c]
+        np.testing.assert_array_equal(other.power[c], types.power[c])
+        ratio = types.etc_pstate[c][rows] / other.etc_pstate[c][rows]
+        want = other.speedup[rows, c] / types.speedup[rows, c]
+        assert ratio == pytest.approx(np.repeat(want[:, None], 3, axis=1), rel=1e-12)
+    with pytest.raises(ValueError, match="downey_processors must be one of nodes, cores"):
+        m.draw_task_types(np.random.default_rng(0), MACHOVEC, 2, downey_processors="cpus")
+
+
+def test_workload_option_downey_processors() -> None:
+    """The option reaches the jobs: the same seed gives the same arrivals, cores and power;
+    a job's ETC on a cluster of the test platform is the other reading's times S_cores / S_N
+    (to the millisecond the ETCs are written with). The option is recorded in the source."""
+    nodes = generate("machovec", 4, MACHOVEC, tasks_per_day=300.0)
+    cores = generate("machovec", 4, MACHOVEC, tasks_per_day=300.0, downey_processors="cores")
+    assert nodes["hetsched"]["source"]["options"]["downey_processors"] == "nodes"
+    assert cores["hetsched"]["source"]["options"]["downey_processors"] == "cores"
+    types = m.draw_task_types(np.random.default_rng(4), MACHOVEC, 2)
+    index = {name: i for i, name in enumerate(types.names)}
+    per_node = {c.name: c.cores_per_node for c in MACHOVEC}
+    assert len(nodes["jobs"]) == len(cores["jobs"]) > 200
+    for a, b in zip(nodes["jobs"], cores["jobs"], strict=True):
+        assert (a["subtime"], a["cores"], a["power"]) == (b["subtime"], b["cores"], b["power"])
+        sigma = float(types.sigma[index[a["task_type"]]])
+        for cluster, seconds in a["etc"].items():
+            n = -(-a["cores"] // per_node[cluster])
+            ratio = downey_at_a(np.array(a["cores"]), sigma) / downey_at_a(np.array(n), sigma)
+            # Each ETC is rounded to 0.5 ms: the error of b's is multiplied by the ratio.
+            tolerance = 5e-4 * (1 + ratio) + 1e-9
+            assert seconds == pytest.approx(b["etc"][cluster] * ratio, abs=tolerance)
+
+
+def test_node_time_of_a_task_over_nodes(types: m.TaskTypes) -> None:
+    """What the reading means for the load: with A = N, N / S(N) = (sigma (2N - 1) + N) /
+    (N (sigma + 1)) runs from 1 (N = 1) up to (2 sigma + 1) / (sigma + 1) < 2 (1.8 to 1.91 for
+    sigma in [4, 10]). So a task holds its nodes for 1 to 1.91 times its single-core time
+    there (at P-state 0, before the time scaling): node-seconds do not shrink with the cores
+    per node, as core-seconds do not over cores."""
+    for c, cluster in enumerate(MACHOVEC):
+        rows = types.eligible[:, c]
+        nodes = -(-types.cores[rows] // cluster.cores_per_node)
+        node_time = nodes / types.speedup[rows, c]
+        sigma = types.sigma[rows]
+        assert (node_time >= 1 - 1e-12).all()
+        assert (node_time < (2 * sigma + 1) / (sigma + 1)).all()
+        assert node_time[nodes == 1] == pytest.approx(1.0)
+        big = nodes >= 100
+        assert node_time[big] == pytest.approx((2 * sigma[big] + 1) / (sigma[big] + 1), rel=0.01)
 
 
 def test_randomness_factor_and_pstate_scalings(types: m.TaskTypes) -> None:
@@ -138,7 +235,7 @@ def test_randomness_factor_and_pstate_scalings(types: m.TaskTypes) -> None:
     assert scale0.mean() == pytest.approx(1.0, abs=0.015)
     assert scale0.std() == pytest.approx(math.sqrt(1.09 * 1.0009 - 1), rel=0.06)
     # The time at P-state 0 is the single-core time there over S, over the time scaling.
-    speed0 = types.t1[rows, 0] / types.speedup[rows] / types.etc_pstate[0][rows, 0]
+    speed0 = types.t1[rows, 0] / types.speedup[rows, 0] / types.etc_pstate[0][rows, 0]
     assert speed0.mean() == pytest.approx(1.0, abs=0.015)
 
 

@@ -20,9 +20,24 @@ Energy-Constrained Heterogeneous Environment", 2017. What the paper fixes:
 
 What the paper leaves open, and our choice (tested in tests/test_generators_machovec.py):
 
-* Downey's average parallelism A is not given: A = the task type's cores, and the parallel time
-  on every cluster is the single-core time there divided by S(cores) (the task uses its cores;
-  the rest of its last node idles).
+* What Downey's model counts as processors, and his average parallelism A, are not given. Our
+  default (option ``downey_processors="nodes"``): the processors are the task's nodes, as the
+  paper's ETC is indexed by node counts (sec. II.B and Fig. 2: "the number of nodes that a task
+  type will use in a given cluster"; a node is "the atomic unit of resource allocation"). On a
+  cluster of ``k`` cores per node a type of ``cores`` cores gets ``N = ceil(cores / k)`` nodes,
+  A = N, and its time there is the single-core time there divided by S(N): one node runs the
+  task at single-core speed. ``downey_processors="cores"`` is the other reading: A = n = the
+  type's cores, the time is the single-core time divided by S(cores) on every cluster (the
+  rest of its last node idles). Why nodes: of the readings the text allows, only it gives
+  days of the paper's weight. Its energy constraints, 12 and 15 GJ, are 70 % of about 17 and
+  21 GJ consumed in a day by the best unconstrained heuristic. On the ``machovec`` platforms
+  of seeds 1-4 (100,000 cores, 3,906-5,850 nodes of 133 W on average), 5,000 tasks run each
+  on its fastest cluster at P-state 0 need 13.8-18.4 GJ with nodes, 1.6-1.9 GJ with cores:
+  21-39 % against 2.5-3.6 % of the node time of the day. With cores, a task needs about
+  1.85 x its single-core time in core-seconds, whatever its size, since S(n) ~ n (sigma+1) /
+  (2 sigma+1) for A = n; with nodes, up to 1.91 x in node-seconds. The scaled study
+  (README, Machovec section) measured 15.6 GJ a day for the best unconstrained heuristic at
+  5,000 tasks, scaled to 100,000 cores, against about 1.6 GJ with cores.
 * The sinusoid: period 24 h, amplitude 0.5 of the mean rate, peak at 13:30 (the middle of the
   work hours): rate(h) = mean * (1 + 0.5 sin(2 pi (h - 7.5) / 24)). Work hours: 2 x mean from
   9:00 to 18:00, 0.4 x mean otherwise (9 * 2 + 15 * 0.4 = 24). Arrivals of a type form a
@@ -119,6 +134,8 @@ SINUSOIDAL_MAX_CORES = 4096
 """Sec. IV.B: task types of at most 4096 cores arrive in a sinusoidal pattern."""
 DOWNEY_SIGMA_RANGE = (4.0, 10.0)
 """Sec. IV.B: Downey sigma uniform between 4 and 10."""
+DOWNEY_PROCESSORS = ("nodes", "cores")
+"""What Downey's model counts as processors (A = their number): our reading, then the other."""
 
 POWER_SCALING_FACTORS = (1.0, 0.75, 0.5)
 """Sec. IV.B: power scaling factors of the three P-states."""
@@ -177,9 +194,11 @@ OPTIONS = (
     Option("special_clusters", None, _special_count),
     Option("hours", 28.0, positive_float),
     Option("warmup_hours", 4.0, _non_negative_float),
+    Option("downey_processors", DOWNEY_PROCESSORS[0], choice(*DOWNEY_PROCESSORS)),
 )
 """Options: mean tasks a day; arrival pattern (``mixed`` is the paper's rule by cores);
-number of special-purpose clusters (the last ones); simulated and warm-up hours."""
+number of special-purpose clusters (the last ones); simulated and warm-up hours; what Downey's
+model counts as processors (``nodes`` or ``cores``)."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +286,8 @@ class TaskTypes:
     ``special[i]`` is the index of type i's special-purpose cluster, or -1 for a general type;
     ``eligible[i, c]`` whether type i can run on cluster c; ``single_core[i]`` the Gaussian
     single-core time (s), ``t1[i, c]`` the single-core time on cluster c (COV method),
-    ``apc[i, c]`` the power of one node (W), ``speedup[i]`` Downey's S(cores) with A = cores,
+    ``apc[i, c]`` the power of one node (W), ``speedup[i, c]`` Downey's S on cluster c (S(N)
+    with A = N, the task's nodes there, or S(cores) with A = cores: see ``downey_processors``),
     ``randomness[i, c]`` the gamma randomness factor, ``etc_pstate[c][i, k]`` the execution
     time (s) at P-state k and ``power[c][i, k]`` the watts of all the task's nodes.
     """
@@ -330,8 +350,18 @@ def draw_task_types(
     special_clusters: int,
     nb_general: int = NB_GENERAL_TYPES,
     nb_special: int = NB_SPECIAL_TYPES,
+    downey_processors: str = "nodes",
 ) -> TaskTypes:
-    """Draw the task types (sec. IV.B); the last ``special_clusters`` clusters are special."""
+    """Draw the task types (sec. IV.B); the last ``special_clusters`` clusters are special.
+
+    ``downey_processors`` is what Downey's model counts as processors: the task's ``"nodes"``
+    on each cluster (our default) or its ``"cores"`` (see the module docstring).
+    """
+    if downey_processors not in DOWNEY_PROCESSORS:
+        raise ValueError(
+            f"downey_processors must be one of {', '.join(DOWNEY_PROCESSORS)},"
+            f" got {downey_processors!r}"
+        )
     clusters = check_clusters(clusters)
     nb_clusters = len(clusters)
     if not 0 <= special_clusters < nb_clusters:
@@ -376,7 +406,13 @@ def draw_task_types(
     eligible &= cores[:, None] <= total[None, :]
 
     sigma = rng.uniform(*DOWNEY_SIGMA_RANGE, size=n)
-    speedup = downey_speedup(cores, cores, sigma)
+    cores_per_node = np.array([c.cores_per_node for c in clusters], dtype=np.int64)
+    processors = (
+        -(-cores[:, None] // cores_per_node[None, :])
+        if downey_processors == "nodes"
+        else np.repeat(cores[:, None], nb_clusters, axis=1)
+    )
+    speedup = downey_speedup(processors, processors, sigma[:, None])
     kind_cov = np.where(special < 0, RANDOMNESS_COV["general"], RANDOMNESS_COV["special"])
     scale_cov = np.where(special < 0, PSTATE_SCALING_COV["general"], PSTATE_SCALING_COV["special"])
     randomness = rng.gamma(1.0 / kind_cov[:, None] ** 2, kind_cov[:, None] ** 2, (n, nb_clusters))
@@ -389,7 +425,7 @@ def draw_task_types(
         power_scale = rng.gamma(shape, factors[None, :] * r * theta, (n, factors.size))
         speed_scale = rng.gamma(shape, np.sqrt(factors)[None, :] * r * theta, (n, factors.size))
         nodes = -(-cores // cluster.cores_per_node)
-        etc_pstate.append(t1[:, c : c + 1] / speedup[:, None] / speed_scale)
+        etc_pstate.append(t1[:, c : c + 1] / speedup[:, c : c + 1] / speed_scale)
         power.append(apc[:, c : c + 1] * nodes[:, None] * power_scale)
     return TaskTypes(
         names=names,
@@ -484,7 +520,9 @@ def generate(
             f" for {len(clusters)} clusters, got {special_clusters}"
         )
     rng = np.random.default_rng(seed)
-    types = draw_task_types(rng, clusters, int(special_clusters))
+    types = draw_task_types(
+        rng, clusters, int(special_clusters), downey_processors=str(opts["downey_processors"])
+    )
     n = len(types.names)
     if opts["arrival"] == "mixed":
         patterns = [
