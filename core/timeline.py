@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -558,35 +559,86 @@ class ClusterTimeline:
         return done
 
     def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
-        """Replace the values ``old`` by ``new`` (aligned with ``old``, or one value for all)
-        in the sorted free_from array.
+        """Replace the values ``old`` by ``new`` in the sorted free_from array."""
+        self._sff = replace_sorted(self._sff, old, new)
 
-        What ``np.insert(np.delete(sff, positions), ...)`` gives, with masks and slices
-        instead (those two functions cost more in argument handling than in copying).
-        """
-        changed = old != new
-        if not changed.all():
-            if not changed.any():
-                return
-            old = old[changed]
-            if isinstance(new, np.ndarray):
-                new = new[changed]
-        old = np.sort(old)
-        sff = self._sff
-        count = old.size
-        rank = np.arange(count)
-        keep = np.ones(sff.size, dtype=bool)
-        keep[np.searchsorted(sff, old, side="left") + rank - np.searchsorted(old, old)] = False
-        kept = sff[keep]
-        if not isinstance(new, np.ndarray):
-            at = int(np.searchsorted(kept, new))
-            self._sff = np.concatenate((kept[:at], np.full(count, new), kept[at:]))
-            return
+
+_FEW_RUNS = 16
+"""At most this many distinct values removed (and added) take the slices path of
+:func:`replace_sorted`; more take the masks path."""
+
+
+def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
+    """The distinct values of sorted ``values`` and how many times each appears, or ``None``
+    when there are more than :data:`_FEW_RUNS` of them."""
+    if values[0] == values[-1]:
+        return [float(values[0])], [values.size]
+    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    if cuts.size >= _FEW_RUNS:
+        return None
+    bounds = [0, *cuts.tolist(), values.size]
+    return values[bounds[:-1]].tolist(), [b - a for a, b in pairwise(bounds)]
+
+
+def replace_sorted(
+    values: np.ndarray, old: np.ndarray, new: np.ndarray | float
+) -> np.ndarray:
+    """Sorted ``values`` with the values ``old`` (all present) replaced by ``new`` (aligned with
+    ``old``, or one value for all): ``np.sort`` of the multiset, a new array (``values``
+    itself when ``old`` is empty).
+
+    A booking changes the free_from of its nodes, usually from a handful of distinct values
+    (nodes freed together) to one. Then each removed value is a contiguous block of
+    ``values`` (found by ``searchsorted``) and each added value a block inserted at its
+    ``searchsorted`` position, so the result is one ``np.concatenate`` of slices between those
+    positions (equal values being interchangeable, which copies are removed does not matter).
+    With many distinct values it deletes by a mask and inserts by ranks instead.
+
+    >>> replace_sorted(np.array([-INF, 1.0, 1.0, 3.0, 7.0]), np.array([1.0, -INF]), 5.0).tolist()
+    [1.0, 3.0, 5.0, 5.0, 7.0]
+    >>> replace_sorted(np.array([1.0, 2.0, 8.0, 9.0]), np.array([9.0, 8.0]), np.array([0.0, 3.0]))
+    array([0., 1., 2., 3.])
+    """
+    if not old.size:
+        return values
+    old = np.sort(old)
+    removed = _runs(old)
+    if isinstance(new, np.ndarray):
         new = np.sort(new)
-        fresh = np.searchsorted(kept, new) + rank
-        keep[:] = True
-        keep[fresh] = False
-        sff = np.empty_like(sff)
-        sff[fresh] = new
-        sff[keep] = kept
-        self._sff = sff
+        added = _runs(new)
+    else:
+        added = [float(new)], [old.size]
+    if removed is not None and added is not None:
+        # (position, removes, value, count); at one position, the block added comes first.
+        edits = sorted(
+            (at, removes, value, count)
+            for removes, (distinct, counts) in enumerate((added, removed))
+            for at, value, count in zip(
+                np.searchsorted(values, distinct).tolist(), distinct, counts, strict=True
+            )
+        )
+        pieces = []
+        cursor = 0
+        for at, removes, value, count in edits:
+            pieces.append(values[cursor:at])
+            if removes:
+                cursor = at + count
+            else:
+                pieces.append(np.full(count, value))
+                cursor = at
+        pieces.append(values[cursor:])
+        return np.concatenate(pieces)
+    rank = np.arange(old.size)
+    keep = np.ones(values.size, dtype=bool)
+    keep[np.searchsorted(values, old, side="left") + rank - np.searchsorted(old, old)] = False
+    kept = values[keep]
+    if not isinstance(new, np.ndarray):
+        at = int(np.searchsorted(kept, new))
+        return np.concatenate((kept[:at], np.full(old.size, new), kept[at:]))
+    fresh = np.searchsorted(kept, new) + rank
+    keep[:] = True
+    keep[fresh] = False
+    result = np.empty_like(values)
+    result[fresh] = new
+    result[keep] = kept
+    return result
