@@ -39,7 +39,7 @@ chosen are, in order of preference (the paper's two rules, then ours):
 >>> no_gap = np.array([]), np.array([]), np.array([], dtype=np.intp)
 >>> earliest_start(sff, *no_gap[:2], nb_nodes=2, duration=3.0, not_before=0.0)
 2.0
->>> select_nodes(ff, *no_gap, nb_nodes=2, duration=3.0, start=2.0, not_before=0.0).tolist()
+>>> select_nodes(ff, sff, *no_gap, nb_nodes=2, duration=3.0, start=2.0, not_before=0.0).tolist()
 [2, 1]
 """
 
@@ -198,8 +198,50 @@ def earliest_starts(
     return starts
 
 
+def tail_nodes(
+    free_from: np.ndarray,
+    sorted_free_from: np.ndarray,
+    nb_nodes: int,
+    start: float,
+    not_before: float,
+) -> np.ndarray:
+    """The (at most) ``nb_nodes`` best nodes idle from their ``free_from`` to the end of the day
+    at ``start``, best first: rule 3 (the latest slot begin, ``max(free_from, not_before)``),
+    then rule 4 (the lowest index). Rules 1 and 2 tie among these nodes: :func:`select_nodes`
+    places them among the finite gaps.
+
+    The sorted free_from tells, by binary search, how many such nodes begin their slot after
+    ``not_before`` (``late``) and, when there are ``nb_nodes`` of them or more, the lowest
+    free_from of the best ``nb_nodes``: only those late nodes are sorted (a stable sort of the
+    nodes in index order, by decreasing free_from). The others all begin their slot at
+    ``not_before`` and follow in index order.
+
+    >>> import numpy as np
+    >>> ff = np.array([3.0, -np.inf, 5.0, 3.0, 1.0])
+    >>> tail_nodes(ff, np.sort(ff), nb_nodes=3, start=4.0, not_before=2.0).tolist()
+    [0, 3, 1]
+    """
+    count = int(sorted_free_from.searchsorted(start, side="right"))
+    early = (
+        int(sorted_free_from.searchsorted(not_before, side="right"))
+        if not_before < start
+        else count
+    )
+    late = count - early
+    if not late:
+        return (free_from <= start).nonzero()[0][:nb_nodes]
+    if late >= nb_nodes:  # the best late nodes; of those at the lowest free_from, lowest index
+        lowest = sorted_free_from[count - nb_nodes]
+        nodes = ((free_from >= lowest) & (free_from <= start)).nonzero()[0]
+        return nodes[(-free_from[nodes]).argsort(kind="stable")[:nb_nodes]]
+    nodes = ((free_from > not_before) & (free_from <= start)).nonzero()[0]
+    nodes = nodes[(-free_from[nodes]).argsort(kind="stable")]
+    return np.concatenate((nodes, (free_from <= not_before).nonzero()[0][: nb_nodes - late]))
+
+
 def select_nodes(
     free_from: np.ndarray,
+    sorted_free_from: np.ndarray,
     gap_start: np.ndarray,
     gap_end: np.ndarray,
     gap_node: np.ndarray,
@@ -215,34 +257,20 @@ def select_nodes(
     >>> import numpy as np
     >>> ff = np.array([-np.inf, -np.inf])          # two idle nodes ...
     >>> gs, ge, gn = np.array([-np.inf]), np.array([4.0]), np.array([1])  # node 1 until 4
-    >>> select_nodes(ff, gs, ge, gn, nb_nodes=1, duration=4.0, start=0.0,
+    >>> select_nodes(ff, np.sort(ff), gs, ge, gn, nb_nodes=1, duration=4.0, start=0.0,
     ...              not_before=0.0).tolist()    # node 1's slot [0, 4) is filled exactly
     [1]
     """
     end = start + duration
-    # Nodes idle from free_from up to the end of the day (infinite idle slot).
-    tail_nodes = np.flatnonzero(free_from <= start)
-    slot_begin = np.maximum(free_from[tail_nodes], not_before)
-    if tail_nodes.size > nb_nodes:
-        # Keep the nb_nodes best: latest slot begin first, then lowest index.
-        threshold = np.partition(slot_begin, tail_nodes.size - nb_nodes)[
-            tail_nodes.size - nb_nodes
-        ]
-        above = slot_begin > threshold
-        at = np.flatnonzero(slot_begin == threshold)[: nb_nodes - int(np.count_nonzero(above))]
-        keep = np.sort(np.concatenate((np.flatnonzero(above), at)))
-        tail_nodes, slot_begin = tail_nodes[keep], slot_begin[keep]
-    order = np.lexsort((tail_nodes, -slot_begin))
-    tail_nodes, slot_begin = tail_nodes[order], slot_begin[order]
-    tail_touch = slot_begin == start
-    if gap_start.size:
-        fits = (gap_start <= start) & (end <= gap_end)
-        gaps = np.flatnonzero(fits)
-    else:
-        gaps = np.array([], dtype=np.intp)
+    # Nodes idle from free_from up to the end of the day (infinite idle slot), best first.
+    tail = tail_nodes(free_from, sorted_free_from, nb_nodes, start, not_before)
+    if not gap_start.size:
+        return tail
+    gaps = ((gap_start <= start) & (end <= gap_end)).nonzero()[0]
     if not gaps.size:
-        chosen = np.concatenate((tail_nodes[tail_touch], tail_nodes[~tail_touch]))
-        return chosen[:nb_nodes]
+        return tail
+    # The tail nodes whose idle slot begins at ``start`` come first (latest slot begin).
+    touching = int(np.count_nonzero(np.maximum(free_from[tail], not_before) == start))
     g_begin = np.maximum(gap_start[gaps], not_before)
     g_end = gap_end[gaps]
     g_node = gap_node[gaps]
@@ -250,6 +278,6 @@ def select_nodes(
     order = np.lexsort((g_node, start - g_begin, g_end - g_begin, delta))
     g_node, delta = g_node[order], delta[order]
     chosen = np.concatenate(
-        (g_node[delta <= 0], tail_nodes[tail_touch], g_node[delta > 0], tail_nodes[~tail_touch])
+        (g_node[delta <= 0], tail[:touching], g_node[delta > 0], tail[touching:])
     )
     return chosen[:nb_nodes]

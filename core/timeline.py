@@ -330,7 +330,8 @@ class ClusterTimeline:
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
         gap_start, gap_end, gap_node = self._gap_arrays()
         local = select_nodes(
-            self._ff, gap_start, gap_end, gap_node, nb_nodes, duration, start, not_before
+            self._ff, self._sff, gap_start, gap_end, gap_node, nb_nodes, duration, start,
+            not_before,
         )
         if local.size < nb_nodes:
             raise ValueError(

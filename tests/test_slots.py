@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hetsched.core.decisions import Action
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.slots import tail_nodes
 from hetsched.core.system import Cluster
 
 INF = math.inf
@@ -264,3 +265,22 @@ def test_long_sequences_of_bookings_and_releases_stay_exact() -> None:
     for node in range(n):
         chain = [(b.start, b.end) for b in schedule.node_bookings("c", node)]
         assert chain == sorted(timelines[node].values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    free_from=st.lists(st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0]), min_size=1,
+                       max_size=30),
+    k=st.integers(1, 30),
+    start=st.sampled_from([0.0, 1.0, 2.5, 3.0, 4.0, 9.0]),
+    not_before=st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0, 12.0]),
+)
+def test_tail_nodes_are_the_best_by_rules_3_and_4(
+    free_from: list[float], k: int, start: float, not_before: float
+) -> None:
+    """The binary searches and partial sort of tail_nodes give the first ``k`` nodes idle at
+    ``start`` by (latest slot begin, lowest index), many ties included."""
+    ff = np.asarray(free_from)
+    idle = [i for i in range(ff.size) if ff[i] <= start]
+    expected = sorted(idle, key=lambda i: (-max(ff[i], not_before), i))[:k]
+    assert tail_nodes(ff, np.sort(ff), k, start, not_before).tolist() == expected
