@@ -109,6 +109,9 @@ def _pick(column: Column, mask: np.ndarray) -> Column:
     return column[mask] if isinstance(column, np.ndarray) and column.ndim else column
 
 
+_MEMO_SIZE = 64
+"""How many recent slots' node tuples :meth:`ClusterTimeline._locals` remembers."""
+
 _DEAD = {"start": INF, "end": -INF, "node": -1, "prev": -2, "next": -2}
 """Values of the columns of a dead row of :class:`_Rows`."""
 
@@ -153,6 +156,15 @@ class _Rows:
         self.start[rows], self.end[rows], self.node[rows] = start, end, node
         self.prev[rows], self.next[rows] = prev, following
         self.used = used + extra
+
+    def add_where(self, where: np.ndarray | np.bool_, start: Column, end: Column,
+                  node: np.ndarray, prev: Column, following: Column) -> None:
+        """:meth:`add` the rows where ``where`` (aligned with ``node``, or one for all) holds."""
+        if where.all():
+            self.add(start, end, node, prev, following)
+        elif where.any():
+            self.add(_pick(start, where), _pick(end, where), node[where], _pick(prev, where),
+                     _pick(following, where))
 
     def kill(self, rows: np.ndarray) -> None:
         if not rows.size:
@@ -203,6 +215,7 @@ class ClusterTimeline:
         "_index",
         "_last",
         "_lookup",
+        "_memo",
         "_next_bid",
         "_records",
         "_rids",
@@ -226,6 +239,9 @@ class ClusterTimeline:
         if span <= 4 * n:
             self._lookup = np.full(span, -1, dtype=np.intp)
             self._lookup[self._rids - self._base] = np.arange(n)
+        # Node tuples of recent slots -> their sorted local indices (see _locals); shared by
+        # the clones, which map resource ids the same way.
+        self._memo: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
         self._bids: dict[str, int] = {}  # task id -> booking id (ids increase)
         self._records: dict[int, tuple[Booking, np.ndarray]] = {}  # id -> booking, local nodes
         self._next_bid = 0
@@ -245,6 +261,7 @@ class ClusterTimeline:
         other._index = self._index
         other._base = self._base
         other._lookup = self._lookup
+        other._memo = self._memo
         other._bids = dict(self._bids)
         other._records = dict(self._records)
         other._next_bid = self._next_bid
@@ -338,7 +355,9 @@ class ClusterTimeline:
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
                 f" [{start}, {start + duration}), {nb_nodes} needed"
             )
-        return Slot(self.cluster.name, start, start + duration, tuple(self._rids[local].tolist()))
+        slot = Slot(self.cluster.name, start, start + duration, tuple(self._rids[local].tolist()))
+        self._remember(slot.nodes, local)
+        return slot
 
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (``duration >= 0``).
@@ -377,8 +396,31 @@ class ClusterTimeline:
         except (KeyError, TypeError):
             raise ValueError(f"node {node!r} is not in cluster {self.cluster.name}") from None
 
+    def _remember(self, nodes: tuple[int, ...], local: np.ndarray) -> None:
+        """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local``."""
+        memo = self._memo
+        if len(memo) >= _MEMO_SIZE:
+            del memo[next(iter(memo))]  # the oldest
+        local = np.sort(local)
+        local.flags.writeable = False
+        memo[id(nodes)] = (nodes, local)
+
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
-        """Local indices of resource ids ``nodes`` (ValueError naming a node not in the cluster)."""
+        """Sorted local indices of resource ids ``nodes`` (ValueError naming a node not in the
+        cluster).
+
+        A heuristic books the slots :meth:`slot_at` returns, and the driver books the same
+        tuple again in its schedule: converting a tuple of thousands of ids to an array costs
+        more than the rest of a booking, so the tuples of the last :data:`_MEMO_SIZE` slots are
+        looked up by identity first (the memo holds the tuple itself, so its id is not reused).
+        """
+        known = self._memo.get(id(nodes))
+        if known is not None and known[0] is nodes:
+            return known[1]
+        return np.sort(self._resource_locals(nodes))
+
+    def _resource_locals(self, nodes: tuple[int, ...]) -> np.ndarray:
+        """Local indices of resource ids ``nodes``, in their order."""
         ids = np.asarray(nodes)
         if self._lookup is None or ids.dtype.kind not in "iu" or not ids.size:
             return np.asarray([self._local(node) for node in nodes], dtype=np.intp)
@@ -415,25 +457,21 @@ class ClusterTimeline:
     ) -> None:
         """Record that on ``nodes`` booking ``after`` follows ``before`` (-1: it is first).
 
-        ``before_end`` is the end of ``before``, ``after_start`` the start of
-        ``after``, ``after_runs`` whether ``after`` is running work (which has
-        no gap before it when it is first). Every argument but ``nodes`` is an
-        array aligned with ``nodes`` or one value for all of them.
+        ``before_end`` is the end of ``before`` (``-inf`` exactly when it is -1: bookings are
+        finite), ``after_start`` the start of ``after``, ``after_runs`` whether ``after`` is
+        running work (which has no gap before it when it is first). Every argument but
+        ``nodes`` is an array aligned with ``nodes`` or one value for all of them.
+
+        Bookings do not overlap, so ``before_end <= after_start``: idle time separates them
+        (a gap row) when ``before_end < after_start``, unless ``before`` is -1 and ``after``
+        runs; they touch (a touching row) when ``before_end == after_start``.
         """
-        first = np.less(before, 0)
-        if isinstance(first, np.ndarray):
-            gap = np.where(first, np.logical_not(after_runs), np.less(before_end, after_start))
-            gap_start = np.where(first, -INF, before_end)
-        else:  # one ``before`` for every node
-            gap = np.logical_not(after_runs) if first else np.less(before_end, after_start)
-            gap_start = -INF if first else before_end
-        if gap.shape != nodes.shape:
-            gap = np.broadcast_to(gap, nodes.shape)
-        self._gaps.add(_pick(gap_start, gap), _pick(after_start, gap), nodes[gap],
-                       _pick(before, gap), _pick(after, gap))
-        touch = ~(first | gap)
-        self._touching.add(_pick(before_end, touch), _pick(after_start, touch), nodes[touch],
-                           _pick(before, touch), _pick(after, touch))
+        gap = np.less(before_end, after_start)
+        if after_runs is not False:
+            gap &= np.greater(before_end, -INF) | np.logical_not(after_runs)
+        self._gaps.add_where(gap, before_end, after_start, nodes, before, after)
+        touch = np.equal(before_end, after_start)
+        self._touching.add_where(touch, before_end, after_start, nodes, before, after)
 
     def book(self, booking: Booking) -> None:
         """Add ``booking``; ValueError (naming task and node) if it overlaps another one."""
@@ -444,7 +482,7 @@ class ClusterTimeline:
             )
         if booking.task_id in self._bids:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
-        nodes = np.sort(self._locals(booking.nodes))
+        nodes = self._locals(booking.nodes)
         start, end = booking.start, booking.end
         ff = self._ff[nodes]
         at_tail = ff <= start  # the booking goes after every booking of these nodes

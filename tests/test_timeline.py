@@ -13,7 +13,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsched.core.timeline import _FEW_RUNS, replace_sorted
+from hetsched.core.decisions import Action
+from hetsched.core.system import Cluster
+from hetsched.core.timeline import _FEW_RUNS, _MEMO_SIZE, Booking, ClusterTimeline, replace_sorted
 
 INF = math.inf
 
@@ -63,3 +65,37 @@ def test_replace_sorted_with_more_distinct_values_than_the_slices_path_takes() -
     assert replace_sorted(values, old, new).tolist() == sorted(
         values[1::2].tolist() + new.tolist()
     )
+
+
+def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
+    """The tuples of recent slots are converted to local nodes from a memo (by identity): a
+    slot booked that way, after the memo forgot it, or as an equal new tuple, in a copy of the
+    timeline or in the original, gives the same node chains, also after releases."""
+    cluster = Cluster("c", 1, tuple(range(20, 40)))
+    timelines = [ClusterTimeline(cluster) for _ in range(3)]
+    rng = np.random.default_rng(7)
+    for number in range(3 * _MEMO_SIZE):
+        start = float(rng.integers(0, 100))
+        length = float(rng.integers(1, 20))
+        k = int(rng.integers(1, 8))
+        slots = [tl.earliest_slot(k, length, start) for tl in timelines]
+        assert len({slot.nodes for slot in slots}) == 1
+        nodes = slots[0].nodes
+        copy = timelines[0].clone(owner=None)  # shares the memo
+        copy.book(Booking(f"t{number}", "c", nodes, slots[0].start, slots[0].end, Action.RESERVE))
+        timelines[0] = copy
+        kept = slots[1].nodes if number % 2 else tuple(rng.permutation(nodes).tolist())
+        timelines[1].book(Booking(f"t{number}", "c", kept, slots[1].start, slots[1].end,
+                                  Action.RESERVE))
+        timelines[2].book(Booking(f"t{number}", "c", tuple(list(nodes)), slots[2].start,
+                                  slots[2].end, Action.RESERVE))
+        if number % 3 == 2:
+            gone = f"t{rng.integers(number)}"
+            for tl in timelines:
+                if gone in tl:
+                    tl.release(gone)
+    for node in cluster.resource_ids:
+        chains = [[(b.task_id, b.start, b.end) for b in tl.node_bookings(node)]
+                  for tl in timelines]
+        assert chains[0] == chains[1] == chains[2]
+        assert chains[0]  # the random bookings cover every node
