@@ -112,26 +112,27 @@ def _pick(column: Column, mask: np.ndarray) -> Column:
 _MEMO_SIZE = 64
 """How many recent slots' node tuples :meth:`ClusterTimeline._locals` remembers."""
 
-_DEAD = {"start": INF, "end": -INF, "node": -1, "prev": -2, "next": -2}
-"""Values of the columns of a dead row of :class:`_Rows`."""
+_COLUMNS = ("start", "end", "node", "prev", "next")
+"""The columns of :class:`_Rows`."""
 
 
 class _Rows:
     """A growable table of adjacencies: ``start``, ``end``, ``node``, ``prev``, ``next``.
 
     ``prev`` and ``next`` are booking ids (``prev`` -1 for a node's first
-    booking). Dead rows have ``start = +inf``, ``end = -inf`` and ids -2, so no
-    query or lookup ever matches them.
+    booking). Rows ``used`` on are free (their values are never read); dead rows, below
+    ``used``, have ``start = +inf``, ``end = -inf`` and ids -2, so no query or lookup ever
+    matches them.
     """
 
     __slots__ = ("dead", "end", "next", "node", "prev", "start", "used")
 
     def __init__(self, size: int = 16) -> None:
-        self.start = np.full(size, INF)
-        self.end = np.full(size, -INF)
-        self.node = np.full(size, -1, dtype=np.intp)
-        self.prev = np.full(size, -2, dtype=np.intp)
-        self.next = np.full(size, -2, dtype=np.intp)
+        self.start = np.empty(size)
+        self.end = np.empty(size)
+        self.node = np.empty(size, dtype=np.intp)
+        self.prev = np.empty(size, dtype=np.intp)
+        self.next = np.empty(size, dtype=np.intp)
         self.used = 0
         self.dead = 0
 
@@ -149,8 +150,7 @@ class _Rows:
         if not extra:
             return
         if used + extra > self.start.size:
-            live = np.flatnonzero(self.prev[:used] != -2)
-            self._rebuild(live, max(16, 2 * (live.size + extra)))
+            self._rebuild(extra)
             used = self.used
         rows = slice(used, used + extra)
         self.start[rows], self.end[rows], self.node[rows] = start, end, node
@@ -173,17 +173,21 @@ class _Rows:
         self.node[rows], self.prev[rows], self.next[rows] = -1, -2, -2
         self.dead += rows.size
         if self.dead > max(64, self.used // 2):
-            live = np.flatnonzero(self.prev[: self.used] != -2)
-            self._rebuild(live, max(16, 2 * live.size))
+            self._rebuild(0)
 
-    def _rebuild(self, rows: np.ndarray, size: int) -> None:
-        """Keep only the live ``rows`` (in order), in columns of ``size`` rows."""
-        for name, dead in _DEAD.items():
+    def _rebuild(self, extra: int) -> None:
+        """Drop the dead rows (the others keep their order), in columns with room for twice
+        the live rows plus ``extra``."""
+        used = self.used
+        live = (self.prev[:used] != -2).nonzero()[0] if self.dead else slice(0, used)
+        count = used - self.dead
+        size = max(16, 2 * (count + extra))
+        for name in _COLUMNS:
             column = getattr(self, name)
-            fresh = np.full(size, dead, dtype=column.dtype)
-            fresh[: rows.size] = column[rows]
+            fresh = np.empty(size, dtype=column.dtype)
+            fresh[:count] = column[live]
             setattr(self, name, fresh)
-        self.used, self.dead = rows.size, 0
+        self.used, self.dead = count, 0
 
     def matching(self, column: np.ndarray, bid: int) -> np.ndarray:
         """The live rows whose ``column`` (``self.prev`` or ``self.next``) is ``bid``."""
@@ -599,12 +603,12 @@ class ClusterTimeline:
 
     def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
         """Replace the values ``old`` by ``new`` in the sorted free_from array."""
-        self._sff = replace_sorted(self._sff, old, new)
+        replace_sorted(self._sff, old, new)
 
 
 _FEW_RUNS = 16
 """At most this many distinct values removed (and added) take the slices path of
-:func:`replace_sorted`; more take the masks path."""
+:func:`replace_sorted`; more take the masks path (:func:`_replaced_by_masks`)."""
 
 
 def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
@@ -619,27 +623,31 @@ def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
     return values[bounds[:-1]].tolist(), [b - a for a, b in pairwise(bounds)]
 
 
-def replace_sorted(
-    values: np.ndarray, old: np.ndarray, new: np.ndarray | float
-) -> np.ndarray:
-    """Sorted ``values`` with the values ``old`` (all present) replaced by ``new`` (aligned with
-    ``old``, or one value for all): ``np.sort`` of the multiset, a new array (``values``
-    itself when ``old`` is empty).
+def replace_sorted(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> None:
+    """Replace, in sorted ``values`` (in place), the values ``old`` (all present) by ``new``
+    (aligned with ``old``, or one value for all): ``values`` becomes ``np.sort`` of the multiset.
 
     A booking changes the free_from of its nodes, usually from a handful of distinct values
     (nodes freed together) to one. Then each removed value is a contiguous block of
-    ``values`` (found by ``searchsorted``) and each added value a block inserted at its
-    ``searchsorted`` position, so the result is one ``np.concatenate`` of slices between those
-    positions (equal values being interchangeable, which copies are removed does not matter).
-    With many distinct values it deletes by a mask and inserts by ranks instead.
+    ``values`` and each added value a block inserted, both at their ``searchsorted``
+    positions (equal values being interchangeable, which copies go does not matter): the
+    values between those positions move by slices, left (by the count removed before them
+    minus the count added) or right, and the added blocks fill the places left. A slice that
+    moves left only lands on places already moved from or removed when they are taken from
+    left to right, and one that moves right when they are taken from right to left. With
+    many distinct values it deletes by a mask and inserts by ranks instead.
 
-    >>> replace_sorted(np.array([-INF, 1.0, 1.0, 3.0, 7.0]), np.array([1.0, -INF]), 5.0).tolist()
+    >>> values = np.array([-INF, 1.0, 1.0, 3.0, 7.0])
+    >>> replace_sorted(values, np.array([1.0, -INF]), 5.0)
+    >>> values.tolist()
     [1.0, 3.0, 5.0, 5.0, 7.0]
-    >>> replace_sorted(np.array([1.0, 2.0, 8.0, 9.0]), np.array([9.0, 8.0]), np.array([0.0, 3.0]))
+    >>> values = np.array([1.0, 2.0, 8.0, 9.0])
+    >>> replace_sorted(values, np.array([9.0, 8.0]), np.array([0.0, 3.0]))
+    >>> values
     array([0., 1., 2., 3.])
     """
     if not old.size:
-        return values
+        return
     old = np.sort(old)
     removed = _runs(old)
     if isinstance(new, np.ndarray):
@@ -647,34 +655,51 @@ def replace_sorted(
         added = _runs(new)
     else:
         added = [float(new)], [old.size]
-    if removed is not None and added is not None:
-        # (position, removes, value, count); at one position, the block added comes first.
-        edits = sorted(
-            (at, removes, value, count)
-            for removes, (distinct, counts) in enumerate((added, removed))
-            for at, value, count in zip(
-                np.searchsorted(values, distinct).tolist(), distinct, counts, strict=True
-            )
-        )
-        pieces = []
-        cursor = 0
-        for at, removes, value, count in edits:
-            pieces.append(values[cursor:at])
-            if removes:
-                cursor = at + count
-            else:
-                pieces.append(np.full(count, value))
-                cursor = at
-        pieces.append(values[cursor:])
-        return np.concatenate(pieces)
+    if removed is None or added is None:
+        values[:] = _replaced_by_masks(values, old, new)
+        return
+    # (position, removes, value, count); at one position, the block added comes first.
+    edits = sorted(zip(
+        values.searchsorted(added[0] + removed[0]).tolist(),
+        [False] * len(added[0]) + [True] * len(removed[0]),
+        added[0] + removed[0],
+        added[1] + removed[1],
+        strict=True,
+    ))
+    moves: list[tuple[int, int, int]] = []  # (first, end, shift) of the values kept
+    fills: list[tuple[int, int, float]] = []  # (first, end, value) of the values added
+    shift = cursor = 0
+    for at, removes, value, count in edits:
+        if at > cursor and shift:
+            moves.append((cursor, at, shift))
+        if removes:
+            shift -= count
+            cursor = at + count
+        else:
+            fills.append((at + shift, at + shift + count, value))
+            shift += count
+            cursor = at
+    for first, end, shift in moves:
+        if shift < 0:
+            values[first + shift : end + shift] = values[first:end]
+    for first, end, shift in reversed(moves):
+        if shift > 0:
+            values[first + shift : end + shift] = values[first:end]
+    for first, end, value in fills:
+        values[first:end] = value
+
+
+def _replaced_by_masks(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> np.ndarray:
+    """What :func:`replace_sorted` makes of ``values``, as a new array (``old`` and ``new``
+    sorted), by deleting with a mask and inserting by ranks."""
     rank = np.arange(old.size)
     keep = np.ones(values.size, dtype=bool)
-    keep[np.searchsorted(values, old, side="left") + rank - np.searchsorted(old, old)] = False
+    keep[values.searchsorted(old) + rank - old.searchsorted(old)] = False
     kept = values[keep]
     if not isinstance(new, np.ndarray):
-        at = int(np.searchsorted(kept, new))
+        at = int(kept.searchsorted(new))
         return np.concatenate((kept[:at], np.full(old.size, new), kept[at:]))
-    fresh = np.searchsorted(kept, new) + rank
+    fresh = kept.searchsorted(new) + rank
     keep[:] = True
     keep[fresh] = False
     result = np.empty_like(values)
