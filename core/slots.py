@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.core.decisions import distinct_nodes
+
 INF = math.inf
 
 
@@ -79,7 +81,7 @@ class Slot:
             )
         if not self.nodes:
             raise ValueError(f"slot on {self.cluster}: no node")
-        if len(set(self.nodes)) != len(self.nodes):
+        if not distinct_nodes(self.nodes):
             raise ValueError(f"slot on {self.cluster}: a node appears twice")
 
     @property

@@ -40,7 +40,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from hetsched.core.decisions import Action
+from hetsched.core.decisions import Action, distinct_nodes
 from hetsched.core.slots import (
     INF,
     Slot,
@@ -93,7 +93,7 @@ class Booking:
             )
         if not self.nodes:
             raise ValueError(f"booking of {self.task_id}: no node")
-        if len(set(self.nodes)) != len(self.nodes):
+        if not distinct_nodes(self.nodes):
             raise ValueError(f"booking of {self.task_id}: a node appears twice")
 
 
