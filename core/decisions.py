@@ -13,9 +13,10 @@ def distinct_nodes(nodes: tuple[int, ...]) -> bool:
     """Whether no node appears twice in ``nodes``.
 
     One placement's tuple of nodes is checked by its slot, its booking, its decision and the
-    driver's booking: the last :data:`_DISTINCT_MEMO_SIZE` tuples found distinct are
-    remembered by identity and not walked again (a tuple is immutable, and the memo holds it,
-    so no other object takes its id meanwhile). Other sequences are always walked.
+    driver's booking: the last :data:`_DISTINCT_MEMO_SIZE` tuples found distinct (or vouched
+    for, :func:`remember_distinct`) are remembered by identity and not walked again (a tuple
+    is immutable, and the memo holds it, so no other object takes its id meanwhile). Other
+    sequences are always walked.
 
     >>> distinct_nodes((3, 4, 5)), distinct_nodes((3, 4, 3)), distinct_nodes([1, 2])
     (True, False, True)
@@ -25,10 +26,16 @@ def distinct_nodes(nodes: tuple[int, ...]) -> bool:
     if len(set(nodes)) != len(nodes):
         return False
     if type(nodes) is tuple:
-        if len(_distinct) >= _DISTINCT_MEMO_SIZE:
-            del _distinct[next(iter(_distinct))]  # the oldest
-        _distinct[id(nodes)] = nodes
+        remember_distinct(nodes)
     return True
+
+
+def remember_distinct(nodes: tuple[int, ...]) -> None:
+    """Let :func:`distinct_nodes` answer True for ``nodes`` without walking it: for a tuple
+    its maker built of distinct nodes (the nodes a slot search chose)."""
+    if len(_distinct) >= _DISTINCT_MEMO_SIZE:
+        del _distinct[next(iter(_distinct))]  # the oldest
+    _distinct[id(nodes)] = nodes
 
 
 class Action(Enum):

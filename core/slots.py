@@ -254,7 +254,9 @@ def select_nodes(
 ) -> np.ndarray:
     """The ``nb_nodes`` local node indices chosen at ``start`` (tie-breaking rules above).
 
-    ``start`` must be feasible (e.g. found by :func:`earliest_start`).
+    ``start`` must be feasible (e.g. found by :func:`earliest_start`). No node is chosen
+    twice: the gaps of a node idle from its free_from (``<= start``) all end before it, so
+    none holds ``[start, end)``, and the gaps of one node are disjoint.
 
     >>> import numpy as np
     >>> ff = np.array([-np.inf, -np.inf])          # two idle nodes ...

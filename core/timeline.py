@@ -40,7 +40,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from hetsched.core.decisions import Action, distinct_nodes
+from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.slots import (
     INF,
     Slot,
@@ -359,9 +359,10 @@ class ClusterTimeline:
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
                 f" [{start}, {start + duration}), {nb_nodes} needed"
             )
-        slot = Slot(self.cluster.name, start, start + duration, tuple(self._rids[local].tolist()))
-        self._remember(slot.nodes, local)
-        return slot
+        nodes = tuple(self._rids[local].tolist())
+        remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
+        self._remember(nodes, local)
+        return Slot(self.cluster.name, start, start + duration, nodes)
 
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (``duration >= 0``).
@@ -406,7 +407,7 @@ class ClusterTimeline:
         if len(memo) >= _MEMO_SIZE:
             del memo[next(iter(memo))]  # the oldest
         local = np.sort(local)
-        local.flags.writeable = False
+        local.setflags(write=False)
         memo[id(nodes)] = (nodes, local)
 
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
