@@ -323,8 +323,9 @@ class MappingDriver:
         end, the ones that may move up); return them."""
         self._clock(now)
         started = []
-        for decision in self.reserved:
-            if decision.start <= now + EPSILON and self._startable(decision):
+        due = [d for d in self._reserved.values() if d.start <= now + EPSILON]
+        for decision in sorted(due, key=lambda d: d.start):  # as in :attr:`reserved`
+            if self._startable(decision):
                 started.append(self._start(decision.task_id, decision))
         if self._freed_early and self.early_start:
             started.extend(self._move_up(now))
@@ -350,7 +351,7 @@ class MappingDriver:
         self._now = now
 
     def _startable(self, decision: Decision) -> bool:
-        return all(node not in self._node_task for node in decision.nodes)
+        return self._node_task.keys().isdisjoint(decision.nodes)
 
     def _move_up(self, now: float) -> list[Decision]:
         """Reservations next on nodes freed early, whose nodes are all free: start them now."""
@@ -447,7 +448,7 @@ class MappingDriver:
         one of ``booked`` on a shared node."""
         nodes = set(decision.nodes)
         start, end = decision.start, decision.end
-        running = {self._node_task.get(node) for node in nodes}
+        running = set(map(self._node_task.get, nodes))
         running.discard(None)
         for task_id in running:
             other = self._running[task_id]
