@@ -112,10 +112,13 @@ def idle_count(
     >>> idle_count(np.array([0.0, 4.0, 9.0]), np.array([1.0]), np.array([6.0]), 2.0, 4.0)
     2
     """
-    count = int(np.searchsorted(sorted_free_from, start, side="right"))
+    count = int(sorted_free_from.searchsorted(start, side="right"))
     if gap_start.size:
-        inside = (gap_start <= start) & (start < gap_end) & (start + duration <= gap_end)
-        count += int(np.count_nonzero(inside))
+        # A gap holds [start, end): start < its end and end <= its end; when end > start
+        # the second implies the first, else (an instant) the first implies the second.
+        end = start + duration
+        ends_after = end <= gap_end if end > start else start < gap_end
+        count += int(np.count_nonzero((gap_start <= start) & ends_after))
     return count
 
 
