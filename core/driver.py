@@ -291,12 +291,7 @@ class MappingDriver:
         enacted = self.start_due(now)
         if not self._waiting:
             return enacted
-        mappable = tuple(self._waiting.values())
-        event = MappingEvent(now, mappable, self._schedule.copy(), self.system)
-        began = time.perf_counter()
-        decisions = list(self.heuristic.map(event))
-        seconds = time.perf_counter() - began
-        self.records.append(MappingEventRecord(now, len(mappable), len(decisions), seconds))
+        decisions = self._map(now, tuple(self._waiting.values()))
         self._validate(decisions, now)
         for decision in decisions:
             if decision.action is Action.PLACEHOLDER:
@@ -317,6 +312,17 @@ class MappingDriver:
             )
         enacted.extend(self.start_due(now))
         return enacted
+
+    def _map(self, now: float, mappable: tuple[Task, ...]) -> list[Decision]:
+        """The heuristic's decisions for ``mappable`` at ``now``, on a copy of the schedule
+        (recorded in :attr:`records`). The copy is gone on return, unless the heuristic kept
+        it: the schedule then writes its timelines in place instead of copying them."""
+        event = MappingEvent(now, mappable, self._schedule.copy(), self.system)
+        began = time.perf_counter()
+        decisions = list(self.heuristic.map(event))
+        seconds = time.perf_counter() - began
+        self.records.append(MappingEventRecord(now, len(mappable), len(decisions), seconds))
+        return decisions
 
     def start_due(self, now: float) -> list[Decision]:
         """Start the reservations due at ``now`` whose nodes are free (and, after an early

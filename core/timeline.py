@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
+from weakref import WeakSet
 
 import numpy as np
 
@@ -199,8 +200,8 @@ class ClusterTimeline:
 
     Node arguments and results are Batsim resource ids. ``generation`` grows
     at every change (heuristics use it to know whether a cached query still
-    holds); ``owner`` is set by :class:`~hetsched.core.schedule.SystemSchedule`
-    for copy-on-write.
+    holds); ``holders`` are the schedules sharing it, kept by
+    :class:`~hetsched.core.schedule.SystemSchedule` for copy-on-write.
 
     Costs: a query is a few numpy passes over the finite gaps plus
     ``O(log nodes)``; a booking or a release is a few numpy passes over the
@@ -227,7 +228,7 @@ class ClusterTimeline:
         "_touching",
         "cluster",
         "generation",
-        "owner",
+        "holders",
     )
 
     def __init__(self, cluster: Cluster) -> None:
@@ -255,10 +256,10 @@ class ClusterTimeline:
         self._gaps = _Rows()
         self._touching = _Rows()
         self.generation = 0
-        self.owner: object = None
+        self.holders: WeakSet[object] = WeakSet()
 
-    def clone(self, owner: object) -> ClusterTimeline:
-        """An independent copy owned by ``owner`` (bookings are immutable and shared)."""
+    def clone(self) -> ClusterTimeline:
+        """An independent copy, held by no one yet (bookings are immutable and shared)."""
         other = ClusterTimeline.__new__(ClusterTimeline)
         other.cluster = self.cluster
         other._rids = self._rids
@@ -275,7 +276,7 @@ class ClusterTimeline:
         other._gaps = self._gaps.copy()
         other._touching = self._touching.copy()
         other.generation = self.generation
-        other.owner = owner
+        other.holders = WeakSet()
         return other
 
     # ------------------------------------------------------------------ reading

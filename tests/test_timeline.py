@@ -79,7 +79,7 @@ def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
         slots = [tl.earliest_slot(k, length, start) for tl in timelines]
         assert len({slot.nodes for slot in slots}) == 1
         nodes = slots[0].nodes
-        copy = timelines[0].clone(owner=None)  # shares the memo
+        copy = timelines[0].clone()  # shares the memo
         copy.book(Booking(f"t{number}", "c", nodes, slots[0].start, slots[0].end, Action.RESERVE))
         timelines[0] = copy
         kept = slots[1].nodes if number % 2 else tuple(rng.permutation(nodes).tolist())
