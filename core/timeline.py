@@ -577,6 +577,8 @@ class ClusterTimeline:
         after = np.full(nodes.size, -1, dtype=np.intp)
         after_start = np.full(nodes.size, INF)
         for rows in (self._gaps, self._touching):
+            if rows.used == rows.dead:
+                continue  # no live row
             incoming = rows.matching(rows.next, bid)
             where = np.searchsorted(nodes, rows.node[incoming])
             before[where], before_end[where] = rows.prev[incoming], rows.start[incoming]
