@@ -158,20 +158,39 @@ def earliest_start(
     usable = (gap_end - usable_from >= duration) & (usable_from < tail)
     if not usable.any():
         return float(tail)
-    begins = usable_from[usable]
-    ends = gap_end[usable]
+    return _earliest_in_gaps(
+        sorted_free_from, usable_from[usable], gap_end[usable], nb_nodes, duration, not_before,
+        float(tail),
+    )
+
+
+def _earliest_in_gaps(
+    sorted_free_from: np.ndarray,
+    begins: np.ndarray,
+    ends: np.ndarray,
+    nb_nodes: int,
+    duration: float,
+    not_before: float,
+    tail: float,
+) -> float:
+    """:func:`earliest_start` once the usable gaps are known (``[begins, ends)``, seen from
+    ``not_before``; at least ``duration`` long and beginning before ``tail``)."""
     low = max(0, nb_nodes - begins.size - 1)
     ranked = sorted_free_from[low : nb_nodes - 1]
     candidates = np.unique(np.concatenate(([not_before], begins, ranked[ranked > not_before])))
-    counts = np.searchsorted(sorted_free_from, candidates, side="right")
+    counts = sorted_free_from.searchsorted(candidates, side="right")
     inside = (begins[None, :] <= candidates[:, None]) & (
         candidates[:, None] + duration <= ends[None, :]
     )
     counts += np.count_nonzero(inside, axis=1)
-    feasible = np.flatnonzero(counts >= nb_nodes)
+    feasible = (counts >= nb_nodes).nonzero()[0]
     if feasible.size and candidates[feasible[0]] < tail:
         return float(candidates[feasible[0]])
-    return float(tail)
+    return tail
+
+
+_MATRIX_CELLS = 1 << 18
+"""How many (request, gap) pairs :func:`earliest_starts` tests in one numpy pass at most."""
 
 
 def earliest_starts(
@@ -182,24 +201,37 @@ def earliest_starts(
     durations: np.ndarray,
     not_before: float,
 ) -> np.ndarray:
-    """:func:`earliest_start` for many requests at once (vectorised when no gap is usable).
+    """:func:`earliest_start` for many requests at once: vectorised, but for the requests
+    that have usable gaps (tested for all requests and gaps in a few numpy passes, with the
+    same floating-point operations as :func:`earliest_start`), which search their gaps.
 
     >>> import numpy as np
     >>> sff = np.array([-np.inf, 3.0, 7.0])
     >>> empty = np.array([])
     >>> earliest_starts(sff, empty, empty, np.array([1, 2, 3]), np.ones(3), 1.0).tolist()
     [1.0, 3.0, 7.0]
+    >>> sff = np.array([3.0, 20.0])       # node 0 busy until 3, node 1 from 9 to 20:
+    >>> gs, ge = np.array([-np.inf]), np.array([9.0])   # node 1 idle until 9
+    >>> earliest_starts(sff, gs, ge, np.array([2, 2, 1]), np.array([5.0, 7.0, 5.0]),
+    ...                 1.0).tolist()
+    [3.0, 20.0, 1.0]
     """
     starts = np.maximum(sorted_free_from[nb_nodes - 1], not_before)
-    if gap_start.size:
-        shortest = float(durations.min()) if durations.size else INF
-        usable_from = np.maximum(gap_start, not_before)
-        if np.any(gap_end - usable_from >= shortest):
-            for i in np.flatnonzero(starts > not_before):
-                starts[i] = earliest_start(
-                    sorted_free_from, gap_start, gap_end,
-                    int(nb_nodes[i]), float(durations[i]), not_before,
-                )
+    if not gap_start.size:
+        return starts
+    later = (starts > not_before).nonzero()[0]  # their start is their tail
+    usable_from = np.maximum(gap_start, not_before)
+    room = gap_end - usable_from
+    block = max(1, _MATRIX_CELLS // gap_start.size)
+    for first in range(0, later.size, block):
+        rows = later[first : first + block]
+        usable = (room >= durations[rows, None]) & (usable_from < starts[rows, None])
+        for k in usable.any(axis=1).nonzero()[0].tolist():
+            i, gaps = rows[k], usable[k]
+            starts[i] = _earliest_in_gaps(
+                sorted_free_from, usable_from[gaps], gap_end[gaps], int(nb_nodes[i]),
+                float(durations[i]), not_before, float(starts[i]),
+            )
     return starts
 
 
