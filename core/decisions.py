@@ -5,6 +5,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+_DISTINCT_MEMO_SIZE = 64
+_distinct: dict[int, tuple[int, ...]] = {}  # id -> tuple (which keeps the id its own)
+
+
+def distinct_nodes(nodes: tuple[int, ...]) -> bool:
+    """Whether no node appears twice in ``nodes``.
+
+    One placement's tuple of nodes is checked by its slot, its booking, its decision and the
+    driver's booking: the last :data:`_DISTINCT_MEMO_SIZE` tuples found distinct (or vouched
+    for, :func:`remember_distinct`) are remembered by identity and not walked again (a tuple
+    is immutable, and the memo holds it, so no other object takes its id meanwhile). Other
+    sequences are always walked.
+
+    >>> distinct_nodes((3, 4, 5)), distinct_nodes((3, 4, 3)), distinct_nodes([1, 2])
+    (True, False, True)
+    """
+    if _distinct.get(id(nodes)) is nodes:
+        return True
+    if len(set(nodes)) != len(nodes):
+        return False
+    if type(nodes) is tuple:
+        remember_distinct(nodes)
+    return True
+
+
+def remember_distinct(nodes: tuple[int, ...]) -> None:
+    """Let :func:`distinct_nodes` answer True for ``nodes`` without walking it: for a tuple
+    its maker built of distinct nodes (the nodes a slot search chose)."""
+    if len(_distinct) >= _DISTINCT_MEMO_SIZE:
+        del _distinct[next(iter(_distinct))]  # the oldest
+    _distinct[id(nodes)] = nodes
+
 
 class Action(Enum):
     """The kinds of decision (Khemka et al. section 3; Machovec et al. task dropping)."""
@@ -39,7 +71,7 @@ class Decision:
             return
         if self.cluster is None or not self.nodes:
             raise ValueError(f"{self.action.value} of {self.task_id} needs a cluster and nodes")
-        if len(set(self.nodes)) != len(self.nodes):
+        if not distinct_nodes(self.nodes):
             raise ValueError(f"{self.action.value} of {self.task_id}: a node appears twice")
         if not self.end > self.start:
             raise ValueError(f"{self.action.value} of {self.task_id}: end must be after start")

@@ -291,12 +291,7 @@ class MappingDriver:
         enacted = self.start_due(now)
         if not self._waiting:
             return enacted
-        mappable = tuple(self._waiting.values())
-        event = MappingEvent(now, mappable, self._schedule.copy(), self.system)
-        began = time.perf_counter()
-        decisions = list(self.heuristic.map(event))
-        seconds = time.perf_counter() - began
-        self.records.append(MappingEventRecord(now, len(mappable), len(decisions), seconds))
+        decisions = self._map(now, tuple(self._waiting.values()))
         self._validate(decisions, now)
         for decision in decisions:
             if decision.action is Action.PLACEHOLDER:
@@ -318,13 +313,25 @@ class MappingDriver:
         enacted.extend(self.start_due(now))
         return enacted
 
+    def _map(self, now: float, mappable: tuple[Task, ...]) -> list[Decision]:
+        """The heuristic's decisions for ``mappable`` at ``now``, on a copy of the schedule
+        (recorded in :attr:`records`). The copy is gone on return, unless the heuristic kept
+        it: the schedule then writes its timelines in place instead of copying them."""
+        event = MappingEvent(now, mappable, self._schedule.copy(), self.system)
+        began = time.perf_counter()
+        decisions = list(self.heuristic.map(event))
+        seconds = time.perf_counter() - began
+        self.records.append(MappingEventRecord(now, len(mappable), len(decisions), seconds))
+        return decisions
+
     def start_due(self, now: float) -> list[Decision]:
         """Start the reservations due at ``now`` whose nodes are free (and, after an early
         end, the ones that may move up); return them."""
         self._clock(now)
         started = []
-        for decision in self.reserved:
-            if decision.start <= now + EPSILON and self._startable(decision):
+        due = [d for d in self._reserved.values() if d.start <= now + EPSILON]
+        for decision in sorted(due, key=lambda d: d.start):  # as in :attr:`reserved`
+            if self._startable(decision):
                 started.append(self._start(decision.task_id, decision))
         if self._freed_early and self.early_start:
             started.extend(self._move_up(now))
@@ -350,7 +357,7 @@ class MappingDriver:
         self._now = now
 
     def _startable(self, decision: Decision) -> bool:
-        return all(node not in self._node_task for node in decision.nodes)
+        return self._node_task.keys().isdisjoint(decision.nodes)
 
     def _move_up(self, now: float) -> list[Decision]:
         """Reservations next on nodes freed early, whose nodes are all free: start them now."""
@@ -447,7 +454,7 @@ class MappingDriver:
         one of ``booked`` on a shared node."""
         nodes = set(decision.nodes)
         start, end = decision.start, decision.end
-        running = {self._node_task.get(node) for node in nodes}
+        running = set(map(self._node_task.get, nodes))
         running.discard(None)
         for task_id in running:
             other = self._running[task_id]

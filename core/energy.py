@@ -38,6 +38,10 @@ from collections.abc import Iterable, Sequence
 from hetsched.core.system import Cluster
 
 
+def _unknown(resource: int) -> ValueError:
+    return ValueError(f"energy meter: unknown resource {resource}")
+
+
 class EnergyMeter:
     """Joules the compute resources of ``clusters`` consumed since time ``start``.
 
@@ -91,7 +95,7 @@ class EnergyMeter:
 
     def _check(self, resource: int) -> None:
         if resource not in self._clusters:
-            raise ValueError(f"energy meter: unknown resource {resource}")
+            raise _unknown(resource)
 
     def set_busy(self, resource: int, busy: bool, at: float) -> None:
         """``resource`` starts (``busy``) or stops computing at time ``at``."""
@@ -124,8 +128,9 @@ class EnergyMeter:
         switched = []
         clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
         for resource in resources:
-            self._check(resource)
-            cluster = clusters[resource]
+            cluster = clusters.get(resource)
+            if cluster is None:
+                raise _unknown(resource)
             if pstates[resource] != pstate:
                 cluster.pstate(pstate)  # ValueError for an unknown P-state
                 pstates[resource] = pstate
@@ -145,9 +150,11 @@ class EnergyMeter:
         self._advance(at)
         clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
         for resource in resources:
-            self._check(resource)
+            cluster = clusters.get(resource)
+            if cluster is None:
+                raise _unknown(resource)
             busy[resource] = False
-            power = clusters[resource].pstates[pstates[resource]].idle_watts  # _refresh
+            power = cluster.pstates[pstates[resource]].idle_watts  # _refresh
             self._total += power - powers[resource]
             powers[resource] = power
 

@@ -12,7 +12,8 @@ The mapping driver books running work and reservations, releases a task's
 intervals when it completes, is killed, or when its reservation starts (and
 is re-booked as running), and hands every heuristic a :meth:`copy` to book
 into. Copies are copy-on-write per cluster: :meth:`copy` costs ``O(clusters)``
-and a cluster's timeline is duplicated only when one side first changes it.
+and a cluster's timeline is duplicated only when one side changes it while the other
+side still exists (so once the heuristic's copy is gone, the driver writes in place).
 
 Queries (``earliest_slot`` and friends, Khemka section 3.2) take the cluster
 name; node ids are Batsim resource ids.
@@ -50,10 +51,9 @@ __all__ = ["Booking", "Slot", "SystemSchedule"]
 class SystemSchedule:
     """Per-node busy intervals of every cluster of the system, with idle-slot queries."""
 
-    __slots__ = ("_clusters", "_owner", "_timelines")
+    __slots__ = ("__weakref__", "_clusters", "_timelines")
 
     def __init__(self, clusters: Sequence[Cluster]) -> None:
-        self._owner = object()
         named: dict[str, Cluster] = {}
         seen: dict[int, str] = {}
         for cluster in clusters:
@@ -72,7 +72,7 @@ class SystemSchedule:
         self._timelines: dict[str, ClusterTimeline] = {}
         for name, cluster in named.items():
             timeline = ClusterTimeline(cluster)
-            timeline.owner = self._owner
+            timeline.holders.add(self)
             self._timelines[name] = timeline
 
     # ---------------------------------------------------------------- structure
@@ -86,8 +86,8 @@ class SystemSchedule:
         other = SystemSchedule.__new__(SystemSchedule)
         other._clusters = self._clusters
         other._timelines = dict(self._timelines)
-        other._owner = object()
-        self._owner = object()  # neither side owns the shared timelines any more
+        for timeline in other._timelines.values():
+            timeline.holders.add(other)
         return other
 
     def _timeline(self, cluster: str) -> ClusterTimeline:
@@ -98,9 +98,13 @@ class SystemSchedule:
             raise ValueError(f"unknown cluster {cluster!r} (clusters: {known})") from None
 
     def _writable(self, cluster: str) -> ClusterTimeline:
+        """``cluster``'s timeline, copied first if another live schedule shares it (its
+        holders are weak references: a copy that is gone shares nothing any more)."""
         timeline = self._timeline(cluster)
-        if timeline.owner is not self._owner:
-            timeline = timeline.clone(self._owner)
+        if len(timeline.holders) > 1:
+            timeline.holders.discard(self)
+            timeline = timeline.clone()
+            timeline.holders.add(self)
             self._timelines[cluster] = timeline
         return timeline
 

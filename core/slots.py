@@ -39,7 +39,7 @@ chosen are, in order of preference (the paper's two rules, then ours):
 >>> no_gap = np.array([]), np.array([]), np.array([], dtype=np.intp)
 >>> earliest_start(sff, *no_gap[:2], nb_nodes=2, duration=3.0, not_before=0.0)
 2.0
->>> select_nodes(ff, *no_gap, nb_nodes=2, duration=3.0, start=2.0, not_before=0.0).tolist()
+>>> select_nodes(ff, sff, *no_gap, nb_nodes=2, duration=3.0, start=2.0, not_before=0.0).tolist()
 [2, 1]
 """
 
@@ -49,6 +49,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from hetsched.core.decisions import distinct_nodes
 
 INF = math.inf
 
@@ -79,7 +81,7 @@ class Slot:
             )
         if not self.nodes:
             raise ValueError(f"slot on {self.cluster}: no node")
-        if len(set(self.nodes)) != len(self.nodes):
+        if not distinct_nodes(self.nodes):
             raise ValueError(f"slot on {self.cluster}: a node appears twice")
 
     @property
@@ -110,10 +112,13 @@ def idle_count(
     >>> idle_count(np.array([0.0, 4.0, 9.0]), np.array([1.0]), np.array([6.0]), 2.0, 4.0)
     2
     """
-    count = int(np.searchsorted(sorted_free_from, start, side="right"))
+    count = int(sorted_free_from.searchsorted(start, side="right"))
     if gap_start.size:
-        inside = (gap_start <= start) & (start < gap_end) & (start + duration <= gap_end)
-        count += int(np.count_nonzero(inside))
+        # A gap holds [start, end): start < its end and end <= its end; when end > start
+        # the second implies the first, else (an instant) the first implies the second.
+        end = start + duration
+        ends_after = end <= gap_end if end > start else start < gap_end
+        count += int(np.count_nonzero((gap_start <= start) & ends_after))
     return count
 
 
@@ -153,20 +158,39 @@ def earliest_start(
     usable = (gap_end - usable_from >= duration) & (usable_from < tail)
     if not usable.any():
         return float(tail)
-    begins = usable_from[usable]
-    ends = gap_end[usable]
+    return _earliest_in_gaps(
+        sorted_free_from, usable_from[usable], gap_end[usable], nb_nodes, duration, not_before,
+        float(tail),
+    )
+
+
+def _earliest_in_gaps(
+    sorted_free_from: np.ndarray,
+    begins: np.ndarray,
+    ends: np.ndarray,
+    nb_nodes: int,
+    duration: float,
+    not_before: float,
+    tail: float,
+) -> float:
+    """:func:`earliest_start` once the usable gaps are known (``[begins, ends)``, seen from
+    ``not_before``; at least ``duration`` long and beginning before ``tail``)."""
     low = max(0, nb_nodes - begins.size - 1)
     ranked = sorted_free_from[low : nb_nodes - 1]
     candidates = np.unique(np.concatenate(([not_before], begins, ranked[ranked > not_before])))
-    counts = np.searchsorted(sorted_free_from, candidates, side="right")
+    counts = sorted_free_from.searchsorted(candidates, side="right")
     inside = (begins[None, :] <= candidates[:, None]) & (
         candidates[:, None] + duration <= ends[None, :]
     )
     counts += np.count_nonzero(inside, axis=1)
-    feasible = np.flatnonzero(counts >= nb_nodes)
+    feasible = (counts >= nb_nodes).nonzero()[0]
     if feasible.size and candidates[feasible[0]] < tail:
         return float(candidates[feasible[0]])
-    return float(tail)
+    return tail
+
+
+_MATRIX_CELLS = 1 << 18
+"""How many (request, gap) pairs :func:`earliest_starts` tests in one numpy pass at most."""
 
 
 def earliest_starts(
@@ -177,29 +201,84 @@ def earliest_starts(
     durations: np.ndarray,
     not_before: float,
 ) -> np.ndarray:
-    """:func:`earliest_start` for many requests at once (vectorised when no gap is usable).
+    """:func:`earliest_start` for many requests at once: vectorised, but for the requests
+    that have usable gaps (tested for all requests and gaps in a few numpy passes, with the
+    same floating-point operations as :func:`earliest_start`), which search their gaps.
 
     >>> import numpy as np
     >>> sff = np.array([-np.inf, 3.0, 7.0])
     >>> empty = np.array([])
     >>> earliest_starts(sff, empty, empty, np.array([1, 2, 3]), np.ones(3), 1.0).tolist()
     [1.0, 3.0, 7.0]
+    >>> sff = np.array([3.0, 20.0])       # node 0 busy until 3, node 1 from 9 to 20:
+    >>> gs, ge = np.array([-np.inf]), np.array([9.0])   # node 1 idle until 9
+    >>> earliest_starts(sff, gs, ge, np.array([2, 2, 1]), np.array([5.0, 7.0, 5.0]),
+    ...                 1.0).tolist()
+    [3.0, 20.0, 1.0]
     """
     starts = np.maximum(sorted_free_from[nb_nodes - 1], not_before)
-    if gap_start.size:
-        shortest = float(durations.min()) if durations.size else INF
-        usable_from = np.maximum(gap_start, not_before)
-        if np.any(gap_end - usable_from >= shortest):
-            for i in np.flatnonzero(starts > not_before):
-                starts[i] = earliest_start(
-                    sorted_free_from, gap_start, gap_end,
-                    int(nb_nodes[i]), float(durations[i]), not_before,
-                )
+    if not gap_start.size:
+        return starts
+    later = (starts > not_before).nonzero()[0]  # their start is their tail
+    usable_from = np.maximum(gap_start, not_before)
+    room = gap_end - usable_from
+    block = max(1, _MATRIX_CELLS // gap_start.size)
+    for first in range(0, later.size, block):
+        rows = later[first : first + block]
+        usable = (room >= durations[rows, None]) & (usable_from < starts[rows, None])
+        for k in usable.any(axis=1).nonzero()[0].tolist():
+            i, gaps = rows[k], usable[k]
+            starts[i] = _earliest_in_gaps(
+                sorted_free_from, usable_from[gaps], gap_end[gaps], int(nb_nodes[i]),
+                float(durations[i]), not_before, float(starts[i]),
+            )
     return starts
+
+
+def tail_nodes(
+    free_from: np.ndarray,
+    sorted_free_from: np.ndarray,
+    nb_nodes: int,
+    start: float,
+    not_before: float,
+) -> np.ndarray:
+    """The (at most) ``nb_nodes`` best nodes idle from their ``free_from`` to the end of the day
+    at ``start``, best first: rule 3 (the latest slot begin, ``max(free_from, not_before)``),
+    then rule 4 (the lowest index). Rules 1 and 2 tie among these nodes: :func:`select_nodes`
+    places them among the finite gaps.
+
+    The sorted free_from tells, by binary search, how many such nodes begin their slot after
+    ``not_before`` (``late``) and, when there are ``nb_nodes`` of them or more, the lowest
+    free_from of the best ``nb_nodes``: only those late nodes are sorted (a stable sort of the
+    nodes in index order, by decreasing free_from). The others all begin their slot at
+    ``not_before`` and follow in index order.
+
+    >>> import numpy as np
+    >>> ff = np.array([3.0, -np.inf, 5.0, 3.0, 1.0])
+    >>> tail_nodes(ff, np.sort(ff), nb_nodes=3, start=4.0, not_before=2.0).tolist()
+    [0, 3, 1]
+    """
+    count = int(sorted_free_from.searchsorted(start, side="right"))
+    early = (
+        int(sorted_free_from.searchsorted(not_before, side="right"))
+        if not_before < start
+        else count
+    )
+    late = count - early
+    if not late:
+        return (free_from <= start).nonzero()[0][:nb_nodes]
+    if late >= nb_nodes:  # the best late nodes; of those at the lowest free_from, lowest index
+        lowest = sorted_free_from[count - nb_nodes]
+        nodes = ((free_from >= lowest) & (free_from <= start)).nonzero()[0]
+        return nodes[(-free_from[nodes]).argsort(kind="stable")[:nb_nodes]]
+    nodes = ((free_from > not_before) & (free_from <= start)).nonzero()[0]
+    nodes = nodes[(-free_from[nodes]).argsort(kind="stable")]
+    return np.concatenate((nodes, (free_from <= not_before).nonzero()[0][: nb_nodes - late]))
 
 
 def select_nodes(
     free_from: np.ndarray,
+    sorted_free_from: np.ndarray,
     gap_start: np.ndarray,
     gap_end: np.ndarray,
     gap_node: np.ndarray,
@@ -210,39 +289,27 @@ def select_nodes(
 ) -> np.ndarray:
     """The ``nb_nodes`` local node indices chosen at ``start`` (tie-breaking rules above).
 
-    ``start`` must be feasible (e.g. found by :func:`earliest_start`).
+    ``start`` must be feasible (e.g. found by :func:`earliest_start`). No node is chosen
+    twice: the gaps of a node idle from its free_from (``<= start``) all end before it, so
+    none holds ``[start, end)``, and the gaps of one node are disjoint.
 
     >>> import numpy as np
     >>> ff = np.array([-np.inf, -np.inf])          # two idle nodes ...
     >>> gs, ge, gn = np.array([-np.inf]), np.array([4.0]), np.array([1])  # node 1 until 4
-    >>> select_nodes(ff, gs, ge, gn, nb_nodes=1, duration=4.0, start=0.0,
+    >>> select_nodes(ff, np.sort(ff), gs, ge, gn, nb_nodes=1, duration=4.0, start=0.0,
     ...              not_before=0.0).tolist()    # node 1's slot [0, 4) is filled exactly
     [1]
     """
     end = start + duration
-    # Nodes idle from free_from up to the end of the day (infinite idle slot).
-    tail_nodes = np.flatnonzero(free_from <= start)
-    slot_begin = np.maximum(free_from[tail_nodes], not_before)
-    if tail_nodes.size > nb_nodes:
-        # Keep the nb_nodes best: latest slot begin first, then lowest index.
-        threshold = np.partition(slot_begin, tail_nodes.size - nb_nodes)[
-            tail_nodes.size - nb_nodes
-        ]
-        above = slot_begin > threshold
-        at = np.flatnonzero(slot_begin == threshold)[: nb_nodes - int(np.count_nonzero(above))]
-        keep = np.sort(np.concatenate((np.flatnonzero(above), at)))
-        tail_nodes, slot_begin = tail_nodes[keep], slot_begin[keep]
-    order = np.lexsort((tail_nodes, -slot_begin))
-    tail_nodes, slot_begin = tail_nodes[order], slot_begin[order]
-    tail_touch = slot_begin == start
-    if gap_start.size:
-        fits = (gap_start <= start) & (end <= gap_end)
-        gaps = np.flatnonzero(fits)
-    else:
-        gaps = np.array([], dtype=np.intp)
+    # Nodes idle from free_from up to the end of the day (infinite idle slot), best first.
+    tail = tail_nodes(free_from, sorted_free_from, nb_nodes, start, not_before)
+    if not gap_start.size:
+        return tail
+    gaps = ((gap_start <= start) & (end <= gap_end)).nonzero()[0]
     if not gaps.size:
-        chosen = np.concatenate((tail_nodes[tail_touch], tail_nodes[~tail_touch]))
-        return chosen[:nb_nodes]
+        return tail
+    # The tail nodes whose idle slot begins at ``start`` come first (latest slot begin).
+    touching = int(np.count_nonzero(np.maximum(free_from[tail], not_before) == start))
     g_begin = np.maximum(gap_start[gaps], not_before)
     g_end = gap_end[gaps]
     g_node = gap_node[gaps]
@@ -250,6 +317,6 @@ def select_nodes(
     order = np.lexsort((g_node, start - g_begin, g_end - g_begin, delta))
     g_node, delta = g_node[order], delta[order]
     chosen = np.concatenate(
-        (g_node[delta <= 0], tail_nodes[tail_touch], g_node[delta > 0], tail_nodes[~tail_touch])
+        (g_node[delta <= 0], tail[:touching], g_node[delta > 0], tail[touching:])
     )
     return chosen[:nb_nodes]

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
+from weakref import WeakSet
 
 import numpy as np
 
-from hetsched.core.decisions import Action
+from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.slots import (
     INF,
     Slot,
@@ -92,7 +94,7 @@ class Booking:
             )
         if not self.nodes:
             raise ValueError(f"booking of {self.task_id}: no node")
-        if len(set(self.nodes)) != len(self.nodes):
+        if not distinct_nodes(self.nodes):
             raise ValueError(f"booking of {self.task_id}: a node appears twice")
 
 
@@ -108,26 +110,30 @@ def _pick(column: Column, mask: np.ndarray) -> Column:
     return column[mask] if isinstance(column, np.ndarray) and column.ndim else column
 
 
-_DEAD = {"start": INF, "end": -INF, "node": -1, "prev": -2, "next": -2}
-"""Values of the columns of a dead row of :class:`_Rows`."""
+_MEMO_SIZE = 64
+"""How many recent slots' node tuples :meth:`ClusterTimeline._locals` remembers."""
+
+_COLUMNS = ("start", "end", "node", "prev", "next")
+"""The columns of :class:`_Rows`."""
 
 
 class _Rows:
     """A growable table of adjacencies: ``start``, ``end``, ``node``, ``prev``, ``next``.
 
     ``prev`` and ``next`` are booking ids (``prev`` -1 for a node's first
-    booking). Dead rows have ``start = +inf``, ``end = -inf`` and ids -2, so no
-    query or lookup ever matches them.
+    booking). Rows ``used`` on are free (their values are never read); dead rows, below
+    ``used``, have ``start = +inf``, ``end = -inf`` and ids -2, so no query or lookup ever
+    matches them.
     """
 
     __slots__ = ("dead", "end", "next", "node", "prev", "start", "used")
 
     def __init__(self, size: int = 16) -> None:
-        self.start = np.full(size, INF)
-        self.end = np.full(size, -INF)
-        self.node = np.full(size, -1, dtype=np.intp)
-        self.prev = np.full(size, -2, dtype=np.intp)
-        self.next = np.full(size, -2, dtype=np.intp)
+        self.start = np.empty(size)
+        self.end = np.empty(size)
+        self.node = np.empty(size, dtype=np.intp)
+        self.prev = np.empty(size, dtype=np.intp)
+        self.next = np.empty(size, dtype=np.intp)
         self.used = 0
         self.dead = 0
 
@@ -145,13 +151,21 @@ class _Rows:
         if not extra:
             return
         if used + extra > self.start.size:
-            live = np.flatnonzero(self.prev[:used] != -2)
-            self._rebuild(live, max(16, 2 * (live.size + extra)))
+            self._rebuild(extra)
             used = self.used
         rows = slice(used, used + extra)
         self.start[rows], self.end[rows], self.node[rows] = start, end, node
         self.prev[rows], self.next[rows] = prev, following
         self.used = used + extra
+
+    def add_where(self, where: np.ndarray | np.bool_, start: Column, end: Column,
+                  node: np.ndarray, prev: Column, following: Column) -> None:
+        """:meth:`add` the rows where ``where`` (aligned with ``node``, or one for all) holds."""
+        if where.all():
+            self.add(start, end, node, prev, following)
+        elif where.any():
+            self.add(_pick(start, where), _pick(end, where), node[where], _pick(prev, where),
+                     _pick(following, where))
 
     def kill(self, rows: np.ndarray) -> None:
         if not rows.size:
@@ -160,17 +174,21 @@ class _Rows:
         self.node[rows], self.prev[rows], self.next[rows] = -1, -2, -2
         self.dead += rows.size
         if self.dead > max(64, self.used // 2):
-            live = np.flatnonzero(self.prev[: self.used] != -2)
-            self._rebuild(live, max(16, 2 * live.size))
+            self._rebuild(0)
 
-    def _rebuild(self, rows: np.ndarray, size: int) -> None:
-        """Keep only the live ``rows`` (in order), in columns of ``size`` rows."""
-        for name, dead in _DEAD.items():
+    def _rebuild(self, extra: int) -> None:
+        """Drop the dead rows (the others keep their order), in columns with room for twice
+        the live rows plus ``extra``."""
+        used = self.used
+        live = (self.prev[:used] != -2).nonzero()[0] if self.dead else slice(0, used)
+        count = used - self.dead
+        size = max(16, 2 * (count + extra))
+        for name in _COLUMNS:
             column = getattr(self, name)
-            fresh = np.full(size, dead, dtype=column.dtype)
-            fresh[: rows.size] = column[rows]
+            fresh = np.empty(size, dtype=column.dtype)
+            fresh[:count] = column[live]
             setattr(self, name, fresh)
-        self.used, self.dead = rows.size, 0
+        self.used, self.dead = count, 0
 
     def matching(self, column: np.ndarray, bid: int) -> np.ndarray:
         """The live rows whose ``column`` (``self.prev`` or ``self.next``) is ``bid``."""
@@ -182,8 +200,8 @@ class ClusterTimeline:
 
     Node arguments and results are Batsim resource ids. ``generation`` grows
     at every change (heuristics use it to know whether a cached query still
-    holds); ``owner`` is set by :class:`~hetsched.core.schedule.SystemSchedule`
-    for copy-on-write.
+    holds); ``holders`` are the schedules sharing it, kept by
+    :class:`~hetsched.core.schedule.SystemSchedule` for copy-on-write.
 
     Costs: a query is a few numpy passes over the finite gaps plus
     ``O(log nodes)``; a booking or a release is a few numpy passes over the
@@ -202,6 +220,7 @@ class ClusterTimeline:
         "_index",
         "_last",
         "_lookup",
+        "_memo",
         "_next_bid",
         "_records",
         "_rids",
@@ -209,7 +228,7 @@ class ClusterTimeline:
         "_touching",
         "cluster",
         "generation",
-        "owner",
+        "holders",
     )
 
     def __init__(self, cluster: Cluster) -> None:
@@ -225,6 +244,9 @@ class ClusterTimeline:
         if span <= 4 * n:
             self._lookup = np.full(span, -1, dtype=np.intp)
             self._lookup[self._rids - self._base] = np.arange(n)
+        # Node tuples of recent slots -> their sorted local indices (see _locals); shared by
+        # the clones, which map resource ids the same way.
+        self._memo: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
         self._bids: dict[str, int] = {}  # task id -> booking id (ids increase)
         self._records: dict[int, tuple[Booking, np.ndarray]] = {}  # id -> booking, local nodes
         self._next_bid = 0
@@ -234,16 +256,17 @@ class ClusterTimeline:
         self._gaps = _Rows()
         self._touching = _Rows()
         self.generation = 0
-        self.owner: object = None
+        self.holders: WeakSet[object] = WeakSet()
 
-    def clone(self, owner: object) -> ClusterTimeline:
-        """An independent copy owned by ``owner`` (bookings are immutable and shared)."""
+    def clone(self) -> ClusterTimeline:
+        """An independent copy, held by no one yet (bookings are immutable and shared)."""
         other = ClusterTimeline.__new__(ClusterTimeline)
         other.cluster = self.cluster
         other._rids = self._rids
         other._index = self._index
         other._base = self._base
         other._lookup = self._lookup
+        other._memo = self._memo
         other._bids = dict(self._bids)
         other._records = dict(self._records)
         other._next_bid = self._next_bid
@@ -253,7 +276,7 @@ class ClusterTimeline:
         other._gaps = self._gaps.copy()
         other._touching = self._touching.copy()
         other.generation = self.generation
-        other.owner = owner
+        other.holders = WeakSet()
         return other
 
     # ------------------------------------------------------------------ reading
@@ -329,14 +352,18 @@ class ClusterTimeline:
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
         gap_start, gap_end, gap_node = self._gap_arrays()
         local = select_nodes(
-            self._ff, gap_start, gap_end, gap_node, nb_nodes, duration, start, not_before
+            self._ff, self._sff, gap_start, gap_end, gap_node, nb_nodes, duration, start,
+            not_before,
         )
         if local.size < nb_nodes:
             raise ValueError(
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
                 f" [{start}, {start + duration}), {nb_nodes} needed"
             )
-        return Slot(self.cluster.name, start, start + duration, tuple(self._rids[local].tolist()))
+        nodes = tuple(self._rids[local].tolist())
+        remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
+        self._remember(nodes, local)
+        return Slot(self.cluster.name, start, start + duration, nodes)
 
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (``duration >= 0``).
@@ -375,8 +402,31 @@ class ClusterTimeline:
         except (KeyError, TypeError):
             raise ValueError(f"node {node!r} is not in cluster {self.cluster.name}") from None
 
+    def _remember(self, nodes: tuple[int, ...], local: np.ndarray) -> None:
+        """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local``."""
+        memo = self._memo
+        if len(memo) >= _MEMO_SIZE:
+            del memo[next(iter(memo))]  # the oldest
+        local = np.sort(local)
+        local.setflags(write=False)
+        memo[id(nodes)] = (nodes, local)
+
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
-        """Local indices of resource ids ``nodes`` (ValueError naming a node not in the cluster)."""
+        """Sorted local indices of resource ids ``nodes`` (ValueError naming a node not in the
+        cluster).
+
+        A heuristic books the slots :meth:`slot_at` returns, and the driver books the same
+        tuple again in its schedule: converting a tuple of thousands of ids to an array costs
+        more than the rest of a booking, so the tuples of the last :data:`_MEMO_SIZE` slots are
+        looked up by identity first (the memo holds the tuple itself, so its id is not reused).
+        """
+        known = self._memo.get(id(nodes))
+        if known is not None and known[0] is nodes:
+            return known[1]
+        return np.sort(self._resource_locals(nodes))
+
+    def _resource_locals(self, nodes: tuple[int, ...]) -> np.ndarray:
+        """Local indices of resource ids ``nodes``, in their order."""
         ids = np.asarray(nodes)
         if self._lookup is None or ids.dtype.kind not in "iu" or not ids.size:
             return np.asarray([self._local(node) for node in nodes], dtype=np.intp)
@@ -413,25 +463,21 @@ class ClusterTimeline:
     ) -> None:
         """Record that on ``nodes`` booking ``after`` follows ``before`` (-1: it is first).
 
-        ``before_end`` is the end of ``before``, ``after_start`` the start of
-        ``after``, ``after_runs`` whether ``after`` is running work (which has
-        no gap before it when it is first). Every argument but ``nodes`` is an
-        array aligned with ``nodes`` or one value for all of them.
+        ``before_end`` is the end of ``before`` (``-inf`` exactly when it is -1: bookings are
+        finite), ``after_start`` the start of ``after``, ``after_runs`` whether ``after`` is
+        running work (which has no gap before it when it is first). Every argument but
+        ``nodes`` is an array aligned with ``nodes`` or one value for all of them.
+
+        Bookings do not overlap, so ``before_end <= after_start``: idle time separates them
+        (a gap row) when ``before_end < after_start``, unless ``before`` is -1 and ``after``
+        runs; they touch (a touching row) when ``before_end == after_start``.
         """
-        first = np.less(before, 0)
-        if isinstance(first, np.ndarray):
-            gap = np.where(first, np.logical_not(after_runs), np.less(before_end, after_start))
-            gap_start = np.where(first, -INF, before_end)
-        else:  # one ``before`` for every node
-            gap = np.logical_not(after_runs) if first else np.less(before_end, after_start)
-            gap_start = -INF if first else before_end
-        if gap.shape != nodes.shape:
-            gap = np.broadcast_to(gap, nodes.shape)
-        self._gaps.add(_pick(gap_start, gap), _pick(after_start, gap), nodes[gap],
-                       _pick(before, gap), _pick(after, gap))
-        touch = ~(first | gap)
-        self._touching.add(_pick(before_end, touch), _pick(after_start, touch), nodes[touch],
-                           _pick(before, touch), _pick(after, touch))
+        gap = np.less(before_end, after_start)
+        if after_runs is not False:
+            gap &= np.greater(before_end, -INF) | np.logical_not(after_runs)
+        self._gaps.add_where(gap, before_end, after_start, nodes, before, after)
+        touch = np.equal(before_end, after_start)
+        self._touching.add_where(touch, before_end, after_start, nodes, before, after)
 
     def book(self, booking: Booking) -> None:
         """Add ``booking``; ValueError (naming task and node) if it overlaps another one."""
@@ -442,7 +488,7 @@ class ClusterTimeline:
             )
         if booking.task_id in self._bids:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
-        nodes = np.sort(self._locals(booking.nodes))
+        nodes = self._locals(booking.nodes)
         start, end = booking.start, booking.end
         ff = self._ff[nodes]
         at_tail = ff <= start  # the booking goes after every booking of these nodes
@@ -531,6 +577,8 @@ class ClusterTimeline:
         after = np.full(nodes.size, -1, dtype=np.intp)
         after_start = np.full(nodes.size, INF)
         for rows in (self._gaps, self._touching):
+            if rows.used == rows.dead:
+                continue  # no live row
             incoming = rows.matching(rows.next, bid)
             where = np.searchsorted(nodes, rows.node[incoming])
             before[where], before_end[where] = rows.prev[incoming], rows.start[incoming]
@@ -558,35 +606,107 @@ class ClusterTimeline:
         return done
 
     def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
-        """Replace the values ``old`` by ``new`` (aligned with ``old``, or one value for all)
-        in the sorted free_from array.
+        """Replace the values ``old`` by ``new`` in the sorted free_from array."""
+        replace_sorted(self._sff, old, new)
 
-        What ``np.insert(np.delete(sff, positions), ...)`` gives, with masks and slices
-        instead (those two functions cost more in argument handling than in copying).
-        """
-        changed = old != new
-        if not changed.all():
-            if not changed.any():
-                return
-            old = old[changed]
-            if isinstance(new, np.ndarray):
-                new = new[changed]
-        old = np.sort(old)
-        sff = self._sff
-        count = old.size
-        rank = np.arange(count)
-        keep = np.ones(sff.size, dtype=bool)
-        keep[np.searchsorted(sff, old, side="left") + rank - np.searchsorted(old, old)] = False
-        kept = sff[keep]
-        if not isinstance(new, np.ndarray):
-            at = int(np.searchsorted(kept, new))
-            self._sff = np.concatenate((kept[:at], np.full(count, new), kept[at:]))
-            return
+
+_FEW_RUNS = 16
+"""At most this many distinct values removed (and added) take the slices path of
+:func:`replace_sorted`; more take the masks path (:func:`_replaced_by_masks`)."""
+
+
+def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
+    """The distinct values of sorted ``values`` and how many times each appears, or ``None``
+    when there are more than :data:`_FEW_RUNS` of them."""
+    if values[0] == values[-1]:
+        return [float(values[0])], [values.size]
+    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    if cuts.size >= _FEW_RUNS:
+        return None
+    bounds = [0, *cuts.tolist(), values.size]
+    return values[bounds[:-1]].tolist(), [b - a for a, b in pairwise(bounds)]
+
+
+def replace_sorted(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> None:
+    """Replace, in sorted ``values`` (in place), the values ``old`` (all present) by ``new``
+    (aligned with ``old``, or one value for all): ``values`` becomes ``np.sort`` of the multiset.
+
+    A booking changes the free_from of its nodes, usually from a handful of distinct values
+    (nodes freed together) to one. Then each removed value is a contiguous block of
+    ``values`` and each added value a block inserted, both at their ``searchsorted``
+    positions (equal values being interchangeable, which copies go does not matter): the
+    values between those positions move by slices, left (by the count removed before them
+    minus the count added) or right, and the added blocks fill the places left. A slice that
+    moves left only lands on places already moved from or removed when they are taken from
+    left to right, and one that moves right when they are taken from right to left. With
+    many distinct values it deletes by a mask and inserts by ranks instead.
+
+    >>> values = np.array([-INF, 1.0, 1.0, 3.0, 7.0])
+    >>> replace_sorted(values, np.array([1.0, -INF]), 5.0)
+    >>> values.tolist()
+    [1.0, 3.0, 5.0, 5.0, 7.0]
+    >>> values = np.array([1.0, 2.0, 8.0, 9.0])
+    >>> replace_sorted(values, np.array([9.0, 8.0]), np.array([0.0, 3.0]))
+    >>> values
+    array([0., 1., 2., 3.])
+    """
+    if not old.size:
+        return
+    old = np.sort(old)
+    removed = _runs(old)
+    if isinstance(new, np.ndarray):
         new = np.sort(new)
-        fresh = np.searchsorted(kept, new) + rank
-        keep[:] = True
-        keep[fresh] = False
-        sff = np.empty_like(sff)
-        sff[fresh] = new
-        sff[keep] = kept
-        self._sff = sff
+        added = _runs(new)
+    else:
+        added = [float(new)], [old.size]
+    if removed is None or added is None:
+        values[:] = _replaced_by_masks(values, old, new)
+        return
+    # (position, removes, value, count); at one position, the block added comes first.
+    edits = sorted(zip(
+        values.searchsorted(added[0] + removed[0]).tolist(),
+        [False] * len(added[0]) + [True] * len(removed[0]),
+        added[0] + removed[0],
+        added[1] + removed[1],
+        strict=True,
+    ))
+    moves: list[tuple[int, int, int]] = []  # (first, end, shift) of the values kept
+    fills: list[tuple[int, int, float]] = []  # (first, end, value) of the values added
+    shift = cursor = 0
+    for at, removes, value, count in edits:
+        if at > cursor and shift:
+            moves.append((cursor, at, shift))
+        if removes:
+            shift -= count
+            cursor = at + count
+        else:
+            fills.append((at + shift, at + shift + count, value))
+            shift += count
+            cursor = at
+    for first, end, shift in moves:
+        if shift < 0:
+            values[first + shift : end + shift] = values[first:end]
+    for first, end, shift in reversed(moves):
+        if shift > 0:
+            values[first + shift : end + shift] = values[first:end]
+    for first, end, value in fills:
+        values[first:end] = value
+
+
+def _replaced_by_masks(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> np.ndarray:
+    """What :func:`replace_sorted` makes of ``values``, as a new array (``old`` and ``new``
+    sorted), by deleting with a mask and inserting by ranks."""
+    rank = np.arange(old.size)
+    keep = np.ones(values.size, dtype=bool)
+    keep[values.searchsorted(old) + rank - old.searchsorted(old)] = False
+    kept = values[keep]
+    if not isinstance(new, np.ndarray):
+        at = int(kept.searchsorted(new))
+        return np.concatenate((kept[:at], np.full(old.size, new), kept[at:]))
+    fresh = kept.searchsorted(new) + rank
+    keep[:] = True
+    keep[fresh] = False
+    result = np.empty_like(values)
+    result[fresh] = new
+    result[keep] = kept
+    return result

@@ -228,6 +228,8 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
     shape: dict[str, tuple[str, int, str, tuple[PStateSpec, ...]]] = {}
     shared: dict[str, bool] = {}
     lowest_id: dict[str, int] = {}
+    # The hosts of a cluster share their P-state texts: each distinct pair is parsed once.
+    parsed: dict[tuple[str, str], tuple[PStateSpec, ...]] = {}
     for position, resource in enumerate(compute_resources):
         label = _resource_label(position, resource)
         if not isinstance(resource, Mapping):
@@ -259,7 +261,10 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
         speeds_text = _property(label, properties, "speed_per_pstate")
         wattage_text = _property(label, properties, "wattage_per_state")
         try:
-            pstates = pstates_from_text(speeds_text, wattage_text)
+            texts = (speeds_text, wattage_text)
+            pstates = parsed.get(texts)
+            if pstates is None:
+                pstates = parsed[texts] = pstates_from_text(*texts)
         except ValueError as error:
             raise ValueError(
                 f"{label}: properties 'speed_per_pstate'/'wattage_per_state': {error}"

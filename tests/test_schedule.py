@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 
 import pytest
@@ -121,6 +122,28 @@ def test_copy_is_independent_both_ways() -> None:
     assert scratch.earliest_start("a", 3, 1.0, 0.0) == 0.0  # node 1 idle on [0, 5)
     assert scratch.earliest_start("a", 3, 6.0, 0.0) == 15.0
     assert schedule.earliest_start("a", 3, 1.0, 0.0) == 30.0
+
+
+def test_a_copy_that_is_gone_shares_nothing() -> None:
+    """Copy-on-write copies a timeline only while another live schedule shares it: once the
+    heuristic's copy is gone, the driver's schedule writes in place (and stays right)."""
+    schedule = two_clusters()
+    schedule.book("run", "a", [0], 0.0, 10.0, Action.START)
+    kept = schedule.copy()
+    scratch = schedule.copy()
+    scratch.book("ph", "a", [1], 5.0, 15.0, Action.PLACEHOLDER)
+    del scratch
+    gc.collect()
+    shared = schedule._timeline("a")
+    schedule.book("new", "a", [2], 0.0, 30.0, Action.START)
+    assert schedule._timeline("a") is not shared  # ``kept`` still shares it: copied
+    assert "new" not in kept and "ph" not in schedule
+    del kept
+    gc.collect()
+    mine = schedule._timeline("a")
+    schedule.release("run")
+    assert schedule._timeline("a") is mine  # no one else holds it: written in place
+    assert schedule.free_from("a") == {0: -math.inf, 1: -math.inf, 2: 30.0}
 
 
 def test_generation_changes_only_with_the_cluster() -> None:

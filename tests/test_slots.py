@@ -9,8 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from hetsched.core import slots
 from hetsched.core.decisions import Action
 from hetsched.core.schedule import SystemSchedule
+from hetsched.core.slots import tail_nodes
 from hetsched.core.system import Cluster
 
 INF = math.inf
@@ -264,3 +266,52 @@ def test_long_sequences_of_bookings_and_releases_stay_exact() -> None:
     for node in range(n):
         chain = [(b.start, b.end) for b in schedule.node_bookings("c", node)]
         assert chain == sorted(timelines[node].values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    free_from=st.lists(st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0]), min_size=1,
+                       max_size=30),
+    k=st.integers(1, 30),
+    start=st.sampled_from([0.0, 1.0, 2.5, 3.0, 4.0, 9.0]),
+    not_before=st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0, 12.0]),
+)
+def test_tail_nodes_are_the_best_by_rules_3_and_4(
+    free_from: list[float], k: int, start: float, not_before: float
+) -> None:
+    """The binary searches and partial sort of tail_nodes give the first ``k`` nodes idle at
+    ``start`` by (latest slot begin, lowest index), many ties included."""
+    ff = np.asarray(free_from)
+    idle = [i for i in range(ff.size) if ff[i] <= start]
+    expected = sorted(idle, key=lambda i: (-max(ff[i], not_before), i))[:k]
+    assert tail_nodes(ff, np.sort(ff), k, start, not_before).tolist() == expected
+
+
+@pytest.mark.parametrize("cells", [1, 7, 1 << 18])
+def test_earliest_starts_is_earliest_start_for_each_request(
+    cells: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectorised test of which requests have usable gaps, in blocks of any size, gives
+    what earliest_start gives request by request."""
+    monkeypatch.setattr(slots, "_MATRIX_CELLS", cells)
+    rng = np.random.default_rng(11)
+    n = 12
+    schedule = SystemSchedule([Cluster("c", 1, tuple(range(n)))])
+    for number in range(40):
+        k = int(rng.integers(1, 4))
+        start = float(rng.integers(0, 80))
+        length = float(rng.integers(1, 25))
+        kind = Action.START if start < 10 else Action.RESERVE
+        if schedule.fits("c", k, start, length):
+            slot = schedule.slot_at("c", k, length, start, start)
+            schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
+    nb_nodes = rng.integers(1, n + 1, size=60)
+    durations = rng.integers(1, 40, size=60).astype(float)
+    for not_before in (0.0, 5.0, 30.0):
+        vector = schedule.earliest_starts("c", nb_nodes, durations, not_before)
+        one_by_one = [
+            schedule.earliest_start("c", int(k), float(d), not_before)
+            for k, d in zip(nb_nodes, durations, strict=True)
+        ]
+        assert vector.tolist() == one_by_one
+    assert len(schedule.bookings(kind=Action.RESERVE)) > 5  # gaps to search
