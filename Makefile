@@ -45,4 +45,4 @@ bench: setup
 	$(BIN)/python -m benchmarks
 
 bench-engine: setup
-	$(BIN)/python -m benchmarks.bench_engine --repeat 2
+	$(BIN)/python -m benchmarks.bench_engine --repeat 3
