@@ -46,15 +46,15 @@ def test_short_numbers_are_correctly_rounded() -> None:
 
 def test_numbers_of_16_characters_or_fewer_take_the_short_path_rightly() -> None:
     """``read_float`` returns ``float(text)`` for texts of at most 16 characters without an
-    exponent, from their length alone: rapidjson's full emulation agrees on every one."""
+    exponent, from their length alone: rapidjson's full emulation agrees on every one, and
+    on the longer texts around that limit, where the two readings can differ."""
     rng = random.Random(16)
     for _ in range(20_000):
-        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 15)))
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 19)))
         point = rng.randint(1, len(digits) - 1)
         whole = digits[:point].lstrip("0") or "0"
         text = rng.choice(("", "-")) + whole + "." + digits[point:]
-        if len(text) <= 16:
-            assert read_float(text) == float(_parse(text)), text
+        assert read_float(text) == float(_parse(text)), text
 
 
 def test_integers_up_to_64_bits() -> None:
