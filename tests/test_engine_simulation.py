@@ -8,6 +8,7 @@ below is computed by hand from the workload, the profiles and the schedulers' ru
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import subprocess
 from pathlib import Path
@@ -177,6 +178,22 @@ def test_easy_backfill_by_hand(tmp_path: Path, recorded: list) -> None:
         "profile": "d10",
         "extra": [1, 2],
     }
+
+
+def test_the_garbage_collector_is_restored_after_a_run(tmp_path: Path) -> None:
+    """Inputs are read with the collector off and frozen (simulation._reading_inputs): after
+    the run it is on again, with its thresholds, and nothing stays frozen."""
+    threshold = gc.get_threshold()
+    collected: list[bool] = []
+
+    class Watching(EasyBackfill):  # type: ignore[misc]
+        def onSimulationBegins(self) -> None:
+            collected.append(gc.isenabled())
+            super().onSimulationBegins()
+
+    simulate(platform(tmp_path), [workload(tmp_path, JOBS, PROFILES)], Watching({}), tmp_path / "o")
+    assert collected == [True]  # the run itself collects
+    assert gc.isenabled() and gc.get_threshold() == threshold and gc.get_freeze_count() == 0
 
 
 def test_filler_sched_scheduling_delays_by_hand(tmp_path: Path, capsys: Any) -> None:
