@@ -38,10 +38,6 @@ from collections.abc import Iterable, Sequence
 from hetsched.core.system import Cluster
 
 
-def _unknown(resource: int) -> ValueError:
-    return ValueError(f"energy meter: unknown resource {resource}")
-
-
 class EnergyMeter:
     """Joules the compute resources of ``clusters`` consumed since time ``start``.
 
@@ -93,21 +89,23 @@ class EnergyMeter:
         self._total += power - self._power[resource]
         self._power[resource] = power
 
-    def _check(self, resource: int) -> None:
-        if resource not in self._clusters:
-            raise _unknown(resource)
+    def _cluster(self, resource: int) -> Cluster:
+        """The cluster of ``resource`` (ValueError if the meter does not know it)."""
+        cluster = self._clusters.get(resource)
+        if cluster is None:
+            raise ValueError(f"energy meter: unknown resource {resource}")
+        return cluster
 
     def set_busy(self, resource: int, busy: bool, at: float) -> None:
         """``resource`` starts (``busy``) or stops computing at time ``at``."""
-        self._check(resource)
+        self._cluster(resource)
         self._advance(at)
         self._busy[resource] = busy
         self._refresh(resource)
 
     def set_pstate(self, resource: int, pstate: int, at: float) -> None:
         """``resource`` switches to ``pstate`` at time ``at``."""
-        self._check(resource)
-        self._clusters[resource].pstate(pstate)  # ValueError for an unknown P-state
+        self._cluster(resource).pstate(pstate)  # ValueError for an unknown P-state
         self._advance(at)
         self._pstate[resource] = pstate
         self._refresh(resource)
@@ -126,11 +124,9 @@ class EnergyMeter:
         """
         self._advance(at)
         switched = []
-        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
+        pstates, powers, busy = self._pstate, self._power, self._busy
         for resource in resources:
-            cluster = clusters.get(resource)
-            if cluster is None:
-                raise _unknown(resource)
+            cluster = self._cluster(resource)
             if pstates[resource] != pstate:
                 cluster.pstate(pstate)  # ValueError for an unknown P-state
                 pstates[resource] = pstate
@@ -148,11 +144,9 @@ class EnergyMeter:
     def stop_computing(self, resources: Iterable[int], at: float) -> None:
         """:meth:`set_busy` ``False`` for each of ``resources`` at ``at``, in order."""
         self._advance(at)
-        clusters, pstates, powers, busy = self._clusters, self._pstate, self._power, self._busy
+        pstates, powers, busy = self._pstate, self._power, self._busy
         for resource in resources:
-            cluster = clusters.get(resource)
-            if cluster is None:
-                raise _unknown(resource)
+            cluster = self._cluster(resource)
             busy[resource] = False
             power = cluster.pstates[pstates[resource]].idle_watts  # _refresh
             self._total += power - powers[resource]
@@ -160,7 +154,7 @@ class EnergyMeter:
 
     def pstate(self, resource: int) -> int:
         """The current P-state of ``resource``."""
-        self._check(resource)
+        self._cluster(resource)
         return self._pstate[resource]
 
     def power(self) -> float:
