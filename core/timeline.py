@@ -505,7 +505,7 @@ class ClusterTimeline:
         self._link(self._last[tail], tail_ff, tail, bid, start, runs)
         self._last[tail] = bid
         self._ff[tail] = end
-        self._resort(tail_ff, end)
+        replace_sorted(self._sff, tail_ff, end)
         if not inside:
             return
         before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first = gap_links
@@ -595,7 +595,7 @@ class ClusterTimeline:
         old_ff = self._ff[last]
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
-        self._resort(old_ff, self._ff[last])
+        replace_sorted(self._sff, old_ff, self._ff[last])
         return booking
 
     def prune(self, now: float) -> list[str]:
@@ -604,10 +604,6 @@ class ClusterTimeline:
         for task_id in done:
             self.release(task_id)
         return done
-
-    def _resort(self, old: np.ndarray, new: np.ndarray | float) -> None:
-        """Replace the values ``old`` by ``new`` in the sorted free_from array."""
-        replace_sorted(self._sff, old, new)
 
 
 _FEW_RUNS = 16
