@@ -30,26 +30,8 @@ from typing import Any
 import numpy as np
 
 from hetsched.engine.energy import LONG_DOUBLE, long_double_sum
+from hetsched.metrics.outputs import JOBS_COLUMNS
 
-JOB_COLUMNS = (
-    "job_id",
-    "workload_name",
-    "profile",
-    "submission_time",
-    "requested_number_of_resources",
-    "requested_time",
-    "success",
-    "final_state",
-    "starting_time",
-    "execution_time",
-    "finish_time",
-    "waiting_time",
-    "turnaround_time",
-    "stretch",
-    "allocated_resources",
-    "consumed_energy",
-    "metadata",
-)
 MACHINE_STATE_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
 ENERGY_HEADER = "time,energy,event_type,wattmin,epower"
 PSTATE_HEADER = "time,machine_id,new_pstate"
@@ -185,7 +167,7 @@ class JobsTracer:
         self.rows.append(",".join(row))
 
     def write_jobs(self, path: Path) -> None:
-        lines = [",".join(JOB_COLUMNS), *self.rows]
+        lines = [",".join(JOBS_COLUMNS), *self.rows]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def write_schedule(self, path: Path, figures: Mapping[str, str]) -> None:

@@ -18,8 +18,8 @@ without a traceback, and exits with status 2. Anything else escaping a loader is
 Quirks that loaders read anyway are :class:`InputWarning` warnings, one per kind and file,
 naming the file and the first line; the console script prints them on one line each.
 
-The embedded engine keeps its own hierarchy (``hetsched.engine.errors``), also made of
-``ValueError`` subclasses.
+The embedded engine's errors (``hetsched.engine.errors``: what Batsim 4.2.1 would refuse) are
+``HetschedError`` too; its ``PlatformError`` and ``WorkloadError`` subclass the ones here.
 
 >>> issubclass(WorkloadError, ValueError), issubclass(TraceError, HetschedError)
 (True, True)

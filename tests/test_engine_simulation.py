@@ -28,9 +28,9 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
-from hetsched.engine.outputs import JOB_COLUMNS
 from hetsched.engine.simulation import simulate
 from hetsched.engine.transport import InProcessTransport
+from hetsched.metrics.outputs import JOBS_COLUMNS
 
 HOST = (
     '<host id="{name}" speed="100Mf, 50Mf" core="{cores}" coordinates="0 0 0">'
@@ -71,7 +71,7 @@ JOBS = [
 def rows(path: Path) -> dict[str, dict[str, str]]:
     with path.open(newline="") as stream:
         reader = csv.DictReader(stream)
-        assert tuple(reader.fieldnames or ()) == JOB_COLUMNS
+        assert tuple(reader.fieldnames or ()) == JOBS_COLUMNS
         return {row["job_id"]: row for row in reader}
 
 
