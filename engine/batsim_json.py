@@ -9,7 +9,10 @@ by one multiplication or division by a power of ten (``StrtodNormalPrecision``).
 that writes ``"cpu": 37983796353.00001`` gets a number of flops that may be one ulp away from
 Python's, and a parallel task that ends one ulp later: :func:`loads` reads JSON as Batsim does.
 
-Integers stay integers up to 64 bits (``Int64``/``Uint64``); larger ones become doubles.
+Integers stay integers up to 64 bits (``Int64``/``Uint64``); larger ones become doubles. A
+number too big for a double is a parse error for rapidjson (``kParseErrorNumberTooBig``: a
+positive exponent above ``308`` minus the fraction's exponent, or an integer part that reaches
+``DBL_MAX / 10`` before its last digit), a :class:`ValueError` here.
 
 >>> loads('{"a": 0.1, "b": 17, "c": 1e3, "d": -2.5}')
 {'a': 0.1, 'b': 17, 'c': 1000.0, 'd': -2.5}
@@ -19,6 +22,10 @@ Integers stay integers up to 64 bits (``Int64``/``Uint64``); larger ones become 
 (0.30000000000000004, 0.30000000000000004)
 >>> read_int("18446744073709551616")  # 2^64: a double for rapidjson
 1.8446744073709552e+19
+>>> read_float("1e309")
+Traceback (most recent call last):
+...
+ValueError: number too big: 1e309
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ _POW10 = [float(f"1e{exponent}") for exponent in range(309)]
 _NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]+))?")
 _FAST_PATH_LIMIT = (1 << 53) - 1
 _EXACT_INTEGERS = 1 << 53
+_DOUBLE_MAX_TENTH = 1.7976931348623157e307
+"""``DBL_MAX / 10``: a double integer part that reaches it is a parse error (number too big)."""
 
 
 def _fast_path(significand: float, exponent: int) -> float:
@@ -68,6 +77,8 @@ def _parse(text: str) -> int | float:
         big = int(whole[:count])
         value, use_double = float(big), True
         for digit in whole[count:]:
+            if value >= _DOUBLE_MAX_TENTH:
+                raise ValueError(f"number too big: {text}")
             value = value * 10 + (ord(digit) - 48)
         significant = count - 1  # not updated in the double loop
     exponent_fraction = 0
@@ -92,6 +103,8 @@ def _parse(text: str) -> int | float:
         value, use_double = float(big), True
     if use_double:
         exponent = int(exponent_text) if exponent_text is not None else 0
+        if exponent > 308 - exponent_fraction:  # checked as the exponent's digits are read
+            raise ValueError(f"number too big: {text}")
         result = _scale(value, exponent + exponent_fraction)
         return -result if minus else result
     return -big if minus else big

@@ -394,7 +394,7 @@ class _Reader:
         version = self.attributes(root)["version"]
         try:
             number = round(100 * float(version))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a number, NaN, or infinite (1e400)
             raise self.error(root, f"bad version {version!r}") from None
         if not 400 <= number <= 410:
             raise self.error(root, f"version {version} is not a SimGrid 4.x platform (4.0 or 4.1)")

@@ -66,3 +66,24 @@ def test_integers_up_to_64_bits() -> None:
         "a": [1, 2.5, -0.0],
         "b": {"c": 100.0},
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1e309", "-1e400", "0.01e311", "1" + "0" * 309, "1" + "0" * 309 + ".5", "5e+99999999999"],
+)
+def test_numbers_too_big_are_parse_errors(text: str) -> None:
+    """rapidjson's ``kParseErrorNumberTooBig``: a positive exponent above 308 minus the
+    fraction's digits, or an integer part that reaches DBL_MAX / 10 before its last digit."""
+    with pytest.raises(ValueError, match="number too big"):
+        read_float(text) if "." in text or "e" in text else read_int(text)
+    with pytest.raises(ValueError, match="number too big"):
+        loads(f'{{"a": {text}}}')
+
+
+def test_numbers_at_the_limits_still_read() -> None:
+    assert read_float("1e308") == 1e308
+    assert read_float("0.01e310") == 1e308  # two fraction digits allow an exponent of 310
+    # 309 digits: the last one is still read, by d = d * 10 + digit rounding at each step
+    assert read_int("1" + "0" * 308) == 9.999999999999998e307
+    assert read_float("1e-400") == 0.0  # negative exponents never fail

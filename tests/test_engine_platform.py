@@ -301,3 +301,11 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
         load_platform(bad)
     with pytest.raises(FileNotFoundError):
         load_platform(tmp_path / "missing.xml")
+
+
+@pytest.mark.parametrize("version", ["x", "nan", "1e400", "-inf", "4.2"])
+def test_a_bad_platform_version_is_refused(tmp_path: Path, version: str) -> None:
+    path = tmp_path / "p.xml"
+    path.write_text(f'<platform version="{version}"><zone id="z" routing="Full"/></platform>')
+    with pytest.raises(PlatformError, match=rf"{path}:1: <platform>: .*version"):
+        load_platform(path)
