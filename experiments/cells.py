@@ -28,6 +28,9 @@ import argparse
 import concurrent.futures
 import dataclasses
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,7 +171,10 @@ def _process_results(
             yield run_group(group)
         return
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context,
+        initializer=exit_with_parent, initargs=(os.getpid(),),
+    ) as pool:
         futures = [pool.submit(run_group, group) for group in groups]
         try:
             for future in concurrent.futures.as_completed(futures):
@@ -176,6 +182,24 @@ def _process_results(
         finally:
             for future in futures:
                 future.cancel()
+
+
+def exit_with_parent(parent: int, period: float = 1.0) -> None:
+    """Worker initializer: the worker ends (exit status 1) once process ``parent`` is gone.
+
+    A pool's workers outlive a study killed by a signal that reaches only its main process
+    (``kill PID``, a batch system's SIGTERM; Ctrl-C reaches the whole process group). Left
+    running, they would go on with the cells already queued to them, beside a resumed study
+    writing into the same run folders. A daemon thread checks every ``period`` seconds
+    whether the worker still has ``parent`` as its parent.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _absolute(group: ScenarioCells) -> ScenarioCells:

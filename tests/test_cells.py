@@ -7,6 +7,11 @@ heuristics (one with an option), two scenarios so that two groups go to two Dask
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +111,60 @@ def test_groups_sent_to_a_remote_cluster_have_absolute_folders(
     assert remote.folder == tmp_path / "s0" and remote.trace_dir == tmp_path / "traces"
     assert remote.cells[0].outdir == tmp_path / "s0" / "easy"
     assert remote.cells[0].key == ("a",) and remote.scenario == scenario
+
+
+ORPHAN_SCRIPT = """
+import concurrent.futures, multiprocessing, os, sys, time
+from hetsched.experiments.cells import exit_with_parent
+
+def work(path):
+    with open(path, "w") as stream:
+        stream.write(str(os.getpid()))
+    time.sleep(60)
+
+if __name__ == "__main__":
+    initializer = exit_with_parent if sys.argv[2] == "watch" else None
+    initargs = (os.getpid(), 0.1) if initializer else ()
+    pool = concurrent.futures.ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"),
+        initializer=initializer, initargs=initargs)
+    pool.submit(work, sys.argv[1]).result()
+"""
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, exited but not reaped by its new parent, does not count)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("mode", ["watch", "no-watch"])
+def test_workers_end_when_the_study_process_is_killed(tmp_path: Path, mode: str) -> None:
+    """A study killed by SIGKILL (no chance to clean up) leaves no pool worker behind; without
+    the initializer the worker would sleep its 60 s (the control case)."""
+    script, pid_file = tmp_path / "study.py", tmp_path / "worker.pid"
+    script.write_text(ORPHAN_SCRIPT)
+    errors = tmp_path / "stderr.txt"  # the killed study's leaked-semaphore warning goes there
+    with errors.open("w") as stream:
+        parent = subprocess.Popen([sys.executable, str(script), str(pid_file), mode],
+                                  stderr=stream)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, f"no worker: {errors.read_text()}"
+            time.sleep(0.05)
+        worker = int(pid_file.read_text())
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while _alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _alive(worker) == (mode == "no-watch")
+    finally:
+        parent.kill()
+        if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
