@@ -1,4 +1,4 @@
-"""Fuzzing the embedded engine's input readers: SimGrid platform XML and Batsim workloads.
+"""Fuzzing the embedded engine's inputs: platform XML, workloads and scheduler replies.
 
 The engine reads its inputs as Batsim 4.2.1 does (:mod:`hetsched.engine.platform`,
 :mod:`hetsched.engine.workload`). Fed the mutated platform files of ``test_fuzz_platform`` and
@@ -127,7 +127,7 @@ REPLY = {
 
 class OneReply:
     """A scheduler that answers Batsim's message #2 with ``reply`` and every other message
-    with no event (the engine's :class:`~hetsched.engine.simulation` transport interface)."""
+    with no event (:class:`hetsched.engine.transport.Transport`: ``exchange`` and ``close``)."""
 
     def __init__(self, reply: str) -> None:
         self.reply = reply
