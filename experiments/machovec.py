@@ -130,6 +130,9 @@ class Trial:
     cores: int
     tasks_per_day: float
     energy_budget: float | None = None
+    cores_per_node: tuple[int, ...] | None = None
+    """Node sizes the platform draws from (the ``machovec`` preset's option; None: its
+    default). Left out of the folder's marker when None, so folders of earlier studies resume."""
 
     def prepare_inputs(
         self, folder: str | Path, trace_dir: str | Path | None = None
@@ -140,7 +143,10 @@ class Trial:
         folder.mkdir(parents=True, exist_ok=True)
         platform_path, workload_path = folder / "platform.xml", folder / "workload.json"
         marker = folder / SCENARIO_FILE
-        wanted = json.dumps(asdict(self), sort_keys=True)
+        inputs = asdict(self)
+        if self.cores_per_node is None:
+            del inputs["cores_per_node"]
+        wanted = json.dumps(inputs, sort_keys=True)
         if marker.exists():
             if marker.read_text().strip() != wanted:
                 raise FileExistsError(
@@ -149,7 +155,10 @@ class Trial:
                 )
             if platform_path.exists() and workload_path.exists():
                 return platform_path, workload_path
-        platform = generate_platform("machovec", self.seed, cores=self.cores)
+        options: dict[str, object] = {"cores": self.cores}
+        if self.cores_per_node is not None:
+            options["cores_per_node"] = list(self.cores_per_node)
+        platform = generate_platform("machovec", self.seed, **options)
         write_platform(platform, platform_path, force=True)
         clusters = read_platform(platform_path).clusters
         document = generate_workload("machovec", self.seed, clusters,
@@ -212,6 +221,7 @@ def run_study(
     levels: Sequence[str] = tuple(LEVELS),
     scale: float = DEFAULT_SCALE,
     cores: int | None = None,
+    cores_per_node: Sequence[int] | None = None,
     seed: int = 1,
     engine: str = "embedded",
     sweeps: bool = True,
@@ -225,7 +235,8 @@ def run_study(
     """Run (or resume) the study; return its runs (study order) and the budgets.
 
     ``scale`` multiplies the paper's tasks a day and, unless ``cores`` is given, its 100,000
-    cores (``cores`` alone changes the oversubscription). Files:
+    cores (``cores`` alone changes the oversubscription); ``cores_per_node`` are the node
+    sizes the platforms draw from (default: the preset's 8, 16, 24, 32). Files:
     ``outdir/trial<i>/<level>/{platform.xml, workload.json, <config>/...}`` for the
     unconstrained runs, ``outdir/trial<i>/<level>/budget/{..., <config>/...}`` for the
     constrained ones. ``jobs`` runs that many (trial, level) groups at once in worker
@@ -244,10 +255,11 @@ def run_study(
         cores = round(FULL_CORES * scale)
     if cores < 1:
         raise ValueError(f"cores must be >= 1, got {cores}")
+    node_sizes = None if cores_per_node is None else tuple(cores_per_node)
     keys = [(level, trial) for level in levels for trial in range(trials)]
 
     def trial_of(level: str, trial: int, budget: float | None = None) -> Trial:
-        return Trial(seed + trial, cores, LEVELS[level] * scale, budget)
+        return Trial(seed + trial, cores, LEVELS[level] * scale, budget, node_sizes)
 
     def folder_of(level: str, trial: int) -> Path:
         return outdir / f"trial{trial}" / level

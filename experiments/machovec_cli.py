@@ -49,10 +49,11 @@ def experiment_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--only: unknown configuration(s) {', '.join(unknown)} (choose"
                              f" from {', '.join(known)})")
         constrained = tuple(known[label] for label in wanted)
+    node_sizes = _node_sizes(args.cores_per_node)
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
         args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
-        seed=args.seed,
+        cores_per_node=node_sizes, seed=args.seed,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
         on_budget=budget,
@@ -67,6 +68,19 @@ def experiment_command(args: argparse.Namespace) -> int:
     for figure in figures:
         print(f"figure: {figure}")
     return 0
+
+
+def _node_sizes(text: str | None) -> tuple[int, ...] | None:
+    """``--cores-per-node``: whole numbers >= 1 separated by commas."""
+    if text is None:
+        return None
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--cores-per-node: expected sizes like 64 or 32,64, got {text!r}")
+    return sizes
 
 
 def register(studies: argparse._SubParsersAction) -> None:
@@ -88,6 +102,9 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--cores", type=int,
                        help="platform cores (default: the scaled 100,000); fewer cores for"
                             " the same tasks oversubscribe the system more")
+    study.add_argument("--cores-per-node", metavar="SIZES",
+                       help="node sizes each cluster draws from, e.g. 64 or 32,64 (default:"
+                            " 8,16,24,32; the paper gives none); use another -o")
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" {FULL_TRIALS} trials unless --trials")

@@ -43,7 +43,8 @@ Presets (``PRESETS`` lists them with one line each):
   ``idle_fraction`` x full power, default 0: the paper charges only executing tasks (APC x time).
   Options: ``cores`` (default 100,000), ``idle_fraction``, ``pstates`` (default 3; sec. V
   also times a mapping event with 15 P-states: their power scaling factors are then spread
-  evenly from 1.0 down to 0.5, as 1.0, 0.75, 0.5 are for 3).
+  evenly from 1.0 down to 0.5, as 1.0, 0.75, 0.5 are for 3), ``cores_per_node`` (the sizes
+  drawn from, e.g. ``"64"``; default 8,16,24,32; a node's power does not depend on its size).
 * ``tarplee`` -- Tarplee et al. JPDC 2015: ``types`` machine types (default 4) with M_j
   single-core machines each; ``machines`` (default 64) split uniformly at random among the
   types, at least one each, or ``machines_per_type`` given directly (e.g. ``"4,4,8,16"``). The
@@ -213,6 +214,10 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
         MACHOVEC_POWER_FACTORS if nb_pstates == len(MACHOVEC_POWER_FACTORS)
         else tuple(float(f) for f in np.linspace(1.0, 0.5, nb_pstates))
     )
+    sizes = (
+        sorted(set(_counts(options, "cores_per_node"))) if "cores_per_node" in options
+        else list(MACHOVEC_CORES_PER_NODE)
+    )
     rng = np.random.default_rng(seed)
     names = MACHOVEC_GENERAL + MACHOVEC_SPECIAL
     weights = [
@@ -224,7 +229,7 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
     ]
     clusters = []
     for name, weight in zip(names, weights, strict=True):
-        cores_per_node = int(rng.choice(MACHOVEC_CORES_PER_NODE))
+        cores_per_node = int(rng.choice(sizes))
         node_watts = gamma(rng, MACHOVEC_NODE_WATTS, MACHOVEC_NODE_WATTS_COV)
         pstates = tuple(
             PStateSpec(
@@ -350,7 +355,7 @@ def _registry() -> dict[str, _Preset]:
     registry["machovec"] = _Preset(
         "Machovec et al. 2017 sec. IV.B: 100,000 cores, 4 general + 2 special clusters,"
         " 3 P-states (power 1.0/0.75/0.5), 133 W nodes",
-        frozenset({"cores", "idle_fraction", "pstates"}),
+        frozenset({"cores", "cores_per_node", "idle_fraction", "pstates"}),
         _machovec,
     )
     registry["tarplee"] = _Preset(

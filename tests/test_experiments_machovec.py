@@ -87,6 +87,30 @@ def test_a_prepared_folder_with_another_budget_is_refused(tmp_path: Path) -> Non
         Trial(3, 300, 10.0, 2e6).prepare_inputs(tmp_path)
 
 
+def test_node_sizes_make_other_inputs_and_keep_old_folders(tmp_path: Path) -> None:
+    """A trial with ``cores_per_node`` draws its platform with them; without, its folder
+    marker is the one studies wrote before the option existed (they resume)."""
+    platform, _ = Trial(3, 300, 10.0, None, (64,)).prepare_inputs(tmp_path / "big")
+    assert 'value="64"' in platform.read_text() and "cores_per_node" in (
+        tmp_path / "big" / machovec.SCENARIO_FILE).read_text()
+    with pytest.raises(FileExistsError, match="holds other inputs"):
+        Trial(3, 300, 10.0).prepare_inputs(tmp_path / "big")
+    Trial(3, 300, 10.0).prepare_inputs(tmp_path / "default")
+    marker = json.loads((tmp_path / "default" / machovec.SCENARIO_FILE).read_text())
+    assert marker == {"seed": 3, "cores": 300, "tasks_per_day": 10.0, "energy_budget": None}
+
+
+def test_the_command_line_reads_node_sizes(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from hetsched.cli import main
+
+    assert main(["experiment", "machovec", "--cores-per-node", "64,x",
+                 "-o", str(tmp_path / "x")]) == 2
+    assert "--cores-per-node: expected sizes like 64 or 32,64, got '64,x'" in (
+        capsys.readouterr().err)
+    assert not (tmp_path / "x").exists()
+
+
 def test_bad_arguments_are_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="levels must be among 5k, 10k"):
         machovec.run_study(tmp_path, levels=("20k",))

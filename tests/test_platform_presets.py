@@ -218,6 +218,18 @@ def test_machovec_options() -> None:
         generate("machovec", 2, idle_fraction=1.5)
 
 
+def test_machovec_cores_per_node_option() -> None:
+    """Node sizes: the paper gives none; the default draws from 8, 16, 24, 32."""
+    assert generate("machovec", 3, cores_per_node="32,8,24,16") == generate("machovec", 3)
+    platform = generate("machovec", 3, cores=5_000, cores_per_node=64)
+    assert {cluster.cores_per_node for cluster in platform.clusters} == {64}
+    assert abs(platform.total_cores - 5_000) <= 6 * 32  # each cluster within half a node
+    mixed = generate("machovec", 3, cores=5_000, cores_per_node=[32, 64])
+    assert {cluster.cores_per_node for cluster in mixed.clusters} <= {32, 64}
+    with pytest.raises(ValueError, match="option 'cores_per_node' must be whole numbers"):
+        generate("machovec", 3, cores_per_node="big")
+
+
 def test_machovec_fifteen_pstates() -> None:
     """15 P-states: power factors 1.0, 0.964, ..., 0.5 (evenly spread), speeds their square
     roots; 3 P-states stay the paper's 1.0, 0.75, 0.5 and the same platform."""
