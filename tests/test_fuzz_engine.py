@@ -29,13 +29,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine_simulation import PROFILES, platform, workload
 from test_fuzz_platform import XML, mutated_xml
-from test_fuzz_workload import BASES, mutated_documents
+from test_fuzz_workload import BASES, mutated_bytes, mutated_documents
 
 from hetsched.engine.errors import EngineError, EngineWarning
 from hetsched.engine.platform import load_platform
 from hetsched.engine.simulation import simulate
 from hetsched.engine.workload import load_workload
-from hetsched.workloads.batsim_workload import dumps_workload
 
 
 @FUZZ
@@ -81,17 +80,10 @@ def test_mutated_workloads_load_or_are_refused(document: dict) -> None:
 
 
 @FUZZ
-@given(base=st.sampled_from(BASES), data=st.data())
-def test_mutated_workload_bytes_load_or_are_refused(base: dict, data: st.DataObject) -> None:
-    raw = bytearray(dumps_workload(base).encode())
-    for _ in range(data.draw(st.integers(1, 4))):
-        position = data.draw(st.integers(0, len(raw) - 1))
-        if data.draw(st.booleans()):
-            raw[position] = data.draw(st.integers(0, 255))
-        else:
-            del raw[position : position + data.draw(st.integers(1, 40))]
+@given(raw=mutated_bytes())
+def test_mutated_workload_bytes_load_or_are_refused(raw: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        path = _write(folder, bytes(raw))
+        path = _write(folder, raw)
         outcome("engine workload reader: mutated bytes", path,
                 lambda: load_workload(path, "w0"))
 
