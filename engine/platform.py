@@ -488,7 +488,8 @@ class _Reader:
             raise self.error(element, "core and pstate must be integers") from None
         if cores < 1:
             raise self.error(element, f"core must be >= 1, got {cores}")
-        if pstate_value != int(pstate_value) or not 0 <= pstate_value < len(speeds):
+        # the range first: NaN and infinities are out of it (int() would raise on them)
+        if not 0 <= pstate_value < len(speeds) or pstate_value != int(pstate_value):
             raise self.error(
                 element, f"pstate {values['pstate']} is not one of its {len(speeds)} P-states"
             )

@@ -309,3 +309,11 @@ def test_a_bad_platform_version_is_refused(tmp_path: Path, version: str) -> None
     path.write_text(f'<platform version="{version}"><zone id="z" routing="Full"/></platform>')
     with pytest.raises(PlatformError, match=rf"{path}:1: <platform>: .*version"):
         load_platform(path)
+
+
+@pytest.mark.parametrize("pstate", ["nan", "inf", "1e400", "-1", "0.5", "2"])
+def test_a_pstate_out_of_the_hosts_pstates_is_refused(tmp_path: Path, pstate: str) -> None:
+    path = write(tmp_path, f'<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+                 f'<host id="a" speed="1Gf,2Gf" pstate="{pstate}"/></zone>')
+    with pytest.raises(PlatformError, match=rf"<host>: pstate {pstate} is not one of its 2"):
+        load_platform(path)
