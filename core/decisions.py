@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from hetsched.core.memo import IdentityMemo
+
 _DISTINCT_MEMO_SIZE = 64
-_distinct: dict[int, tuple[int, ...]] = {}  # id -> tuple (which keeps the id its own)
+_distinct: IdentityMemo[bool] = IdentityMemo(_DISTINCT_MEMO_SIZE)  # tuples known distinct
 
 
 def distinct_nodes(nodes: tuple[int, ...]) -> bool:
@@ -14,14 +16,14 @@ def distinct_nodes(nodes: tuple[int, ...]) -> bool:
 
     One placement's tuple of nodes is checked by its slot, its booking, its decision and the
     driver's booking: the last :data:`_DISTINCT_MEMO_SIZE` tuples found distinct (or vouched
-    for, :func:`remember_distinct`) are remembered by identity and not walked again (a tuple
-    is immutable, and the memo holds it, so no other object takes its id meanwhile). Other
-    sequences are always walked.
+    for, :func:`remember_distinct`) are remembered by identity (an
+    :class:`~hetsched.core.memo.IdentityMemo`) and not walked again. Other sequences are
+    always walked.
 
     >>> distinct_nodes((3, 4, 5)), distinct_nodes((3, 4, 3)), distinct_nodes([1, 2])
     (True, False, True)
     """
-    if _distinct.get(id(nodes)) is nodes:
+    if _distinct.get(nodes):
         return True
     if len(set(nodes)) != len(nodes):
         return False
@@ -33,9 +35,7 @@ def distinct_nodes(nodes: tuple[int, ...]) -> bool:
 def remember_distinct(nodes: tuple[int, ...]) -> None:
     """Let :func:`distinct_nodes` answer True for ``nodes`` without walking it: for a tuple
     its maker built of distinct nodes (the nodes a slot search chose)."""
-    if len(_distinct) >= _DISTINCT_MEMO_SIZE:
-        del _distinct[next(iter(_distinct))]  # the oldest
-    _distinct[id(nodes)] = nodes
+    _distinct.put(nodes, True)
 
 
 class Action(Enum):

@@ -42,6 +42,7 @@ from weakref import WeakSet
 import numpy as np
 
 from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
+from hetsched.core.memo import IdentityMemo
 from hetsched.core.slots import (
     INF,
     Slot,
@@ -246,7 +247,7 @@ class ClusterTimeline:
             self._lookup[self._rids - self._base] = np.arange(n)
         # Node tuples of recent slots -> their sorted local indices (see _locals); shared by
         # the clones, which map resource ids the same way.
-        self._memo: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
+        self._memo: IdentityMemo[np.ndarray] = IdentityMemo(_MEMO_SIZE)
         self._bids: dict[str, int] = {}  # task id -> booking id (ids increase)
         self._records: dict[int, tuple[Booking, np.ndarray]] = {}  # id -> booking, local nodes
         self._next_bid = 0
@@ -404,12 +405,9 @@ class ClusterTimeline:
 
     def _remember(self, nodes: tuple[int, ...], local: np.ndarray) -> None:
         """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local``."""
-        memo = self._memo
-        if len(memo) >= _MEMO_SIZE:
-            del memo[next(iter(memo))]  # the oldest
         local = np.sort(local)
         local.setflags(write=False)
-        memo[id(nodes)] = (nodes, local)
+        self._memo.put(nodes, local)
 
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
         """Sorted local indices of resource ids ``nodes`` (ValueError naming a node not in the
@@ -418,11 +416,11 @@ class ClusterTimeline:
         A heuristic books the slots :meth:`slot_at` returns, and the driver books the same
         tuple again in its schedule: converting a tuple of thousands of ids to an array costs
         more than the rest of a booking, so the tuples of the last :data:`_MEMO_SIZE` slots are
-        looked up by identity first (the memo holds the tuple itself, so its id is not reused).
+        looked up by identity first (an :class:`~hetsched.core.memo.IdentityMemo`).
         """
-        known = self._memo.get(id(nodes))
-        if known is not None and known[0] is nodes:
-            return known[1]
+        known = self._memo.get(nodes)
+        if known is not None:
+            return known
         return np.sort(self._resource_locals(nodes))
 
     def _resource_locals(self, nodes: tuple[int, ...]) -> np.ndarray:
