@@ -10,6 +10,7 @@ from pathlib import Path
 from hetsched.experiments import machovec
 from hetsched.experiments.cells import add_executor_arguments, executor_from_args
 from hetsched.experiments.run import ENGINES
+from hetsched.platforms.presets import whole_numbers
 
 FULL_TRIALS = 48
 """Sec. IV.A: 48 simulation trials."""
@@ -71,16 +72,16 @@ def experiment_command(args: argparse.Namespace) -> int:
 
 
 def _node_sizes(text: str | None) -> tuple[int, ...] | None:
-    """``--cores-per-node``: whole numbers >= 1 separated by commas."""
+    """``--cores-per-node``: the preset option's whole numbers >= 1, read as the preset reads
+    them."""
     if text is None:
         return None
     try:
-        sizes = tuple(int(part) for part in text.split(","))
+        return tuple(whole_numbers(text, "cores_per_node"))
     except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--cores-per-node: expected sizes like 64 or 32,64, got {text!r}")
-    return sizes
+        raise ValueError(
+            f"--cores-per-node: expected sizes like 64 or 32,64, got {text!r}"
+        ) from None
 
 
 def register(studies: argparse._SubParsersAction) -> None:

@@ -174,9 +174,7 @@ def _khemka(preset: str, seed: int, options: Mapping[str, object]) -> PlatformSp
     cov = _option(options, "cov", float, KHEMKA_COV)
     if not 0 <= cov < 10:
         raise ValueError(f"option 'cov' must be in [0, 10), got {cov!r}")
-    sizes = sorted(set(_counts(options, "cores_per_node"))) if "cores_per_node" in options else (
-        list(KHEMKA_CORES_PER_NODE)
-    )
+    sizes = _node_sizes(options, KHEMKA_CORES_PER_NODE)
     rng = np.random.default_rng(seed)
     total = gamma(rng, mean, cov)
     nb_clusters = int(rng.choice(KHEMKA_CLUSTER_COUNTS))
@@ -214,10 +212,7 @@ def _machovec(preset: str, seed: int, options: Mapping[str, object]) -> Platform
         MACHOVEC_POWER_FACTORS if nb_pstates == len(MACHOVEC_POWER_FACTORS)
         else tuple(float(f) for f in np.linspace(1.0, 0.5, nb_pstates))
     )
-    sizes = (
-        sorted(set(_counts(options, "cores_per_node"))) if "cores_per_node" in options
-        else list(MACHOVEC_CORES_PER_NODE)
-    )
+    sizes = _node_sizes(options, MACHOVEC_CORES_PER_NODE)
     rng = np.random.default_rng(seed)
     names = MACHOVEC_GENERAL + MACHOVEC_SPECIAL
     weights = [
@@ -265,9 +260,21 @@ def _single_core_types(prefix: str, preset: str, seed: int, counts: list[int]) -
     return PlatformSpec(clusters, name=f"{preset}-seed{seed}")
 
 
-def _counts(options: Mapping[str, object], name: str) -> list[int]:
-    """A list option of whole numbers >= 1, given as a list or as text like ``"4,4,8"``."""
-    value = options[name]
+def _node_sizes(options: Mapping[str, object], default: tuple[int, ...]) -> list[int]:
+    """Option ``cores_per_node``: the node sizes a cluster draws from, ascending (``default``,
+    in its order, without the option)."""
+    if "cores_per_node" not in options:
+        return list(default)
+    return sorted(set(whole_numbers(options["cores_per_node"], "cores_per_node")))
+
+
+def whole_numbers(value: object, name: str) -> list[int]:
+    """Option ``name``'s whole numbers >= 1, given as a list, one number or text like
+    ``"4,4,8"`` (ValueError naming the option otherwise).
+
+    >>> whole_numbers("32,64", "cores_per_node"), whole_numbers(8, "cores_per_node")
+    ([32, 64], [8])
+    """
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if isinstance(value, str):
@@ -288,7 +295,8 @@ def _tarplee(preset: str, seed: int, options: Mapping[str, object]) -> PlatformS
     if "machines_per_type" in options:
         if "types" in options or "machines" in options:
             raise ValueError("option 'machines_per_type' excludes 'types' and 'machines'")
-        return _single_core_types("mt", preset, seed, _counts(options, "machines_per_type"))
+        counts = whole_numbers(options["machines_per_type"], "machines_per_type")
+        return _single_core_types("mt", preset, seed, counts)
     types = _option(options, "types", int, 4)
     machines = _option(options, "machines", int, 64)
     _positive("types", types)
