@@ -12,8 +12,8 @@ single-core machines; 30 task types; every task submitted at time 0). Each heuri
 schedule checker, metrics).
 
 Printed per heuristic: the whole run's wall time; the makespan on the engine, the makespan of
-the pure mapper (:mod:`hetsched.heuristics.lp_makespan`,
-:mod:`hetsched.heuristics.batch_mappers`) on the same bag, its tasks in Batsim's submission
+the pure mapper (:mod:`hetsched.heuristics.bags.lp_makespan`,
+:mod:`hetsched.heuristics.bags.batch_mappers`) on the same bag, its tasks in Batsim's submission
 order (the batch variants must give the same makespan), and ``MS_LB``, the LP lower bound; the
 mapping events and the heuristic's own time (sum over the events); and where the rest of the
 scheduler's time goes, measured by wrapping the driver's and the schedule's methods with timers
@@ -34,14 +34,14 @@ from pathlib import Path
 
 from hetsched.core.driver import MappingDriver
 from hetsched.core.schedule import SystemSchedule
-from hetsched.experiments.run import run_heuristic
-from hetsched.experiments.tarplee import Settings, study_bag
-from hetsched.heuristics.bag_of_tasks import BagOfTasks
-from hetsched.heuristics.lp_makespan import makespan_lower_bound
+from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks
+from hetsched.heuristics.bags.lp_makespan import makespan_lower_bound
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.metrics.latency import read_mapping_events
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.running.run import run_heuristic
+from hetsched.studies.tarplee import Settings, study_bag
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.generators import generate as generate_workload
 

@@ -47,7 +47,7 @@ from batsim.batsim import BatsimScheduler
 from hetsched.engine.errors import EngineWarning
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.transport import InProcessTransport
-from hetsched.experiments.run import make_scheduler
+from hetsched.running.run import make_scheduler
 
 REFERENCE_DIR = Path(
     os.environ.get("HETSCHED_BATSIM_REFERENCE")

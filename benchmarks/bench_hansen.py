@@ -22,8 +22,8 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from hetsched.heuristics.robustness import DEFAULT_POINTS, AllocationProblem, MoldableBatch
-from hetsched.heuristics.robustness_floor import RfDuplex, RfMinMax, RfMinMin
+from hetsched.heuristics.robust.robustness import DEFAULT_POINTS, AllocationProblem, MoldableBatch
+from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMinMin
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.workloads.generators import generate as generate_workload
 

@@ -26,16 +26,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hetsched.heuristics.corunner import CorunnerModel
-from hetsched.heuristics.first_level import FIRST_LEVEL_POLICIES
-from hetsched.heuristics.second_level import (
+from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.first_level import FIRST_LEVEL_POLICIES
+from hetsched.heuristics.fairness.second_level import (
     AllCore,
     CorunnerAffinityRoundRobin,
     MostAffectedFirst,
     RandomCombination,
     SecondLevelPolicy,
 )
-from hetsched.heuristics.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.platforms.presets import HWANG_TABLE5
 from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_6_TASKS
 

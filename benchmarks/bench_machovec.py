@@ -8,7 +8,7 @@ Run from the repository root::
     python -m benchmarks.bench_machovec                       # 100,000 cores, 10,000 tasks a day
     python -m benchmarks.bench_machovec --pstates 3 --hours 8 # a quicker look
 
-The day is the study's (:mod:`hetsched.experiments.machovec`): a ``machovec`` platform of
+The day is the study's (:mod:`hetsched.studies.machovec`): a ``machovec`` platform of
 ``--cores`` cores with 3 or 15 P-states (``--pstates``, both by default) and a synthetic day of
 ``--tasks-per-day`` tasks on it (28 h, the last 24 measured), seed ``--seed``. Its energy
 constraint is the paper's for this level: 70 % of what Max UPR with place-holders consumes

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.experiments.run import run_heuristic
-from hetsched.experiments.scenario import Scenario, prepare
 from hetsched.metrics.latency import read_mapping_events
+from hetsched.running.run import run_heuristic
+from hetsched.studies.scenario import Scenario, prepare
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import read_swf
 from hetsched.workloads.traces import resolve_trace

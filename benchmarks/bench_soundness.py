@@ -27,7 +27,8 @@ Which heuristics run on what (the workload must fit each heuristic's model):
   sequential tasks, one machine each (section 1), and Hwang et al.'s ``two-level-fairness``
   runs one-core tasks in pilot jobs (IEEE TSC 2018, section 5): a job that needs more than
   one resource on every cluster of its ETC is outside their models and would be dropped
-  (:mod:`hetsched.heuristics.bag_scheduling`, :mod:`hetsched.heuristics.hwang`). They run on
+  (:mod:`hetsched.heuristics.bags.bag_scheduling`,
+  :mod:`hetsched.heuristics.fairness.two_level_fairness`). They run on
   the part of the day that fits, the *sequential workload*: the same jobs, annotations and
   submission times, less the jobs wider than one node of every cluster they can run on
   (:func:`sequential_workload`; on a whole-node platform a node is one resource). A trace job
@@ -49,14 +50,14 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hetsched.experiments.run import run_heuristic
-from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
-from hetsched.heuristics.hwang import TwoLevelFairness
+from hetsched.heuristics.bags.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
 from hetsched.heuristics.registry import HEURISTICS
-from hetsched.heuristics.robust_batch import RobustBatch
+from hetsched.heuristics.robust.robust_batch import RobustBatch
 from hetsched.metrics.checker import ScheduleViolation
 from hetsched.platforms.presets import generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
+from hetsched.running.run import run_heuristic
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.convert import swf_to_workload
 from hetsched.workloads.selection import SelectionOptions

@@ -26,9 +26,13 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 
-from hetsched.experiments.tarplee import MAPPERS, QUADRATIC, Settings, study_bag
-from hetsched.heuristics.bag_of_tasks import BagOfTasks, check_schedule
-from hetsched.heuristics.lp_makespan import makespan_lower_bound, place_within_types, round_counts
+from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks, check_schedule
+from hetsched.heuristics.bags.lp_makespan import (
+    makespan_lower_bound,
+    place_within_types,
+    round_counts,
+)
+from hetsched.studies.tarplee import MAPPERS, QUADRATIC, Settings, study_bag
 
 SETTINGS = Settings(
     platform_options={"types": 20, "machines": 1000}, workload_options={"task_types": 100}

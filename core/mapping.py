@@ -85,7 +85,7 @@ class Heuristic(ABC):
     def clone(self) -> Heuristic:
         """A new heuristic with the same parameters and nothing learned.
 
-        >>> from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
+        >>> from hetsched.heuristics.baselines.multiqueue import ConservativeMultipleQueues
         >>> ConservativeMultipleQueues(small_quota=6).clone()
         ConservativeMultipleQueues(small_threshold=0.3, large_threshold=0.6, large_quota=1, \
 medium_quota=4, small_quota=6, drop_zero_value=True)

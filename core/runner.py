@@ -19,7 +19,7 @@ task arrived or completed).
 
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
->>> from hetsched.heuristics.backfilling import Fcfs
+>>> from hetsched.heuristics.baselines.backfilling import Fcfs
 >>> tasks = [Task("w0!1", 0.0, 4, {"c": 10.0}), Task("w0!2", 1.0, 4, {"c": 5.0})]
 >>> runner = ModelTimeRunner([Cluster("c", 4, (0,))], Fcfs(), tasks)
 >>> [(r.task.id, r.started, r.ended) for r in runner.run()]

@@ -12,14 +12,15 @@ from typing import TextIO
 from hetsched import __version__
 from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
-from hetsched.experiments import cli as experiments_cli
-from hetsched.experiments import plot_cli, study_cli
 from hetsched.platforms import cli as platforms_cli
+from hetsched.running import cli as running_cli
+from hetsched.running import plot_cli
 from hetsched.schedulers import cli as schedulers_cli
+from hetsched.studies import cli as studies_cli
 from hetsched.workloads import cli as workloads_cli
 
 COMMAND_GROUPS = (
-    platforms_cli, workloads_cli, schedulers_cli, experiments_cli, study_cli, plot_cli,
+    platforms_cli, workloads_cli, schedulers_cli, running_cli, studies_cli, plot_cli,
 )
 
 

@@ -14,7 +14,7 @@
   smallest ETC among its clusters) is dropped. Tasks without a value function
   are never dropped this way. Each heuristic has a ``drop_zero_value`` option.
 - Utility drop (Machovec et al. sec. III.C): :func:`below_utility`, used by the
-  utility-aware heuristics (:mod:`hetsched.heuristics.maxutility`).
+  utility-aware heuristics (:mod:`hetsched.heuristics.utility.maxutility`).
 
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
@@ -35,7 +35,7 @@ from hetsched.core.mapping import MappingEvent
 from hetsched.core.schedule import Slot, SystemSchedule
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
-from hetsched.heuristics.energy import EnergyLedger
+from hetsched.heuristics.utility.energy import EnergyLedger
 
 Candidate = tuple[Task, tuple[Cluster, ...]]
 """A mappable task kept at a mapping event, with the clusters it can run on."""

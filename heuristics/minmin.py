@@ -37,7 +37,7 @@ The START decisions are those of the full loop.
 
 Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
 booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
-al.; see :mod:`hetsched.heuristics.maxvalue`).
+al.; see :mod:`hetsched.heuristics.value.maxvalue`).
 """
 
 from __future__ import annotations

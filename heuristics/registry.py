@@ -27,10 +27,19 @@ import types
 import typing
 
 from hetsched.core.mapping import Heuristic
-from hetsched.heuristics.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
-from hetsched.heuristics.bag_scheduling import BAG_HEURISTICS
-from hetsched.heuristics.hwang import TwoLevelFairness
-from hetsched.heuristics.maxutility import (
+from hetsched.heuristics.bags.bag_scheduling import BAG_HEURISTICS
+from hetsched.heuristics.baselines.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
+from hetsched.heuristics.baselines.multiqueue import ConservativeMultipleQueues
+from hetsched.heuristics.baselines.randomized import RandomMapping
+from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+from hetsched.heuristics.robust.robust_batch import (
+    PbRBatch,
+    PbSBatch,
+    RfDuplexBatch,
+    RfMinMaxBatch,
+    RfMinMinBatch,
+)
+from hetsched.heuristics.utility.maxutility import (
     MaxUpe,
     MaxUpePh,
     MaxUpr,
@@ -40,16 +49,7 @@ from hetsched.heuristics.maxutility import (
     MaxUtil,
     MaxUtilPh,
 )
-from hetsched.heuristics.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
-from hetsched.heuristics.multiqueue import ConservativeMultipleQueues
-from hetsched.heuristics.randomized import RandomMapping
-from hetsched.heuristics.robust_batch import (
-    PbRBatch,
-    PbSBatch,
-    RfDuplexBatch,
-    RfMinMaxBatch,
-    RfMinMinBatch,
-)
+from hetsched.heuristics.value.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 
 HEURISTICS: dict[str, type[Heuristic]] = {
     cls.name: cls

@@ -10,14 +10,14 @@
 * **Efficiency** (section 6.1): the system makespan normalised by the makespan of the same
   scenario under the simple fairness policy with AllCore; below 1 is more efficient.
 
-Choices where the paper is silent (``tests/test_fairness.py``):
+Choices where the paper is silent (``tests/metrics/test_fairness.py``):
 
 * A user's run time is from its application's submission to the end of its last task;
   its throughput is ``tasks / run time``, so its normalised throughput is
   ``Fastest-OneCore run time / run time`` (the task count cancels).
 * Fastest-OneCore runs the tasks as pilot jobs would, in ``ceil(tasks / k)`` rounds of the
   shortest OneCore run time; ``k`` is the simple-fairness water-filling share of all the
-  cores among all the users (:func:`hetsched.heuristics.first_level.fair_shares`: equal
+  cores among all the users (:func:`hetsched.heuristics.fairness.first_level.fair_shares`: equal
   shares, a user never above its task count), whatever the users' submission times.
 * ``sigma`` is the population standard deviation (over all users, ``ddof = 0``).
 * The makespan runs from the first submission to the last task's end.
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hetsched.heuristics.first_level import fair_shares
+from hetsched.heuristics.fairness.first_level import fair_shares
 
 
 def fastest_onecore_runtime(

@@ -36,7 +36,7 @@ measure window, ``value_earned_total`` all of them; 3: utility counts the share 
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
 ``makespan_goals_met``, Hansen sec. II.D). Summaries of another version are
 recomputed from the run's files rather than read
-(:func:`hetsched.experiments.compare.run_or_resume`)."""
+(:func:`hetsched.studies.compare.run_or_resume`)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class RunSummary:
     """The summary of one run; ``None`` marks a metric the run cannot give.
 
     ``wall_seconds`` and ``checked_rules`` (the schedule checker's rules the run
-    passed) are filled by :func:`hetsched.experiments.run.run_heuristic`, not by
+    passed) are filled by :func:`hetsched.running.run.run_heuristic`, not by
     :func:`summarize`, which reads files only.
 
     >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="out", workload="w.json",

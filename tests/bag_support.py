@@ -8,7 +8,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from hetsched.heuristics.bag_of_tasks import BagOfTasks
+from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks
 
 
 @st.composite

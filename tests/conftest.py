@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 import zmq
 
-from hetsched.experiments.run import stock_package
+from hetsched.running.run import stock_package
+
+# The tests are grouped in folders named like the packages they test (tests/heuristics/value/
+# tests hetsched.heuristics.value). Test modules share fixtures and test data by module name
+# (`from test_run import tiny`, `from test_fuzz_platform import XML`), across folders too:
+# every folder of the tree is on sys.path, so a test module's file name is unique in the tree.
+_TESTS = Path(__file__).resolve().parent
+_FOLDERS = sorted(p for p in _TESTS.rglob("*") if p.is_dir() and not p.name.startswith((".", "_")))
+for _folder in _FOLDERS:
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # `python -m pytest` from the project root puts the root first on sys.path, where hetsched's
 # own `schedulers/` folder shadows pybatsim's package of that name, which the tests import

@@ -129,8 +129,8 @@ def test_python_m_pytest_from_the_project_root(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "--basetemp", str(tmp_path / "inner"),
-         "tests/test_run.py::test_embedded_stock_easy_backfill_by_hand",
-         "tests/test_engine_simulation.py::test_easy_backfill_by_hand"],
+         "tests/running/test_run.py::test_embedded_stock_easy_backfill_by_hand",
+         "tests/engine/test_engine_simulation.py::test_easy_backfill_by_hand"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -19,7 +19,8 @@ PACKAGES = [
     "hetsched.platforms",
     "hetsched.workloads",
     "hetsched.metrics",
-    "hetsched.experiments",
+    "hetsched.running",
+    "hetsched.studies",
 ]
 
 
@@ -28,8 +29,8 @@ def _modules() -> list[str]:
     for package_name in PACKAGES:
         package = importlib.import_module(package_name)
         names.append(package_name)
-        for info in pkgutil.iter_modules(package.__path__):
-            names.append(f"{package_name}.{info.name}")
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
+            names.append(info.name)
     return sorted(set(names))
 
 

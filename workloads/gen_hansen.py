@@ -24,7 +24,7 @@ cluster that has; ``cores`` = ``M`` x that cluster's cores per node; ``etc`` on 
 mean final time ``mu_ick`` with ``k`` = the nodes of c that give ``cores``, for the clusters
 that have that many nodes.
 
-What the paper leaves open, and our choice (tested in tests/test_generators_hansen.py):
+What the paper leaves open, and our choice (tested in tests/workloads/test_generators_hansen.py):
 
 * COV method parameters: mean serial time ``SERIAL_MEAN_S`` = 8 h, task and machine
   heterogeneity 0.3 each; the COV of each ``T_ij`` uniform in [0.1, 0.3].

@@ -19,7 +19,7 @@ Mapping onto Batsim: a platform is a cluster, named as in the paper; a task is a
 (``cores`` = 1, ``res`` = 1 node on its static cluster, ``etc`` the OneCore run time per
 platform); ``application`` and ``user`` are the application's name.
 
-What the paper leaves open, and our choice (tested in tests/test_generators_hwang.py):
+What the paper leaves open, and our choice (tested in tests/workloads/test_generators_hwang.py):
 
 * Scenario numbering (``hwang-s1`` ... ``hwang-s23``): s1 Default; s2-s5 without gene, cheetah,
   darth, lcloud; s6-s13 for gene, cheetah, darth, lcloud in turn the small (half the cores)

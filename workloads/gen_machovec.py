@@ -18,7 +18,7 @@ Energy-Constrained Heterogeneous Environment", 2017. What the paper fixes:
   (9:00-18:00) and a lower rate at other times, the daily mean unchanged;
 * 28 simulated hours of which the last 24 are measured; one of 20 utility classes per task.
 
-What the paper leaves open, and our choice (tested in tests/test_generators_machovec.py):
+What the paper leaves open, and our choice (tested in tests/workloads/test_generators_machovec.py):
 
 * What Downey's model counts as processors, and his average parallelism A, are not given. Our
   default (option ``downey_processors="nodes"``): the processors are the task's nodes, as the

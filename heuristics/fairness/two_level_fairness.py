@@ -1,0 +1,335 @@
+"""Hwang et al.'s two-level fairness scheduling on the heuristic interface (IEEE TSC 2018, 5-6).
+
+:class:`TwoLevelFairness` runs :class:`~hetsched.heuristics.fairness.two_level.TwoLevelScheduler`
+inside Batsim (the embedded engine or real Batsim, through the pybatsim adapter's execution twins).
+A shared-node cluster has one resource per core (``Cluster.node_of`` groups them into nodes,
+``docs/architecture.md``). At each mapping event (task arrival or completion):
+
+1. *Scheduling invocation* (sec. 5: "when applications are submitted or terminate"): when a
+   task arrived since the last event, or a user's last task ended at this instant while tasks
+   wait, the first level shares every cluster's cores among the users with queued tasks and
+   the second level maps the shares onto nodes; every core then hosts a *pilot job* of its
+   user (:func:`~hetsched.heuristics.fairness.two_level.keep_pilots` keeps pilots in place).
+   Redistribution is non-preemptive: a core given to another user finishes its running task.
+2. *Pilot jobs fetch tasks*: every idle core whose pilot's user has queued tasks starts the
+   user's next task (arrival order) there (START on that one resource). When more pilots of
+   a user ask than its queue holds, the tasks go to pilots drawn at random from ``seed``
+   (sec. 6.1), exactly as :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` draws.
+3. *Run time given co-runners* (how co-runner slowdown reaches Batsim, our choice): the
+   decision's end is ``start + ETC(task, cluster) x slowdown``, the slowdown of
+   :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel` for the co-runners its node runs
+   once every start of this instant is made. The adapter runs every twin for ``end - start``
+   (docs/architecture.md, execution twins), so SimGrid executes each task for its co-runner
+   run time. The plan *is* the run-time model: the paper's scheduler reads the same run-time
+   tables (its second level's ``comb``), and the run time is fixed at start (co-runners that
+   start later do not change it), so nothing is hidden from the heuristic and no ``actual``
+   annotation is needed (a workload's ``actual`` ratio would still multiply it, as for any
+   heuristic).
+
+The two-level *users* are the tasks' ``user`` (else ``application``), in order of first
+arrival; each runs one application (``application``, else ``user``). Co-runner models: on a
+shared-node cluster named like one of the paper's platforms (gene, cheetah, darth, lcloud),
+:meth:`CorunnerModel.paper` with the cluster's cores per node; a shared-node cluster with
+another name, or an application the paper does not have on a shared-node cluster, is an
+error naming it. A whole-node cluster is a platform of one-core nodes (no co-runners) whose
+OneCore run time of an application is the ETC of its first task seen there.
+
+A task that needs more than one resource, or that lacks an ETC on some cluster, cannot run in
+a pilot job (the paper's tasks are one-core and every application runs on every platform): it
+is dropped at the first mapping event that sees it.
+
+>>> from hetsched.core.runner import ModelTimeRunner
+>>> from hetsched.core.system import Cluster
+>>> from hetsched.core.tasks import Task
+>>> gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+>>> tasks = [Task(f"w0!{i}", 0.0, cores=1, etc={"gene": 480.641}, application="AutoDock",
+...               user="AutoDock") for i in range(2)]
+>>> heuristic = TwoLevelFairness(first_level="fairness", second_level="allcore")
+>>> [(r.started, round(r.ended, 3)) for r in ModelTimeRunner([gene], heuristic, tasks).run()]
+[(0.0, 504.236), (0.0, 504.236)]
+
+(AllCore on gene: 480.641 s x (1 + sigma p) with p = 0.0557 and sigma = 0.0557 / 0.0632, the
+mean pressure over AutoDock's five gene combinations;
+``tests/heuristics/fairness/test_two_level_fairness.py``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+import numpy as np
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.state import TaskState
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.first_level import (
+    ApplicationAffinityFirst,
+    FirstLevelPolicy,
+    PlatformAffinityRoundRobin,
+    ProviderAffinityFirst,
+    SimpleFairness,
+)
+from hetsched.heuristics.fairness.second_level import (
+    AllCore,
+    CorunnerAffinityRoundRobin,
+    MostAffectedFirst,
+    RandomCombination,
+    SecondLevelPolicy,
+)
+from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.workloads import gen_hwang
+
+FirstLevelName = Literal["fairness", "paf", "aaf", "pa-rr"]
+SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]
+EPSILON = 1e-6
+
+
+def first_level_policy(name: str, metric: str = "rpa") -> FirstLevelPolicy:
+    """The first-level policy called ``name`` (``fairness``, ``paf``, ``aaf``, ``pa-rr``)."""
+    policies = {
+        "fairness": SimpleFairness,
+        "paf": lambda: ProviderAffinityFirst(metric=metric),
+        "aaf": lambda: ApplicationAffinityFirst(metric=metric),
+        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=metric),
+    }
+    if name not in policies:
+        raise ValueError(f"first_level must be one of {', '.join(policies)}, got {name!r}")
+    return policies[name]()
+
+
+def second_level_policy(name: str, corunner_metric: str = "normalized",
+                        max_users: int | None = None, static_affinity: bool = False,
+                        seed: int | None = 0) -> SecondLevelPolicy:
+    """The second-level policy called ``name`` (``allcore``, ``random``, ``maf``, ``ca-rr``)."""
+    policies = {
+        "allcore": lambda: AllCore(seed=seed),
+        "random": lambda: RandomCombination(seed=seed),
+        "maf": lambda: MostAffectedFirst(metric=corunner_metric, max_users=max_users,
+                                         static_affinity=static_affinity, seed=seed),
+        "ca-rr": lambda: CorunnerAffinityRoundRobin(max_users=max_users, seed=seed),
+    }
+    if name not in policies:
+        raise ValueError(f"second_level must be one of {', '.join(policies)}, got {name!r}")
+    return policies[name]()
+
+
+class TwoLevelFairness(Heuristic):
+    """Hwang et al.'s two-level scheduler with pilot jobs (module docstring).
+
+    ``first_level``: ``fairness`` (simple fairness), ``paf``, ``aaf``, ``pa-rr`` (Algorithms
+    1 and 2, k = 50 %); ``metric``: platform affinity ``throughput``, ``epa`` or ``rpa``;
+    ``second_level``: ``allcore``, ``random``, ``maf``, ``ca-rr`` (Algorithm 3);
+    ``corunner_metric``: MAF's ``raw`` or ``normalized`` co-runner affinity; ``max_users``
+    (2: the pairwise simplification) and ``static_affinity`` (MAF): section 5.3.2; ``seed``:
+    the second level's draws and the pilots' random draw of a user's last tasks.
+
+    >>> TwoLevelFairness()
+    TwoLevelFairness(first_level='pa-rr', metric='rpa', second_level='maf', \
+corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
+    """
+
+    name: ClassVar[str] = "two-level-fairness"
+    paper: ClassVar[str] = "Hwang et al., IEEE TSC 2018, sec. 5 (Algorithms 1-3)"
+    summary: ClassVar[str] = (
+        "first level shares platforms among users, second level picks co-runners; pilot jobs"
+    )
+
+    def __init__(
+        self,
+        first_level: FirstLevelName = "pa-rr",
+        metric: Literal["throughput", "epa", "rpa"] = "rpa",
+        second_level: SecondLevelName = "maf",
+        corunner_metric: Literal["raw", "normalized"] = "normalized",
+        max_users: int | None = None,
+        static_affinity: bool = False,
+        seed: int | None = 0,
+    ) -> None:
+        self.first_level = first_level
+        self.metric = metric
+        self.second_level = second_level
+        self.corunner_metric = corunner_metric
+        self.max_users = max_users
+        self.static_affinity = static_affinity
+        self.seed = seed
+        self._scheduler()  # checks the parameters
+        self.reset()
+
+    def _scheduler(self) -> TwoLevelScheduler:
+        return TwoLevelScheduler(
+            first_level_policy(self.first_level, self.metric),
+            second_level_policy(self.second_level, self.corunner_metric, self.max_users,
+                                self.static_affinity, self.seed),
+        )
+
+    def reset(self) -> None:
+        self.scheduler_ = self._scheduler()
+        self.rng_ = np.random.default_rng(self.seed)
+        self.users_: dict[str, int] = {}  # user name -> index, in order of first arrival
+        self.user_app_: list[int] = []  # application index of each user
+        self.applications_: list[str] = list(gen_hwang.APPLICATIONS)
+        self.seen_: set[str] = set()  # tasks seen in a mapping event
+        self.remaining_: list[int] = []  # per user: tasks seen, not yet ended
+        self.running_: dict[str, tuple[int, int, int]] = {}  # task -> (platform, core, user)
+        self.solo_: dict[tuple[str, int], float] = {}  # whole-node clusters: OneCore time
+        self.platforms_: tuple[Platform, ...] = ()
+        self.pilot_: list[np.ndarray] = []
+        self.busy_: list[np.ndarray] = []
+        self.shares_: np.ndarray | None = None
+        self.invocations_ = 0
+
+    # ---------------------------------------------------------------------- the model
+    def _models(self, clusters: Sequence[Cluster]) -> tuple[Platform, ...]:
+        """One two-level platform per cluster (module docstring), rebuilt when needed."""
+        if len(self.platforms_) == len(clusters) and all(
+            len(p.model.applications) == len(self.applications_) for p in self.platforms_
+        ):
+            return self.platforms_
+        platforms = []
+        for cluster in clusters:
+            if cluster.shared_nodes:
+                if cluster.name not in gen_hwang.PLATFORMS:
+                    raise ValueError(
+                        f"{self.name}: shared-node cluster {cluster.name} has no co-runner"
+                        f" model (the paper's platforms: {', '.join(gen_hwang.PLATFORMS)})"
+                    )
+                model = CorunnerModel.paper(cluster.name, cluster.cores_per_node)
+                if len(self.applications_) > len(model.applications):
+                    extra = self.applications_[len(model.applications)]
+                    raise ValueError(
+                        f"{self.name}: application {extra} has no co-runner data on shared-node"
+                        f" cluster {cluster.name} (the paper's applications:"
+                        f" {', '.join(model.applications)})"
+                    )
+                nodes = cluster.nb_nodes // cluster.cores_per_node
+            else:
+                size = len(self.applications_)
+                solo = [self.solo_.get((cluster.name, a), 1.0) for a in range(size)]
+                model = CorunnerModel(cluster.name, 1, tuple(self.applications_), np.array(solo),
+                                      np.zeros(size), np.zeros(size))
+                nodes = cluster.nb_nodes
+            platforms.append(Platform(cluster.name, nodes, model))
+        self.platforms_ = tuple(platforms)
+        if not self.pilot_:
+            self.pilot_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
+            self.busy_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
+        return self.platforms_
+
+    def _learn(self, task: Task, clusters: Sequence[Cluster]) -> int:
+        """The user index of a newly seen task (registering user and application)."""
+        user = task.user or task.application or ""
+        application = task.application or task.user or ""
+        if application not in self.applications_:
+            self.applications_.append(application)  # the models are rebuilt (_models)
+        app = self.applications_.index(application)
+        for cluster in clusters:
+            if not cluster.shared_nodes:
+                key = (cluster.name, app)
+                if key not in self.solo_:
+                    self.solo_[key] = task.duration(cluster)
+                    self.platforms_ = ()  # a whole-node model changed
+        if user not in self.users_:
+            self.users_[user] = len(self.users_)
+            self.user_app_.append(app)
+            self.remaining_.append(0)
+            if self.shares_ is not None:
+                self.shares_ = np.vstack([self.shares_, np.zeros((1, len(clusters)), np.int64)])
+        elif self.user_app_[self.users_[user]] != app:
+            raise ValueError(f"task {task.id}: user {user} already runs application"
+                             f" {self.applications_[self.user_app_[self.users_[user]]]}")
+        u = self.users_[user]
+        self.remaining_[u] += 1
+        return u
+
+    # ---------------------------------------------------------------------- mapping
+    def map(self, event: MappingEvent) -> list[Decision]:
+        system = event.system
+        clusters = list(system.clusters.values())
+        now = event.time
+        decisions: list[Decision] = []
+        # Tasks that ended since the last event free their cores; a user whose last task
+        # ended now terminates (an invocation).
+        terminated = False
+        for task_id, (j, core, u) in list(self.running_.items()):
+            record = system.task(task_id)
+            if record.state is TaskState.DONE:
+                del self.running_[task_id]
+                self.busy_[j].reshape(-1)[core] = -1
+                self.remaining_[u] -= 1
+                ended = record.ended if record.ended is not None else now
+                if self.remaining_[u] == 0 and abs(ended - now) <= EPSILON:
+                    terminated = True
+        submitted = False
+        queues: dict[int, list[Task]] = {}
+        for task in event.mappable:
+            if task.id not in self.seen_:
+                self.seen_.add(task.id)
+                if any(c.nodes_for(task.cores) > 1 or c.name not in task.etc for c in clusters):
+                    decisions.append(Decision(Action.DROP, task.id))
+                    continue
+                submitted = True
+                self._learn(task, clusters)
+            user = task.user or task.application or ""
+            queues.setdefault(self.users_[user], []).append(task)
+        platforms = self._models(clusters)
+        queued = np.zeros(len(self.users_), dtype=np.int64)
+        for u, tasks in queues.items():
+            queued[u] = len(tasks)
+        if (submitted or terminated) and queued.any():
+            allocation = self.scheduler_.schedule(
+                queued, self.user_app_, platforms, previous=self.shares_,
+                current=self.pilot_, running=self.busy_,
+            )
+            self.shares_ = allocation.shares
+            self.pilot_ = [layout.copy() for layout in allocation.layouts]
+            self.invocations_ += 1
+        decisions.extend(self._start(now, clusters, platforms, queues, queued))
+        return decisions
+
+    def _start(self, now: float, clusters: Sequence[Cluster], platforms: Sequence[Platform],
+               queues: dict[int, list[Task]], queued: np.ndarray) -> list[Decision]:
+        """Every idle core whose pilot's user has queued tasks starts the user's next task."""
+        requests = []
+        for j, (pilot, busy) in enumerate(zip(self.pilot_, self.busy_, strict=True)):
+            flat_pilot = pilot.reshape(-1)
+            idle = np.flatnonzero((busy.reshape(-1) < 0) & (flat_pilot >= 0))
+            idle = idle[queued[flat_pilot[idle]] > 0]
+            requests.append((np.full(idle.size, j), idle, flat_pilot[idle]))
+        platform = np.concatenate([r[0] for r in requests])
+        if platform.size == 0:
+            return []
+        cores = np.concatenate([r[1] for r in requests])
+        users = np.concatenate([r[2] for r in requests])
+        if np.any(np.bincount(users, minlength=queued.size) > queued):
+            # the same draw as PilotJobSimulation._start
+            order = self.rng_.permutation(users.size)
+            order = order[np.argsort(users[order], kind="stable")]
+            first = np.searchsorted(users[order], users[order])
+            rank = np.arange(order.size) - first
+            keep = np.sort(order[rank < queued[users[order]]])
+            platform, cores, users = platform[keep], cores[keep], users[keep]
+        taken = dict.fromkeys(queues, 0)
+        started: list[tuple[Task, int, int, int]] = []
+        for j, core, u in zip(platform.tolist(), cores.tolist(), users.tolist(), strict=True):
+            task = queues[u][taken[u]]
+            taken[u] += 1
+            self.busy_[j].reshape(-1)[core] = u
+            started.append((task, j, core, u))
+        decisions = []
+        apps = np.asarray(self.user_app_, dtype=np.int64)
+        for task, j, core, u in started:
+            cluster, model = clusters[j], platforms[j].model
+            busy = self.busy_[j]
+            k = model.cores_per_node
+            node = busy[core // k]
+            corunners = np.bincount(apps[node[node >= 0]], minlength=len(model.applications))
+            corunners[apps[u]] -= 1
+            seconds = task.duration(cluster) * float(model.slowdown(int(apps[u]), corunners))
+            resource = cluster.resource_ids[core]
+            self.running_[task.id] = (j, core, u)
+            decisions.append(Decision(Action.START, task.id, cluster.name, (resource,), now,
+                                      now + seconds))
+        return decisions

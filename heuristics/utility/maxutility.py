@@ -1,0 +1,386 @@
+"""Max Util, Max UPT, Max UPR and Max UPE (Machovec et al. 2017, sec. III, Algorithm 1).
+
+Every mapping event (every 60 s in the paper, sec. III.A: adapter option ``period``) does, in
+this order:
+
+1. *end of the day*: with a measure window ``[t0, t1]``, at ``t1`` or later every mappable task
+   is dropped (no task may begin after the day, Algorithm 1 line 1);
+2. *task dropping* (sec. III.C): a task whose utility, were it to start now on the cluster
+   where it runs fastest (P-state 0), is below ``drop_threshold`` (0.5, sec. V.C.1) is dropped;
+   so is a task that fits on no cluster;
+3. *energy*: with an energy budget, a task whose cheapest option started now costs more than
+   the energy remaining is dropped (the energy remaining only falls: it could never run);
+4. *energy filtering* (sec. III.G): the per-task or per-resource filter removes options
+   (:mod:`hetsched.heuristics.utility.energy`);
+5. the heuristic (sec. III.E, Algorithm 1): the Min-Min loop of
+   :class:`hetsched.heuristics.minmin.MinMin` over every (task, cluster, P-state) option left,
+   each at its earliest slot (sec. III.F), scored by the heuristic's objective measure at
+   completion: ``Util`` (eq. 2, the utility function at completion), ``UPT = Util / execution
+   time`` (eq. 3), ``UPR = Util / resources allocated`` (eq. 4; resources = execution time x
+   cores allocated, eq. 1, the cores of whole nodes) and ``UPE = Util / energy consumed`` (eq.
+   5; energy = :meth:`Cluster.busy_energy`, what SimGrid charges). An option that would start
+   at or after the end of the day, or that the energy remaining cannot pay for at its start,
+   is given up for the event (Algorithm 1 line 1); a booked option's cost is taken from the
+   energy remaining. Slots that do not begin now become permanent reservations
+   (``placeholders=False``) or place-holders (``placeholders=True``, sec. III.B).
+
+Choices where the paper leaves details open:
+
+- Node count: a task states its cores; on each cluster it gets the fewest whole nodes that
+  hold them (sec. II.B: the task "specifies ... the number of nodes that it will need depending
+  on the cluster"), so the choices are clusters and P-states. Execution time per P-state is
+  the task's ``etc_pstate`` (:meth:`Task.duration`).
+- Dropping compares with "lower than" (sec. III.C): a task that can earn exactly the threshold
+  is kept.
+- The energy a heuristic plans with is the platform's power model, not the workload's APC
+  matrix (the ``power`` annotation): Batsim charges each host the power of its P-state,
+  whatever task runs there, so that is what the budget is measured in. UPE's energy is the
+  task's busy energy; the budget's accounting (idle power, the window) is the ledger's.
+- A task without a utility function cannot be scored: ValueError naming it. Max UPE, the
+  filters and a budget need the platform's power model: ValueError otherwise.
+- Ties: highest score, then earliest completion, arrival order, cluster order, P-state order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+import numpy as np
+
+from hetsched.core.decisions import Action, Decision
+from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.core.schedule import SystemSchedule
+from hetsched.core.slots import Slot
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.core.utility import UtilityTable
+from hetsched.heuristics.common import Candidate, prepare
+from hetsched.heuristics.minmin import MinMin, Options
+from hetsched.heuristics.utility.energy import EnergyLedger
+
+EnergyFilter = Literal["none", "per-task", "per-resource"]
+"""The energy filters of sec. III.G (``"none"``: no filtering)."""
+ENERGY_FILTERS: tuple[str, ...] = ("none", "per-task", "per-resource")
+PAPER_LENIENCY = {"per-task": 2.0, "per-resource": 4.0}
+"""Leniency factors of sec. V.C.2 (chosen from Fig. 7 and 8)."""
+DROP_THRESHOLD = 0.5
+"""Sec. V.C.1: the dropping threshold."""
+PAPER = "Machovec et al., 2017, sec. III.E"
+
+
+class MaxUtil(Heuristic):
+    """Max Util: the (task, cluster, P-state) option earning the most utility first, repeatedly.
+
+    Parameters: ``placeholders`` (False: permanent reservations; True: place-holders),
+    ``energy_filter`` (``"none"``, ``"per-task"``, ``"per-resource"``), ``leniency`` (the
+    filter's leniency factor; ``None``: the paper's, 2.0 per task, 4.0 per resource),
+    ``drop_threshold`` (0.5). See the module docstring.
+
+    >>> MaxUtil()
+    MaxUtil(placeholders=False, energy_filter='none', leniency=None, drop_threshold=0.5)
+    >>> MaxUtil(energy_filter="per-resource").filter_leniency
+    4.0
+    >>> MaxUtil(energy_filter="per-job")
+    Traceback (most recent call last):
+    ...
+    ValueError: max-util: energy_filter must be one of none, per-task, per-resource, not 'per-job'
+    """
+
+    name: ClassVar[str] = "max-util"
+    paper: ClassVar[str] = PAPER
+    summary: ClassVar[str] = (
+        "Max Util: Min-Min on the utility at completion over clusters and P-states, with"
+        " permanent reservations"
+    )
+    respects_energy_budget: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        placeholders: bool = False,
+        energy_filter: EnergyFilter = "none",
+        leniency: float | None = None,
+        drop_threshold: float = DROP_THRESHOLD,
+    ) -> None:
+        if energy_filter not in ENERGY_FILTERS:
+            raise ValueError(f"{self.name}: energy_filter must be one of"
+                             f" {', '.join(ENERGY_FILTERS)}, not {energy_filter!r}")
+        if leniency is not None and not leniency > 0:
+            raise ValueError(f"{self.name}: leniency must be > 0 or None, got {leniency}")
+        if not drop_threshold >= 0:
+            raise ValueError(f"{self.name}: drop_threshold must be >= 0, got {drop_threshold}")
+        self.placeholders = placeholders
+        self.energy_filter = energy_filter
+        self.leniency = leniency
+        self.drop_threshold = drop_threshold
+        self.reset()
+
+    def reset(self) -> None:
+        self.mapped_ = 0
+        """Tasks started or reserved by this heuristic so far in the run (eq. 7's averages)."""
+        self.resources_ = 0.0
+        """Their resources allocated (eq. 1), summed, in core-seconds."""
+        self.energy_ = 0.0
+        """Their busy energy, summed, in joules."""
+
+    @property
+    def filter_leniency(self) -> float | None:
+        """The leniency factor in use (``None`` without a filter)."""
+        if self.energy_filter == "none":
+            return None
+        return self.leniency if self.leniency is not None else PAPER_LENIENCY[self.energy_filter]
+
+    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+        """The objective measure (eq. 2): the utility. Works on floats and numpy arrays."""
+        return utility
+
+    # ------------------------------------------------------------------ event
+    def map(self, event: MappingEvent) -> list[Decision]:
+        now = event.time
+        window = event.system.measure_window
+        if window is not None and now >= window[1]:
+            return [Decision(Action.DROP, task.id) for task in event.mappable]
+        kept, decisions = self._prepare(event)
+        if not kept:
+            return decisions
+        ledger = EnergyLedger.at(event)
+        tasks = [task for task, _ in kept]
+        choices = _Choices.of(kept, event.schedule, need_energy=self._needs_energy(ledger))
+        keep = self._filtered(choices, ledger)
+        options = choices.select(keep)
+        if not len(options):
+            return decisions
+        objective = _UtilityObjective(self, tasks, options, choices.select_arrays(keep))
+        clusters = list(event.schedule.clusters.values())
+
+        def admit(o: int, start: float) -> bool:
+            if window is not None and start >= window[1]:
+                return False
+            if ledger is None:
+                return True
+            cluster = clusters[int(options.cluster[o])]
+            end = start + float(options.duration[o])
+            return ledger.affordable(cluster, int(options.nodes[o]), int(options.pstate[o]),
+                                     start, end)
+
+        def booked(o: int, slot: Slot, kind: Action) -> None:
+            if ledger is not None:
+                ledger.charge(clusters[int(options.cluster[o])], len(slot.nodes),
+                              int(options.pstate[o]), slot.start, slot.end)
+            if kind is not Action.PLACEHOLDER:
+                self.mapped_ += 1
+                self.resources_ += float(objective.resources[o])
+                self.energy_ += float(objective.energy[o])
+
+        loop = MinMin(event.schedule, now, tasks, options, objective,
+                      placeholders=self.placeholders, admit=admit, booked=booked)
+        decisions.extend(loop.run())
+        return decisions
+
+    def _needs_energy(self, ledger: EnergyLedger | None) -> bool:
+        return ledger is not None or self.energy_filter != "none" or type(self).uses_energy
+
+    uses_energy: ClassVar[bool] = False
+    """Whether the objective measure needs each option's energy (Max UPE)."""
+
+    def _prepare(self, event: MappingEvent) -> tuple[list[Candidate], list[Decision]]:
+        """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little."""
+        for task in event.mappable:
+            if task.utility is None:
+                raise ValueError(
+                    f"{self.name}: task {task.id} has no utility function (workload annotation"
+                    " 'utility'); utility-aware heuristics need one"
+                )
+        return prepare(event, False, utility_threshold=self.drop_threshold, all_pstates=True)
+
+    def _filtered(self, choices: _Choices, ledger: EnergyLedger | None) -> np.ndarray:
+        """Step 4: which options the energy filter keeps (all of them without a filter)."""
+        keep = np.ones(len(choices.options), dtype=bool)
+        if ledger is None or self.energy_filter == "none":
+            return keep
+        leniency = self.filter_leniency
+        assert leniency is not None
+        if self.energy_filter == "per-task":
+            average_r = self.resources_ / self.mapped_ if self.mapped_ else None
+            average_e = self.energy_ / self.mapped_ if self.mapped_ else None
+            budget = ledger.per_task_budget(leniency, average_r, average_e)
+            if budget is not None:
+                keep &= choices.energy <= budget
+        else:
+            budget = ledger.per_resource_budget(leniency)
+            if budget is not None:
+                keep &= choices.energy / choices.resources <= budget
+        return keep
+
+
+class _Choices:
+    """Every (task, cluster, P-state) option of an event, with its resources and energy."""
+
+    def __init__(self, options: Options, clusters: list[Cluster], resources: np.ndarray,
+                 energy: np.ndarray) -> None:
+        self.options = options
+        self.clusters = clusters
+        self.resources = resources
+        self.energy = energy
+
+    @classmethod
+    def of(cls, kept: Sequence[Candidate], schedule: SystemSchedule,
+           need_energy: bool) -> _Choices:
+        clusters = list(schedule.clusters.values())
+        position = {cluster.name: j for j, cluster in enumerate(clusters)}
+        rows = []
+        resources = []
+        energy = []
+        for i, (task, feasible) in enumerate(kept):
+            for cluster in feasible:
+                nodes = cluster.nodes_for(task.cores)
+                cores = nodes * cluster.cores_per_resource
+                if need_energy and not cluster.pstates:
+                    raise ValueError(f"cluster {cluster.name} has no P-state power model: the"
+                                     " energy of a task cannot be planned on it")
+                for pstate in range(max(1, len(cluster.pstates))):
+                    duration = task.duration(cluster, pstate)
+                    rows.append((i, position[cluster.name], pstate, nodes, duration))
+                    resources.append(duration * cores)
+                    energy.append(cluster.busy_energy(pstate, nodes, duration)
+                                  if cluster.pstates else np.nan)
+        return cls(Options.build(rows), clusters, np.array(resources, dtype=float),
+                   np.array(energy, dtype=float))
+
+    def select(self, keep: np.ndarray) -> Options:
+        o = self.options
+        return Options(o.task[keep], o.cluster[keep], o.pstate[keep], o.nodes[keep],
+                       o.duration[keep])
+
+    def select_arrays(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.resources[keep], self.energy[keep]
+
+
+class _UtilityObjective:
+    """The heuristic's objective measure over one event's options (vectorised and scalar)."""
+
+    def __init__(self, heuristic: MaxUtil, tasks: Sequence[Task], options: Options,
+                 arrays: tuple[np.ndarray, np.ndarray]) -> None:
+        self.heuristic = heuristic
+        self.options = options
+        self.resources, self.energy = arrays
+        self.tasks = tasks
+        self.table = UtilityTable([task.utility for task in tasks])  # type: ignore[misc]
+        self.arrival = np.array([task.arrival for task in tasks])[options.task]
+
+    def scores(self, rows: np.ndarray, completion: np.ndarray) -> np.ndarray:
+        utility = self.table.values(self.options.task[rows], completion - self.arrival[rows])
+        return self.heuristic.measure(utility, self.options.duration[rows],
+                                      self.resources[rows], self.energy[rows])
+
+    def score(self, option: int, completion: float) -> float:
+        task = self.tasks[int(self.options.task[option])]
+        utility = task.utility.utility(task.arrival, completion)  # type: ignore[union-attr]
+        return float(self.heuristic.measure(utility, float(self.options.duration[option]),
+                                            float(self.resources[option]),
+                                            float(self.energy[option])))
+
+
+class MaxUtilPh(MaxUtil):
+    """Max Util with place-holders (``placeholders=True`` by default).
+
+    >>> MaxUtilPh().placeholders
+    True
+    """
+
+    name: ClassVar[str] = "max-util-ph"
+    summary: ClassVar[str] = "Max Util with place-holders instead of permanent reservations"
+
+    def __init__(self, placeholders: bool = True, energy_filter: EnergyFilter = "none",
+                 leniency: float | None = None, drop_threshold: float = DROP_THRESHOLD) -> None:
+        super().__init__(placeholders, energy_filter, leniency, drop_threshold)
+
+
+class MaxUpt(MaxUtil):
+    """Max UPT: utility per execution time (eq. 3).
+
+    >>> MaxUpt().measure(utility=6.0, duration=3.0, resources=24.0, energy=600.0)
+    2.0
+    """
+
+    name: ClassVar[str] = "max-upt"
+    summary: ClassVar[str] = (
+        "Max UPT: Min-Min on utility per execution time over clusters and P-states, with"
+        " permanent reservations"
+    )
+
+    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+        """Eq. 3: utility / execution time."""
+        return utility / duration
+
+
+class MaxUptPh(MaxUpt):
+    """Max UPT with place-holders."""
+
+    name: ClassVar[str] = "max-upt-ph"
+    summary: ClassVar[str] = "Max UPT with place-holders instead of permanent reservations"
+
+    def __init__(self, placeholders: bool = True, energy_filter: EnergyFilter = "none",
+                 leniency: float | None = None, drop_threshold: float = DROP_THRESHOLD) -> None:
+        super().__init__(placeholders, energy_filter, leniency, drop_threshold)
+
+
+class MaxUpr(MaxUtil):
+    """Max UPR: utility per resource allocated, execution time x cores allocated (eqs. 1, 4).
+
+    >>> MaxUpr().measure(utility=6.0, duration=3.0, resources=24.0, energy=600.0)
+    0.25
+    """
+
+    name: ClassVar[str] = "max-upr"
+    summary: ClassVar[str] = (
+        "Max UPR: Min-Min on utility per resource (time x cores) over clusters and P-states,"
+        " with permanent reservations"
+    )
+
+    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+        """Eq. 4: utility / (execution time x cores allocated)."""
+        return utility / resources
+
+
+class MaxUprPh(MaxUpr):
+    """Max UPR with place-holders."""
+
+    name: ClassVar[str] = "max-upr-ph"
+    summary: ClassVar[str] = "Max UPR with place-holders instead of permanent reservations"
+
+    def __init__(self, placeholders: bool = True, energy_filter: EnergyFilter = "none",
+                 leniency: float | None = None, drop_threshold: float = DROP_THRESHOLD) -> None:
+        super().__init__(placeholders, energy_filter, leniency, drop_threshold)
+
+
+class MaxUpe(MaxUtil):
+    """Max UPE: utility per joule the task consumes (eq. 5, :meth:`Cluster.busy_energy`).
+
+    >>> MaxUpe().measure(utility=6.0, duration=3.0, resources=24.0, energy=600.0)
+    0.01
+    """
+
+    name: ClassVar[str] = "max-upe"
+    summary: ClassVar[str] = (
+        "Max UPE: Min-Min on utility per energy over clusters and P-states, with permanent"
+        " reservations"
+    )
+    uses_energy: ClassVar[bool] = True
+
+    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+        """Eq. 5: utility / energy consumed by the task."""
+        return utility / energy
+
+
+class MaxUpePh(MaxUpe):
+    """Max UPE with place-holders, the paper's best under an energy constraint."""
+
+    name: ClassVar[str] = "max-upe-ph"
+    summary: ClassVar[str] = (
+        "Max UPE with place-holders, the paper's best heuristic under an energy constraint"
+    )
+
+    def __init__(self, placeholders: bool = True, energy_filter: EnergyFilter = "none",
+                 leniency: float | None = None, drop_threshold: float = DROP_THRESHOLD) -> None:
+        super().__init__(placeholders, energy_filter, leniency, drop_threshold)

@@ -1,0 +1,232 @@
+"""``hetsched run``: one scheduler, one platform, one workload; checked schedule; summary.
+
+See ``docs/run.md`` for the options and every key of the ``--json`` summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hetsched.metrics.checker import VIOLATION_KINDS, ScheduleViolation
+from hetsched.metrics.summary import RunSummary
+from hetsched.running.docker_engine import DEFAULT_BATSIM_IMAGE, NETWORKS, DockerError
+from hetsched.running.run import (
+    ENGINES,
+    BatschedError,
+    BatsimError,
+    ExternalTools,
+    parse_option,
+    run_heuristic,
+)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _check(rules: tuple[str, ...] | None) -> str:
+    if rules is None:
+        return "-"
+    return "passed, all rules" if set(rules) == set(VIOLATION_KINDS) else "passed, Batsim rules"
+
+
+def summary_table(summary: RunSummary) -> str:
+    """The summary as a two-column table, labels left-aligned and values right-aligned.
+
+    >>> from hetsched.metrics.summary import RunSummary
+    >>> s = RunSummary("easy", "embedded", "out/x", "w.json", "p.xml", None, 4, 3, 0, 1,
+    ...                16.0, 29.0, 55.17241, 18.0, 62.06897, None, None, None, 51000.0, None,
+    ...                None, 80.0,
+    ...                10.0, 4, 0.25, 0.385, 0.4, wall_seconds=0.5,
+    ...                checked_rules=("accounting",))
+    >>> print(summary_table(s))  # doctest: +NORMALIZE_WHITESPACE
+    heuristic                                          easy
+    engine                                         embedded
+    tasks (total)                                         4
+    tasks completed                                       3
+    tasks failed                                          0
+    tasks dropped                                         1
+    value earned                                     16.000
+    value bound                                      29.000
+    % of value bound                                 55.17%
+    value earned, all completions                    18.000
+    % of value bound, all completions                62.07%
+    utility earned                                        -
+    utility bound                                         -
+    % of utility bound                                    -
+    energy (J)                                   51,000.000
+    makespan (s)                                     80.000
+    mean waiting time (s)                            10.000
+    mapping events                                        4
+    mapping latency p50 (s)                        0.250000
+    mapping latency p95 (s)                        0.385000
+    mapping latency max (s)                        0.400000
+    wall time (s)                                     0.500
+    schedule check                     passed, Batsim rules
+    outputs                                           out/x
+    """
+    percent = {
+        key: "-" if value is None else f"{value:.2f}%"
+        for key, value in (("value", summary.value_percent), ("utility", summary.utility_percent))
+    }
+    rows = [
+        ("heuristic", summary.heuristic or "-"),
+        ("engine", summary.engine or "-"),
+        ("tasks (total)", str(summary.tasks_total)),
+        ("tasks completed", str(summary.tasks_completed)),
+        ("tasks failed", str(summary.tasks_failed)),
+        ("tasks dropped", str(summary.tasks_dropped)),
+        ("value earned", _number(summary.value_earned)),
+        ("value bound", _number(summary.value_bound)),
+        ("% of value bound", percent["value"]),
+        ("value earned, all completions", _number(summary.value_earned_total)),
+        ("% of value bound, all completions",
+         "-" if summary.value_percent_total is None else f"{summary.value_percent_total:.2f}%"),
+        ("utility earned", _number(summary.utility_earned)),
+        ("utility bound", _number(summary.utility_bound)),
+        ("% of utility bound", percent["utility"]),
+        ("energy (J)", _number(summary.energy_joules)),
+    ]
+    if summary.measure_window is not None:
+        t0, t1 = summary.measure_window
+        rows.append((f"energy in [{t0:g}, {t1:g}] (J)", _number(summary.energy_window_joules)))
+    if summary.energy_budget_joules is not None:
+        rows.append(("energy budget (J)", _number(summary.energy_budget_joules)))
+    if summary.makespan_goals is not None:
+        rows.append(
+            ("met their makespan goal", f"{summary.makespan_goals_met} of {summary.makespan_goals}")
+        )
+    rows += [
+        ("makespan (s)", _number(summary.makespan)),
+        ("mean waiting time (s)", _number(summary.mean_waiting_time)),
+        ("mapping events", "-" if summary.mapping_events is None else str(summary.mapping_events)),
+        ("mapping latency p50 (s)", _number(summary.mapping_latency_p50, 6)),
+        ("mapping latency p95 (s)", _number(summary.mapping_latency_p95, 6)),
+        ("mapping latency max (s)", _number(summary.mapping_latency_max, 6)),
+        ("wall time (s)", _number(summary.wall_seconds)),
+        ("schedule check", _check(summary.checked_rules)),
+        ("outputs", summary.outdir),
+    ]
+    label_width = max(len(label) for label, _ in rows)
+    value_width = max(len(value) for _, value in rows)
+    return "\n".join(f"{label:<{label_width}}  {value:>{value_width}}" for label, value in rows)
+
+
+def default_outdir(name: str, workload: str) -> Path:
+    """``runs/<workload file stem>/<NAME>`` (``:`` of ``pybatsim:`` names becomes ``-``)."""
+    return Path("runs") / Path(workload).stem / name.replace(":", "-")
+
+
+RUN_FAILURES = (ScheduleViolation, BatsimError, BatschedError, DockerError)
+"""A run that failed (exit status 1): an invalid schedule, or Batsim, batsched or Docker failed."""
+
+
+def external_tools(args: argparse.Namespace) -> ExternalTools:
+    """batsched and real Batsim as the command line says (``--batsched``, ``--batsim-image``,
+    ``--docker-network``)."""
+    return ExternalTools(
+        batsched=args.batsched, batsim_image=args.batsim_image, docker_network=args.docker_network
+    )
+
+
+def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--batsched`` and the Docker engine's options, shared by ``run`` and ``compare``."""
+    parser.add_argument(
+        "--batsched",
+        metavar="PATH",
+        help="batsched executable for batsched:VARIANT names (default: batsched on PATH)",
+    )
+    parser.add_argument(
+        "--batsim-image",
+        metavar="IMAGE",
+        help=f"--engine docker: Batsim image (default: $BATSIM_IMAGE or {DEFAULT_BATSIM_IMAGE})",
+    )
+    parser.add_argument(
+        "--docker-network",
+        choices=NETWORKS,
+        default="host",
+        help="--engine docker: host networking (default) or the bridge network, Batsim"
+        " reaching the scheduler on host.docker.internal (Docker Desktop)",
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``hetsched run``: exit 0 on success, 1 if Batsim failed or the schedule is invalid."""
+    options = dict(parse_option(text) for text in args.option)
+    outdir = args.outdir if args.outdir is not None else default_outdir(args.name, args.workload)
+    try:
+        summary = run_heuristic(
+            args.name,
+            args.platform,
+            args.workload,
+            outdir,
+            engine=args.engine,
+            options=options,
+            progress=True,
+            force=args.force,
+            energy=not args.no_energy,
+            tools=external_tools(args),
+        )
+    except RUN_FAILURES as error:
+        print(f"hetsched run: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(summary.to_json()))
+    else:
+        print(summary_table(summary))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``hetsched run`` to the ``hetsched`` parser."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run one scheduler on a platform and a workload, check it, print the metrics",
+        description=(
+            "Run NAME on a SimGrid platform and a Batsim workload, through the embedded"
+            " engine, a real batsim found on PATH or real Batsim in Docker; check the"
+            " schedule and print a summary"
+            " of the metrics. NAME is a hetsched heuristic (see 'hetsched list'), a stock"
+            " pybatsim scheduler, pybatsim:<module> (pybatsim:easyBackfill,"
+            " pybatsim:fillerSched, ...), or batsched, batsched:<variant> (batsched:easy_bf,"
+            " batsched:conservative_bf, ...)."
+        ),
+    )
+    parser.add_argument("name", metavar="NAME", help="scheduler to run")
+    parser.add_argument("-p", "--platform", required=True, help="SimGrid platform XML file")
+    parser.add_argument("-w", "--workload", required=True, help="Batsim workload JSON file")
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        type=Path,
+        help="output directory (default: runs/<workload stem>/<NAME>)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="embedded",
+        help="embedded engine (default), a real batsim found on PATH, or real Batsim in"
+        " Docker (the upstream image, with the Docker SDK for Python)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="scheduler option; V is read as JSON when it is JSON (60, true, [1, 2]),"
+        " else as a string; repeatable",
+    )
+    add_tool_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument(
+        "--force", action="store_true", help="replace a previous run's files in the output dir"
+    )
+    parser.add_argument(
+        "--no-energy",
+        action="store_true",
+        help="run without SimGrid's energy model (for platforms without host power)",
+    )
+    parser.set_defaults(func=run_command)

@@ -1,0 +1,244 @@
+"""The cells of a study, run in parallel and resumably.
+
+A study is a grid of *cells*: one heuristic (with its options) on one scenario. The cells of
+one scenario form a :class:`ScenarioCells` group: its inputs (platform and workload) are
+prepared once, in the scenario's folder, then its cells run one after the other, each in its
+own sub-folder and resumable on its own (:func:`hetsched.studies.compare.run_or_resume`:
+a finished cell is read back, never rerun). :func:`run_groups` runs the groups in ``jobs``
+worker processes (in this process with ``jobs=1``), preparation included, and yields each
+cell as its group finishes; the results do not depend on the number of workers nor on their
+order (every run is deterministic), so callers sort them by cell.
+
+Where the groups run is a :class:`CellExecutor`: local worker processes (``processes``, the
+default), or Dask distributed (``dask``): a local cluster of ``jobs`` single-threaded worker
+processes, or the existing cluster at ``scheduler_address`` (``tcp://host:8786``). On Dask,
+a group is one task. The local cluster's workers share this process's working directory; for
+an existing cluster the folders are made absolute first, so its workers must see the study
+folder (and the trace folder) at the same paths (a shared file system) and have hetsched
+installed, and should run one thread each (``dask worker
+--nthreads 1``: a run redirects its process's standard output and logging to its
+``scheduler.log``). Resuming works the same on every executor: a cell whose folder holds a
+finished run is read back. With ``progress``, a bar of the cells done is drawn on standard
+error when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from hetsched.metrics.summary import RunSummary
+from hetsched.running.progress import ProgressBar
+from hetsched.studies.compare import run_or_resume
+
+EXECUTORS = ("processes", "dask")
+"""Where study cells can run: local worker processes, or Dask distributed."""
+
+
+class ScenarioInputs(Protocol):
+    """What a study's scenario must do: write (or reuse) its platform and workload in a
+    folder and return their paths (:class:`hetsched.studies.scenario.Scenario` for a trace
+    day, :class:`hetsched.studies.machovec.Trial` for a synthetic day)."""
+
+    def prepare_inputs(
+        self, folder: Path, trace_dir: str | Path | None = None
+    ) -> tuple[Path, Path]: ...
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run: ``heuristic`` with ``options``, outputs in ``outdir``; ``key`` says where it
+    belongs in the study (environment, scenario, label, ...)."""
+
+    key: tuple[Any, ...]
+    heuristic: str
+    outdir: Path
+    options: Mapping[str, Any] = field(default_factory=dict)
+    engine: str = "embedded"
+
+
+@dataclass(frozen=True)
+class ScenarioCells:
+    """The cells of one scenario, whose inputs are prepared in ``folder``."""
+
+    scenario: ScenarioInputs
+    folder: Path
+    cells: tuple[Cell, ...]
+    trace_dir: str | Path | None = None
+
+
+def run_group(group: ScenarioCells) -> list[tuple[Cell, RunSummary, bool]]:
+    """Prepare the scenario (or reuse its inputs), then run (or resume) each of its cells."""
+    platform, workload = group.scenario.prepare_inputs(group.folder, group.trace_dir)
+    return [
+        (cell, *run_or_resume(cell.heuristic, platform, workload, cell.outdir,
+                              engine=cell.engine, options=dict(cell.options)))
+        for cell in group.cells
+    ]
+
+
+@dataclass(frozen=True)
+class CellExecutor:
+    """Where a study's groups of cells run (module docstring).
+
+    >>> CellExecutor().kind, CellExecutor(scheduler_address="tcp://h:8786").kind
+    ('processes', 'dask')
+    >>> CellExecutor(kind="processes", scheduler_address="tcp://h:8786")
+    Traceback (most recent call last):
+    ...
+    ValueError: a scheduler address (tcp://h:8786) needs the dask executor
+    """
+
+    kind: str | None = None
+    jobs: int = 1
+    scheduler_address: str | None = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        kind = self.kind or ("dask" if self.scheduler_address else "processes")
+        object.__setattr__(self, "kind", kind)
+        if kind not in EXECUTORS:
+            raise ValueError(f"unknown executor {kind!r}: choose one of {', '.join(EXECUTORS)}")
+        if self.jobs < 1:
+            raise ValueError(f"jobs must be >= 1, got {self.jobs}")
+        if self.scheduler_address is not None and kind != "dask":
+            raise ValueError(
+                f"a scheduler address ({self.scheduler_address}) needs the dask executor"
+            )
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and ``--scheduler-address`` for a study's command (with its ``--jobs``)."""
+    parser.add_argument(
+        "--executor", choices=EXECUTORS, default=None,
+        help="where the runs go: local worker processes (default), or Dask distributed"
+        " (a local cluster of --jobs workers, or the one at --scheduler-address)",
+    )
+    parser.add_argument(
+        "--scheduler-address", metavar="tcp://HOST:PORT",
+        help="an existing Dask cluster's scheduler (implies --executor dask; its workers must"
+        " see the output folder at the same path)",
+    )
+
+
+def executor_from_args(args: argparse.Namespace) -> CellExecutor:
+    """The executor that a study's parsed ``--jobs``, ``--executor`` and ``--scheduler-address``
+    ask for, with a progress bar."""
+    return CellExecutor(args.executor, args.jobs, args.scheduler_address, progress=True)
+
+
+def run_groups(
+    groups: Sequence[ScenarioCells], *, jobs: int = 1, executor: CellExecutor | None = None
+) -> Iterator[tuple[Cell, RunSummary, bool]]:
+    """Run every group on ``executor`` (default: ``jobs`` local processes at a time); yield
+    ``(cell, summary, resumed)`` for each cell of a group once the group is done. The first
+    failing group's error propagates once the running ones end."""
+    executor = executor if executor is not None else CellExecutor(jobs=jobs)
+    total = sum(len(group.cells) for group in groups)
+    bar = ProgressBar(delay=0.0) if executor.progress else None
+    done = 0
+    results = (
+        _dask_results(groups, executor) if executor.kind == "dask"
+        else _process_results(groups, executor.jobs)
+    )
+    try:
+        for cells in results:
+            if bar is not None:
+                bar.close()  # the caller may print a line per cell
+            yield from cells
+            done += len(cells)
+            if bar is not None:
+                bar.update(done, total, "cells")
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _process_results(
+    groups: Sequence[ScenarioCells], jobs: int
+) -> Iterator[list[tuple[Cell, RunSummary, bool]]]:
+    if jobs == 1 or len(groups) <= 1:
+        for group in groups:
+            yield run_group(group)
+        return
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context,
+        initializer=exit_with_parent, initargs=(os.getpid(),),
+    ) as pool:
+        futures = [pool.submit(run_group, group) for group in groups]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def exit_with_parent(parent: int, period: float = 1.0) -> None:
+    """Worker initializer: the worker ends (exit status 1) once process ``parent`` is gone.
+
+    A pool's workers outlive a study killed by a signal that reaches only its main process
+    (``kill PID``, a batch system's SIGTERM; Ctrl-C reaches the whole process group). Left
+    running, they would go on with the cells already queued to them, beside a resumed study
+    writing into the same run folders. A daemon thread checks every ``period`` seconds
+    whether the worker still has ``parent`` as its parent.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _absolute(group: ScenarioCells) -> ScenarioCells:
+    """The group with absolute folders (remote workers do not share our working directory)."""
+    cells = tuple(dataclasses.replace(cell, outdir=cell.outdir.resolve()) for cell in group.cells)
+    trace_dir = None if group.trace_dir is None else Path(group.trace_dir).resolve()
+    return dataclasses.replace(group, folder=group.folder.resolve(), cells=cells,
+                               trace_dir=trace_dir)
+
+
+def _dask_results(
+    groups: Sequence[ScenarioCells], executor: CellExecutor
+) -> Iterator[list[tuple[Cell, RunSummary, bool]]]:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ValueError(
+            "the dask executor needs Dask distributed: pip install 'hetsched[dask]'"
+            " (or 'dask[distributed]')"
+        ) from None
+    originals = {cell.key: cell for group in groups for cell in group.cells}
+    if executor.scheduler_address is not None:
+        client = Client(executor.scheduler_address)
+        cluster = None
+    else:
+        cluster = LocalCluster(n_workers=executor.jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        sent = [group if cluster is not None else _absolute(group) for group in groups]
+        futures = client.map(run_group, sent, pure=False)
+        try:
+            for future in as_completed(futures):
+                # the cells as the caller gave them (folders as given), with the results
+                yield [(originals[cell.key], summary, resumed)
+                       for cell, summary, resumed in future.result()]
+        finally:
+            client.cancel(futures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

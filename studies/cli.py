@@ -1,0 +1,226 @@
+"""``hetsched compare`` and ``hetsched experiment khemka`` (and ``tarplee``, ``hansen``): many
+runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hetsched.metrics.summary import RunSummary
+from hetsched.running.cli import RUN_FAILURES, add_tool_arguments, external_tools
+from hetsched.running.run import ENGINES
+from hetsched.studies import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
+from hetsched.studies.cells import add_executor_arguments, executor_from_args
+from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
+from hetsched.studies.scenario import Scenario, prepare
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ValueError("give at least one name (comma-separated)")
+    return names
+
+
+def _report(heuristic: str, summary: RunSummary, resumed: bool) -> None:
+    how = "already done" if resumed else f"{summary.wall_seconds or 0:.1f} s"
+    print(f"  {heuristic}: {summary.value_percent or 0:.1f}% of value bound ({how})",
+          file=sys.stderr, flush=True)
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    """Prepare (or reuse) the scenario's inputs, run every heuristic, print the table."""
+    if (args.platform is None) != (args.workload is None):
+        raise ValueError("--platform and --workload go together")
+    heuristics = _names(args.heuristics)
+    if args.platform is not None:
+        platform, workload = Path(args.platform), Path(args.workload)
+        outdir = args.outdir or Path("runs") / f"compare-{workload.stem}"
+    else:
+        if args.trace is None or args.day is None:
+            raise ValueError("give --trace and --day (or --platform and --workload)")
+        options: dict[str, object] = {}
+        if args.cores is not None:
+            options["cores"] = args.cores
+        scenario = Scenario(
+            args.trace,
+            day=args.day,
+            preset=args.preset,
+            seed=args.seed,
+            etc_cov=args.etc_cov,
+            value_correlation=args.correlation,
+            max_cores=args.max_cores or None,
+            platform_options=options,
+        )
+        outdir = args.outdir or Path("runs") / f"compare-{scenario.label()}"
+        print(f"preparing {scenario.label()} in {outdir}", file=sys.stderr, flush=True)
+        platform, workload = prepare(scenario, outdir, args.trace_dir)
+    try:
+        summaries = compare(
+            heuristics, platform, workload, outdir, engine=args.engine, on_run=_report,
+            tools=external_tools(args), energy=not args.no_energy,
+        )
+    except RUN_FAILURES as error:
+        print(f"hetsched compare: {error}", file=sys.stderr)
+        return 1
+    print(format_table(summaries))
+    print(f"outputs: {outdir}/<heuristic>/ (out_jobs.csv, summary.json, ...)")
+    return 0
+
+
+def _scenario_indices(text: str | None) -> list[int] | None:
+    """``--only-scenarios``: comma-separated indices and ``FIRST-LAST`` ranges (inclusive).
+
+    >>> _scenario_indices("0-3,7")
+    [0, 1, 2, 3, 7]
+    """
+    if text is None:
+        return None
+    indices: list[int] = []
+    for part in filter(None, (item.strip() for item in text.split(","))):
+        first, dash, last = part.partition("-")
+        try:
+            span = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
+        except ValueError:
+            raise ValueError(
+                f"--only-scenarios {text!r}: {part!r} is not an index or FIRST-LAST range"
+            ) from None
+        if not span:
+            raise ValueError(f"--only-scenarios {text!r}: empty range {part!r}")
+        indices.extend(span)
+    return indices
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    """``hetsched experiment khemka``: the study of Khemka et al. (MIC 2015) section 5."""
+    environments = (
+        list(khemka.ENVIRONMENTS) if args.environments == "all" else _names(args.environments)
+    )
+
+    low, _, high = args.arrivals.partition(":")
+    try:
+        arrivals = (int(low), int(high))
+    except ValueError:
+        raise ValueError(f"--arrivals {args.arrivals!r}: expected MIN:MAX, e.g. 897:2904") from None
+
+    def days(selection: khemka.DaySelection) -> None:
+        print(selection.describe(), file=sys.stderr, flush=True)
+
+    def report(run: khemka.StudyRun, resumed: bool, done: int, total: int) -> None:
+        how = "already done" if resumed else f"{run.summary.wall_seconds or 0:.1f} s"
+        print(
+            f"[{done}/{total}] {run.environment} scenario {run.scenario} (day {run.day})"
+            f" {run.heuristic}: {run.summary.value_percent or 0:.1f}% ({how})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    runs = khemka.run_study(
+        args.outdir,
+        trace=args.trace,
+        nb_scenarios=args.scenarios,
+        environments=environments,
+        heuristics=_names(args.heuristics),
+        seed=args.seed,
+        engine=args.engine,
+        trace_dir=args.trace_dir,
+        arrivals=arrivals,
+        jobs=args.jobs,
+        only_scenarios=_scenario_indices(args.only_scenarios),
+        executor=executor_from_args(args),
+        on_days=days,
+        on_run=report,
+    )
+    aggregates, figures = khemka.summarize_study(runs, args.outdir, args.accounting)
+    counted = {"window": "value earned by the end of the simulated window (the paper's)",
+               "total": "value earned whenever the tasks complete"}[args.accounting]
+    print(f"% of the maximum value bound; counted: {counted}")
+    print(khemka.format_aggregates(aggregates))
+    for env, row in sorted(khemka.ratios(aggregates).items()):
+        text = ", ".join(f"{h} x{r:.2f}" for h, r in sorted(row.items()))
+        print(f"{env}: max-vpr-ph earns {text}")
+    print(f"tables: {args.outdir / 'summary.csv'}, {args.outdir / 'runs.csv'}")
+    for figure in figures:
+        print(f"figure: {figure}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``hetsched compare`` and ``hetsched experiment`` to the ``hetsched`` parser."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="run several heuristics on the same trace day and platform, print a table",
+        description=(
+            "Build a scenario of Khemka et al. (MIC 2015, sec. 4) -- a day of a real trace"
+            " (28 h, 4 h warm-up) on a generated platform -- or take --platform/--workload,"
+            " run every heuristic on it and print their metrics side by side. Finished runs"
+            " are reused."
+        ),
+    )
+    parser.add_argument("--trace", help="trace registry name or SWF path")
+    parser.add_argument("--day", type=int, help="trace day (day 0: the first submission's)")
+    parser.add_argument("--preset", default="khemka-20", help="platform preset (khemka-20)")
+    parser.add_argument("--cores", type=int, help="khemka preset: mean total cores")
+    parser.add_argument("--seed", type=int, default=1, help="platform and annotation seed")
+    parser.add_argument("--etc-cov", type=float, default=0.3, help="ETC heterogeneity (0.3)")
+    parser.add_argument(
+        "--correlation", default="weak", choices=("exact", "weak", "none"),
+        help="value-runtime correlation (weak)",
+    )
+    parser.add_argument("--max-cores", type=int, default=4096,
+                        help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all)")
+    parser.add_argument("--platform", help="use this platform instead of a scenario")
+    parser.add_argument("--workload", help="use this workload instead of a scenario")
+    parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
+                        help="comma-separated scheduler names: hetsched heuristics,"
+                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
+    parser.add_argument("--engine", choices=ENGINES, default="embedded")
+    add_tool_arguments(parser)
+    parser.add_argument("--no-energy", action="store_true",
+                        help="run without SimGrid's energy model (platforms without host power)")
+    parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
+    parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
+    parser.set_defaults(func=compare_command)
+
+    experiment = subparsers.add_parser(
+        "experiment", help="reproduce a paper's study", description="Reproduce a paper's study."
+    )
+    studies = experiment.add_subparsers(dest="study", required=True)
+    study = studies.add_parser(
+        "khemka",
+        help="Khemka et al. (MIC 2015) sec. 5: % of the maximum value bound, Fig. 4 and 5",
+        description=khemka.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
+    study.add_argument("--scenarios", type=int, default=2,
+                       help="scenarios (trace days) per environment; the paper has 48")
+    study.add_argument("--only-scenarios", metavar="LIST",
+                       help="run and summarise only these scenarios of the --scenarios chosen"
+                            " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
+                            " study, whose runs they are")
+    study.add_argument("--environments", default="intermediate",
+                       help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS))
+    study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
+                       help="comma-separated, each NAME or NAME:option=value[+option=value]"
+                       " (default: %(default)s)")
+    study.add_argument("--seed", type=int, default=1, help="seed of scenario 0 (then +1 ...)")
+    study.add_argument("--arrivals", default=f"{khemka.ARRIVALS[0]}:{khemka.ARRIVALS[1]}",
+                       help="MIN:MAX task arrivals of a scenario day (the paper's days:"
+                       " %(default)s)")
+    study.add_argument("--accounting", choices=khemka.ACCOUNTINGS, default="window",
+                       help="count the value earned by the end of the simulated window"
+                       " (window, the paper's) or whenever tasks complete (total)")
+    study.add_argument("--jobs", type=int, default=1,
+                       help="runs at once, in worker processes (default 1)")
+    add_executor_arguments(study)
+    study.add_argument("--engine", choices=ENGINES, default="embedded")
+    study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
+    study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
+                       help="output folder, reused to resume (default: %(default)s)")
+    study.set_defaults(func=experiment_command)
+    machovec_cli.register(studies)
+    tarplee_cli.register(studies)
+    hansen_cli.register(studies)
+    hwang.register(studies)

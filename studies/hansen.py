@@ -1,0 +1,651 @@
+"""The study of Hansen et al. sec. V: robustness of five heuristics against the upper bound.
+
+Scenarios (sec. V): batches of 8, 32 and 128 applications on 64, 256 and 1,024 processors,
+with 1-8, 1-16 and 1-32 processor types (powers of two), each with a low, mixed or high
+system slowdown (Gamma 1.1, 1.36, 1.6); 48 trials per scenario. A trial draws a ``hansen``
+platform (``types`` processor types of ``n_j`` processors, multiples of M = 8) and a Hansen
+batch for it (:mod:`hetsched.workloads.gen_hansen`) from the trial's seed, then runs PB-R,
+PB-S, RF Min-Min, RF Min-Max and RF Duplex on it.
+
+Two measures per allocation I:
+
+* **predicted** robustness Psi(I) = min_i P(i, I[i]) from the stochastic model, next to the
+  upper bound B and B_norm = (B - Psi) / B (Fig. 4, Fig. 5);
+* **realised** completion from the workload's ``actual`` draws (one final serial time per
+  application and type, drawn at generation and never shown to the heuristics): application
+  i completes by the goal iff ``actual[i, j_i] / S_i(k_i) <= Delta``. Over trials, the rate
+  at which the *critical* application (the one that sets Psi) completes estimates the mean
+  robustness; over every application, the completion rate estimates the mean P(i, I[i]).
+  Each rate comes with its Wilson 95% interval; the model agrees when the predicted mean lies
+  inside;
+* **realised on the engine** (``engine="embedded"`` or ``"batsim"``): the trial's platform and
+  workload are written to files and each heuristic runs as a Batsim scheduler
+  (:mod:`hetsched.heuristics.robust.robust_batch`, through
+  :func:`hetsched.running.run.run_heuristic`:
+  the adapter, the engine, the schedule checker) -- it sees the jobs' distributions only, the
+  adapter runs each execution for its actual draw -- and whether each application met the goal
+  is read from ``out_jobs.csv`` and the workload (:mod:`hetsched.metrics.robustness`). The
+  engine's allocation must be the one computed here (same cluster and processor count for
+  every application, else RuntimeError), and its completions equal the draws' up to
+  SimGrid's microseconds (``engine_mismatches`` counts the applications where they differ).
+
+Choices: trial t of every scenario uses seed ``seed + t`` for both platform and workload; the
+PB heuristics draw their random choices from the same seed. Finished trials are kept as JSON
+(``trials/<scenario>/t<t>.json``) and reused when the study is run again with the same
+parameters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.heuristics.robust.processor_balance import (
+    ProcessorBalanceRandom,
+    ProcessorBalanceSmart,
+)
+from hetsched.heuristics.robust.robustness import (
+    DEFAULT_POINTS,
+    AllocationHeuristic,
+    AllocationProblem,
+    MoldableBatch,
+    actual_serial_times,
+    completes_by_goal,
+)
+from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMinMin
+from hetsched.metrics.robustness import read_goal_outcomes
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.generators import generate as generate_workload
+
+ENGINES = ("embedded", "batsim")
+"""Where realised completion can also be measured: the embedded engine or real Batsim."""
+
+BATCHES: dict[int, tuple[int, tuple[int, ...]]] = {
+    8: (64, (1, 2, 4, 8)),
+    32: (256, (1, 2, 4, 8, 16)),
+    128: (1024, (1, 2, 4, 8, 16, 32)),
+}
+"""Sec. V: batch size N_a -> (processors tau, processor-type counts N_p)."""
+SLOWDOWNS = ("low", "mixed", "high")
+"""Sec. V: system slowdown categories (Gamma 1.1, 1.36, 1.6)."""
+HEURISTICS: dict[str, type[AllocationHeuristic]] = {
+    cls.name: cls
+    for cls in (ProcessorBalanceRandom, ProcessorBalanceSmart, RfMinMin, RfMinMax, RfDuplex)
+}
+"""The five heuristics of sec. III, by name, in the paper's order."""
+PAPER_TRIALS = 48
+DEFAULT_TRIALS = 12
+DEFAULT_BATCH_SIZES = (32,)
+"""Scaled-down default: the batch size of Fig. 4 and Fig. 5, 12 trials; ``--full``: all."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A batch size, system size, processor-type count and slowdown category (sec. V).
+
+    >>> Scenario(32, 256, 4, "high").label
+    'a32-p4-high'
+    """
+
+    applications: int
+    processors: int
+    types: int
+    slowdown: str
+
+    @property
+    def label(self) -> str:
+        """Folder and table name: ``a<N_a>-p<N_p>-<slowdown>``."""
+        return f"a{self.applications}-p{self.types}-{self.slowdown}"
+
+
+def scenarios(
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES, slowdowns: Sequence[str] = SLOWDOWNS
+) -> list[Scenario]:
+    """The scenarios of sec. V for these batch sizes and slowdown categories.
+
+    >>> [s.label for s in scenarios([8], ["low"])]
+    ['a8-p1-low', 'a8-p2-low', 'a8-p4-low', 'a8-p8-low']
+    """
+    unknown = [size for size in batch_sizes if size not in BATCHES]
+    if unknown:
+        raise ValueError(f"batch size(s) {unknown}: sec. V has {', '.join(map(str, BATCHES))}")
+    bad = [name for name in slowdowns if name not in SLOWDOWNS]
+    if bad:
+        raise ValueError(f"slowdown(s) {bad}: choose from {', '.join(SLOWDOWNS)}")
+    return [
+        Scenario(size, BATCHES[size][0], types, slowdown)
+        for size in batch_sizes
+        for slowdown in slowdowns
+        for types in BATCHES[size][1]
+    ]
+
+
+@dataclass(frozen=True)
+class HeuristicResult:
+    """One heuristic on one trial: predicted P(i, I[i]) and realised completions, from the
+    draws (``completed``) and on the engine (``engine_completed``, None when not run)."""
+
+    heuristic: str
+    probabilities: tuple[float, ...]
+    completed: tuple[bool, ...]
+    seconds: float
+    engine_completed: tuple[bool, ...] | None = None
+
+    @property
+    def robustness(self) -> float:
+        """Predicted Psi(I)."""
+        return min(self.probabilities)
+
+    @property
+    def critical_completed(self) -> bool:
+        """Whether the application that sets Psi (lowest index on ties) completed."""
+        return self.completed[int(np.argmin(self.probabilities))]
+
+    @property
+    def engine_critical_completed(self) -> bool | None:
+        """The same on the engine (None when not run)."""
+        if self.engine_completed is None:
+            return None
+        return self.engine_completed[int(np.argmin(self.probabilities))]
+
+    @property
+    def engine_mismatches(self) -> int:
+        """Applications whose completion on the engine differs from the draws' (0 if not run)."""
+        if self.engine_completed is None:
+            return 0
+        return sum(a != b for a, b in zip(self.completed, self.engine_completed, strict=True))
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of a scenario: its seed, upper bound B, the model's time and the results;
+    ``engine`` names the engine the heuristics also ran on (None: not run)."""
+
+    scenario: Scenario
+    trial: int
+    seed: int
+    points: int
+    upper_bound: float
+    model_seconds: float
+    results: tuple[HeuristicResult, ...]
+    engine: str | None = None
+
+    def result(self, heuristic: str) -> HeuristicResult:
+        """The result of ``heuristic``."""
+        for result in self.results:
+            if result.heuristic == heuristic:
+                return result
+        raise KeyError(heuristic)
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dictionary (:meth:`from_json` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Trial:
+        """The trial written by :meth:`to_json`."""
+        results = tuple(
+            HeuristicResult(
+                r["heuristic"],
+                tuple(float(p) for p in r["probabilities"]),
+                tuple(bool(c) for c in r["completed"]),
+                float(r["seconds"]),
+                None if r.get("engine_completed") is None
+                else tuple(bool(c) for c in r["engine_completed"]),
+            )
+            for r in data["results"]
+        )
+        return cls(
+            Scenario(**data["scenario"]),
+            int(data["trial"]),
+            int(data["seed"]),
+            int(data["points"]),
+            float(data["upper_bound"]),
+            float(data["model_seconds"]),
+            results,
+            data.get("engine"),
+        )
+
+
+def _options(name: str, seed: int) -> dict[str, int]:
+    """The options of heuristic ``name`` beside its defaults: the PB heuristics draw from
+    ``seed``."""
+    return {"seed": seed} if name.startswith("pb-") else {}
+
+
+def _heuristic(name: str, seed: int) -> AllocationHeuristic:
+    """The allocation heuristic ``name`` with its defaults and :func:`_options`."""
+    return HEURISTICS[name](**_options(name, seed))
+
+
+def run_trial(
+    scenario: Scenario,
+    trial: int,
+    seed: int,
+    heuristics: Sequence[str] = tuple(HEURISTICS),
+    points: int = DEFAULT_POINTS,
+    engine: str | None = None,
+) -> Trial:
+    """Draw the trial's platform and batch from ``seed``, run every heuristic, measure; with
+    ``engine``, run every heuristic on it too (module docstring)."""
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    platform = generate_platform(
+        "hansen", seed, types=scenario.types, processors=scenario.processors
+    )
+    workload = generate_workload(
+        "hansen",
+        seed,
+        platform.clusters,
+        applications=scenario.applications,
+        slowdown=scenario.slowdown,
+    )
+    jobs = workload["jobs"]
+    processors = {cluster.name: cluster.nb_nodes for cluster in platform.clusters}
+    started = time.perf_counter()
+    visible = [{key: value for key, value in job.items() if key != "actual"} for job in jobs]
+    batch = MoldableBatch.from_jobs(visible, processors)
+    problem = AllocationProblem.from_batch(batch, points)
+    model_seconds = time.perf_counter() - started
+    actual = actual_serial_times(jobs, batch.processor_types)
+    results = []
+    with contextlib.ExitStack() as stack:
+        files = None
+        if engine is not None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hansen-")))
+            files = (
+                write_platform(platform, folder / "platform.xml"),
+                _written(workload, folder / "workload.json"),
+            )
+        for name in heuristics:
+            started = time.perf_counter()
+            allocation = _heuristic(name, seed).allocate(problem)
+            elapsed = time.perf_counter() - started
+            completed = completes_by_goal(batch, allocation, actual)
+            on_engine = None
+            if files is not None:
+                options = {**_options(name, seed), "points": points}
+                assert engine is not None
+                on_engine = realised_on_engine(
+                    name, options, engine, *files, problem.assignment(allocation)
+                )
+            results.append(
+                HeuristicResult(
+                    name, allocation.probabilities, tuple(bool(c) for c in completed), elapsed,
+                    on_engine,
+                )
+            )
+    return Trial(
+        scenario, trial, seed, points, problem.upper_bound(), model_seconds, tuple(results),
+        engine,
+    )
+
+
+def _written(workload: dict, path: Path) -> Path:
+    write_workload(workload, path)
+    return path
+
+
+def realised_on_engine(
+    name: str,
+    options: dict[str, object],
+    engine: str,
+    platform_xml: Path,
+    workload_json: Path,
+    expected: dict[str, tuple[str, int]],
+) -> tuple[bool, ...]:
+    """Run heuristic ``name`` (the registry's batch-mode heuristic, with ``options``) on
+    ``engine``, check its schedule, and read from its output files whether each application
+    (in the order of ``expected``: job id -> (cluster, processors) of the allocation computed
+    in model) met the makespan goal. RuntimeError when the engine's allocation differs."""
+    from hetsched.running.run import OUTPUT_PREFIX, run_heuristic  # loads pybatsim: here
+
+
+    outdir = platform_xml.parent / name
+    run_heuristic(name, platform_xml, workload_json, outdir, engine=engine, options=options,
+                  energy=False)
+    goals = read_goal_outcomes(outdir / OUTPUT_PREFIX, workload_json, platform_xml)
+    completed = []
+    for job, where in expected.items():
+        goal = goals[f"w0!{job}"]  # Batsim's id of the job: w0 is its only workload
+        if (goal.cluster, goal.processors) != where:
+            raise RuntimeError(
+                f"{name} on the {engine} engine ran application {job} on {goal.processors}"
+                f" processor(s) of {goal.cluster}; its allocation says {where[1]} of {where[0]}"
+            )
+        completed.append(goal.met)
+    return tuple(completed)
+
+
+def run_study(
+    outdir: Path,
+    *,
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+    slowdowns: Sequence[str] = SLOWDOWNS,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 1,
+    heuristics: Sequence[str] = tuple(HEURISTICS),
+    points: int = DEFAULT_POINTS,
+    engine: str | None = None,
+    on_trial: Callable[[Trial, bool, int, int], None] | None = None,
+) -> list[Trial]:
+    """Run (or resume) every trial of every scenario, on ``engine`` too when given;
+    ``on_trial(trial, resumed, done, total)`` reports progress. A stored trial is reused only
+    if it was run with the same seed, points and heuristics, and on the same engine when one
+    is asked for (without one, a stored trial's engine results are left out)."""
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    unknown = [name for name in heuristics if name not in HEURISTICS]
+    if unknown:
+        raise ValueError(f"unknown heuristic(s) {unknown}; choose from {', '.join(HEURISTICS)}")
+    if trials < 1:
+        raise ValueError(f"need at least one trial, got {trials}")
+    todo = scenarios(batch_sizes, slowdowns)
+    total = len(todo) * trials
+    done: list[Trial] = []
+    for scenario in todo:
+        folder = outdir / "trials" / scenario.label
+        folder.mkdir(parents=True, exist_ok=True)
+        for index in range(trials):
+            path = folder / f"t{index}.json"
+            stored = _load(path)
+            if (
+                stored is not None
+                and stored.seed == seed + index
+                and stored.points == points
+                and [r.heuristic for r in stored.results] == list(heuristics)
+                and engine in (None, stored.engine)
+            ):
+                trial, resumed = stored, True
+                if engine is None and stored.engine is not None:
+                    trial = _without_engine(stored)
+            else:
+                trial = run_trial(scenario, index, seed + index, heuristics, points, engine)
+                path.write_text(json.dumps(trial.to_json()))
+                resumed = False
+            done.append(trial)
+            if on_trial is not None:
+                on_trial(trial, resumed, len(done), total)
+    return done
+
+
+def _without_engine(trial: Trial) -> Trial:
+    results = tuple(replace(r, engine_completed=None) for r in trial.results)
+    return replace(trial, results=results, engine=None)
+
+
+def _load(path: Path) -> Trial | None:
+    if not path.exists():
+        return None
+    try:
+        return Trial.from_json(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError):
+        return None  # an unreadable or older file: run the trial again
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95% by default).
+
+    Hand-computed: 8 of 10: centre (8 + 1.92) / 13.84 = 0.7169, half-width 1.96 sqrt(1.6 +
+    0.96) / 13.84 = 0.2266: [0.490, 0.943].
+
+    >>> [round(x, 3) for x in wilson_interval(8, 10)]
+    [0.49, 0.943]
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))  # holds p
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Predicted mean probability against the realised rate, with the rate's Wilson 95% CI."""
+
+    n: int
+    predicted: float
+    realised: float
+    low: float
+    high: float
+
+    @property
+    def agrees(self) -> bool:
+        """The predicted mean lies inside the realised rate's interval."""
+        return self.low <= self.predicted <= self.high
+
+    @classmethod
+    def of(cls, predicted: Sequence[float], completed: Sequence[bool]) -> Agreement:
+        """From per-outcome predicted probabilities and realised completions."""
+        n = len(completed)
+        successes = int(sum(completed))
+        low, high = wilson_interval(successes, n)
+        mean = float(np.mean(predicted)) if n else math.nan
+        return cls(n, mean, successes / n if n else math.nan, low, high)
+
+
+@dataclass(frozen=True)
+class ScenarioSummary:
+    """One heuristic over the trials of one scenario (``scenario`` None: over all of them)."""
+
+    scenario: Scenario | None
+    heuristic: str
+    trials: int
+    robustness_quartiles: tuple[float, float, float]
+    mean_upper_bound: float
+    b_norm_median: float
+    robustness_agreement: Agreement
+    application_agreement: Agreement
+    mean_seconds: float
+    engine_robustness_agreement: Agreement | None = None
+    engine_application_agreement: Agreement | None = None
+    engine_mismatches: int = 0
+
+
+def b_norm(upper_bound: float, robustness: float) -> float:
+    """B_norm = (B - Psi) / B (sec. V); nan when B = 0.
+
+    >>> b_norm(0.8, 0.4), b_norm(0.0, 0.0)
+    (0.5, nan)
+    """
+    return (upper_bound - robustness) / upper_bound if upper_bound > 0 else math.nan
+
+
+def summarize(
+    trials: Sequence[Trial], heuristic: str, scenario: Scenario | None
+) -> ScenarioSummary:
+    """The :class:`ScenarioSummary` of ``heuristic`` over ``trials``; the engine's agreements
+    when every trial ran on an engine."""
+    results = [t.result(heuristic) for t in trials]
+    robustness = [r.robustness for r in results]
+    engine_robustness = engine_applications = None
+    if trials and all(r.engine_completed is not None for r in results):
+        engine_robustness = Agreement.of(
+            robustness, [bool(r.engine_critical_completed) for r in results]
+        )
+        engine_applications = Agreement.of(
+            [p for r in results for p in r.probabilities],
+            [c for r in results for c in r.engine_completed or ()],
+        )
+    norms = [b_norm(t.upper_bound, r.robustness) for t, r in zip(trials, results, strict=True)]
+    finite = [x for x in norms if not math.isnan(x)]
+    quartiles = np.percentile(robustness, [25, 50, 75])
+    return ScenarioSummary(
+        scenario,
+        heuristic,
+        len(trials),
+        (float(quartiles[0]), float(quartiles[1]), float(quartiles[2])),
+        float(np.mean([t.upper_bound for t in trials])),
+        float(np.median(finite)) if finite else math.nan,
+        Agreement.of(robustness, [r.critical_completed for r in results]),
+        Agreement.of(
+            [p for r in results for p in r.probabilities],
+            [c for r in results for c in r.completed],
+        ),
+        float(np.mean([r.seconds for r in results])),
+        engine_robustness,
+        engine_applications,
+        sum(r.engine_mismatches for r in results),
+    )
+
+
+def summarize_study(trials: Sequence[Trial]) -> list[ScenarioSummary]:
+    """One summary per (scenario, heuristic), in run order, then one per heuristic over all."""
+    by_scenario: dict[Scenario, list[Trial]] = {}
+    for trial in trials:
+        by_scenario.setdefault(trial.scenario, []).append(trial)
+    heuristics = [r.heuristic for r in trials[0].results] if trials else []
+    rows = [
+        summarize(members, heuristic, scenario)
+        for scenario, members in by_scenario.items()
+        for heuristic in heuristics
+    ]
+    return rows + [summarize(trials, heuristic, None) for heuristic in heuristics]
+
+
+SUMMARY_COLUMNS = (
+    "scenario", "applications", "types", "slowdown", "heuristic", "trials",
+    "robustness_q25", "robustness_median", "robustness_q75", "mean_upper_bound",
+    "b_norm_median", "predicted_mean_robustness", "realised_critical_rate",
+    "realised_critical_ci_low", "realised_critical_ci_high", "robustness_agrees",
+    "applications_total", "predicted_mean_probability", "realised_application_rate",
+    "realised_application_ci_low", "realised_application_ci_high", "applications_agree",
+    "mean_allocate_seconds", "engine_critical_rate", "engine_critical_ci_low",
+    "engine_critical_ci_high", "engine_robustness_agrees", "engine_application_rate",
+    "engine_application_ci_low", "engine_application_ci_high", "engine_applications_agree",
+    "engine_draws_mismatches",
+)  # fmt: skip
+"""Columns of ``summary.csv`` (scenario ``all``: every trial of the study); the ``engine_``
+columns are empty when the study did not run on an engine."""
+
+
+def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: Path) -> None:
+    """``trials.csv`` (one row per trial and heuristic) and ``summary.csv``."""
+    import csv
+
+    with (outdir / "trials.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["scenario", "trial", "seed", "heuristic", "upper_bound", "robustness", "b_norm",
+             "critical_completed", "applications_completed", "applications",
+             "allocate_seconds", "model_seconds", "engine", "engine_critical_completed",
+             "engine_applications_completed"]
+        )  # fmt: skip
+        for trial in trials:
+            for r in trial.results:
+                on_engine = (
+                    ["", "", ""] if r.engine_completed is None else
+                    [trial.engine, int(bool(r.engine_critical_completed)),
+                     sum(r.engine_completed)]
+                )  # fmt: skip
+                writer.writerow(
+                    [trial.scenario.label, trial.trial, trial.seed, r.heuristic,
+                     f"{trial.upper_bound:.6f}", f"{r.robustness:.6f}",
+                     f"{b_norm(trial.upper_bound, r.robustness):.6f}", int(r.critical_completed),
+                     sum(r.completed), len(r.completed), f"{r.seconds:.6f}",
+                     f"{trial.model_seconds:.6f}", *on_engine]
+                )  # fmt: skip
+    with (outdir / "summary.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SUMMARY_COLUMNS)
+        for row in rows:
+            s, ra, aa = row.scenario, row.robustness_agreement, row.application_agreement
+            writer.writerow(
+                [s.label if s else "all", s.applications if s else "", s.types if s else "",
+                 s.slowdown if s else "", row.heuristic, row.trials,
+                 *(f"{q:.4f}" for q in row.robustness_quartiles), f"{row.mean_upper_bound:.4f}",
+                 f"{row.b_norm_median:.4f}", f"{ra.predicted:.4f}", f"{ra.realised:.4f}",
+                 f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees), aa.n,
+                 f"{aa.predicted:.4f}", f"{aa.realised:.4f}", f"{aa.low:.4f}",
+                 f"{aa.high:.4f}", int(aa.agrees), f"{row.mean_seconds:.6f}",
+                 *_engine_cells(row)]
+            )  # fmt: skip
+
+
+def _engine_cells(row: ScenarioSummary) -> list[object]:
+    ra, aa = row.engine_robustness_agreement, row.engine_application_agreement
+    if ra is None or aa is None:
+        return [""] * 9
+    return [f"{ra.realised:.4f}", f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees),
+            f"{aa.realised:.4f}", f"{aa.low:.4f}", f"{aa.high:.4f}", int(aa.agrees),
+            row.engine_mismatches]  # fmt: skip
+
+
+def format_scenarios(rows: Sequence[ScenarioSummary]) -> str:
+    """Median predicted robustness per scenario (rows) and heuristic (columns), with B."""
+    per_scenario = [r for r in rows if r.scenario is not None]
+    heuristics = list(dict.fromkeys(r.heuristic for r in per_scenario))
+    table: dict[Scenario, dict[str, ScenarioSummary]] = {}
+    for row in per_scenario:
+        assert row.scenario is not None
+        table.setdefault(row.scenario, {})[row.heuristic] = row
+    header = ["scenario", "trials", "B", *heuristics]
+    lines = [header]
+    for scenario, cells in table.items():
+        first = next(iter(cells.values()))
+        lines.append(
+            [scenario.label, str(first.trials), f"{first.mean_upper_bound:.2f}",
+             *(f"{cells[h].robustness_quartiles[1]:.2f}" for h in heuristics)]
+        )  # fmt: skip
+    return _columns(lines)
+
+
+def format_agreement(rows: Sequence[ScenarioSummary]) -> str:
+    """Per heuristic over all trials: predicted against realised, critical application and
+    every application, with the realised rates' 95% intervals."""
+    lines = [["heuristic", "trials", "mean Psi", "critical realised [95% CI]", "apps",
+              "mean P", "apps realised [95% CI]"]]  # fmt: skip
+    for row in rows:
+        if row.scenario is not None:
+            continue
+        ra, aa = row.robustness_agreement, row.application_agreement
+        lines.append(
+            [row.heuristic, str(ra.n), f"{ra.predicted:.3f}",
+             f"{ra.realised:.3f} [{ra.low:.3f}, {ra.high:.3f}]{'' if ra.agrees else ' !'}",
+             str(aa.n), f"{aa.predicted:.3f}",
+             f"{aa.realised:.3f} [{aa.low:.3f}, {aa.high:.3f}]{'' if aa.agrees else ' !'}"]
+        )  # fmt: skip
+    return _columns(lines)
+
+
+def format_engine_agreement(rows: Sequence[ScenarioSummary]) -> str:
+    """Per heuristic over all trials: predicted against realised on the engine (from its
+    output files), with the 95% intervals, and the applications whose completion on the
+    engine differs from the draws' ("" when the study did not run on an engine)."""
+    lines = [["heuristic", "trials", "mean Psi", "critical on engine [95% CI]", "apps",
+              "mean P", "apps on engine [95% CI]", "differ from draws"]]  # fmt: skip
+    for row in rows:
+        ra, aa = row.engine_robustness_agreement, row.engine_application_agreement
+        if row.scenario is not None or ra is None or aa is None:
+            continue
+        lines.append(
+            [row.heuristic, str(ra.n), f"{ra.predicted:.3f}",
+             f"{ra.realised:.3f} [{ra.low:.3f}, {ra.high:.3f}]{'' if ra.agrees else ' !'}",
+             str(aa.n), f"{aa.predicted:.3f}",
+             f"{aa.realised:.3f} [{aa.low:.3f}, {aa.high:.3f}]{'' if aa.agrees else ' !'}",
+             str(row.engine_mismatches)]
+        )  # fmt: skip
+    return _columns(lines) if len(lines) > 1 else ""
+
+
+def _columns(lines: list[list[str]]) -> str:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in lines
+    )

@@ -1,0 +1,102 @@
+"""``hetsched experiment hansen``: the study of Hansen et al. sec. V (see
+:mod:`hetsched.studies.hansen`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from hetsched.heuristics.robust.robustness import DEFAULT_POINTS
+from hetsched.running.progress import ProgressBar
+from hetsched.studies import hansen
+from hetsched.studies.hansen_figures import plot_figures
+
+
+def _list(text: str, parse: type = str) -> list:
+    values = [parse(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise ValueError("give at least one value (comma-separated)")
+    return values
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    """Run (or resume) the study, write the tables and figures, print the summaries."""
+    batch_sizes = list(hansen.BATCHES) if args.full else _list(args.batch_sizes, int)
+    trials = args.trials or (hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS)
+    slowdowns = _list(args.slowdowns)
+    engine = None if args.engine == "none" else args.engine
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    bar = ProgressBar()
+    started = time.perf_counter()
+
+    def report(trial: hansen.Trial, resumed: bool, done: int, total: int) -> None:
+        bar.update(done, total, trial.scenario.label)
+        if trial.trial == trials - 1:
+            bar.close()
+            print(f"[{done}/{total}] {trial.scenario.label}: {trials} trials"
+                  f"{' (already done)' if resumed else ''}", file=sys.stderr, flush=True)
+
+    runs = hansen.run_study(
+        args.outdir,
+        batch_sizes=batch_sizes,
+        slowdowns=slowdowns,
+        trials=trials,
+        seed=args.seed,
+        heuristics=_list(args.heuristics),
+        points=args.points,
+        engine=engine,
+        on_trial=report,
+    )
+    bar.close()
+    rows = hansen.summarize_study(runs)
+    hansen.write_csv(runs, rows, args.outdir)
+    figures = plot_figures(runs, args.outdir)
+    print("median predicted robustness (B: mean upper bound)")
+    print(hansen.format_scenarios(rows))
+    print("\npredicted against realised (actual draws of the workloads), all trials")
+    print(hansen.format_agreement(rows))
+    on_engine = hansen.format_engine_agreement(rows)
+    if on_engine:
+        print(f"\npredicted against realised on the {engine} engine (from out_jobs.csv),"
+              " all trials")
+        print(on_engine)
+    print(f"\ntables: {args.outdir / 'summary.csv'}, {args.outdir / 'trials.csv'}")
+    for figure in figures:
+        print(f"figure: {figure}")
+    print(f"{len(runs)} trials in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def register(studies: argparse._SubParsersAction) -> None:
+    """Add ``hansen`` to the ``hetsched experiment`` sub-commands."""
+    study = studies.add_parser(
+        "hansen",
+        help="Hansen et al. sec. V: robustness of PB-R, PB-S, RF Min-Min/Min-Max/Duplex,"
+        " Fig. 4 and 5, predicted and realised",
+        description=hansen.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    study.add_argument("--full", action="store_true",
+                       help="the paper's sizes: batches of 8, 32 and 128, 48 trials")
+    study.add_argument("--batch-sizes", default=",".join(map(str, hansen.DEFAULT_BATCH_SIZES)),
+                       help="comma-separated among 8, 32, 128 (default: %(default)s)")
+    study.add_argument("--slowdowns", default=",".join(hansen.SLOWDOWNS),
+                       help="comma-separated among low, mixed, high (default: all)")
+    study.add_argument("--trials", type=int,
+                       help=f"trials per scenario (default {hansen.DEFAULT_TRIALS};"
+                       f" {hansen.PAPER_TRIALS} with --full)")
+    study.add_argument("--heuristics", default=",".join(hansen.HEURISTICS),
+                       help="comma-separated (default: %(default)s)")
+    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
+                       help="also run every heuristic as a Batsim scheduler on this engine"
+                       " and measure realised completion from its output files: the"
+                       " embedded engine, real Batsim ('batsim' on PATH), or none"
+                       " (default: %(default)s)")
+    study.add_argument("--points", type=int, default=DEFAULT_POINTS,
+                       help="values per discretised distribution (default: %(default)s)")
+    study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),
+                       help="output folder, reused to resume (default: %(default)s)")
+    study.set_defaults(func=experiment_command)

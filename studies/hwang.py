@@ -1,0 +1,281 @@
+"""``hetsched experiment hwang``: Hwang et al. (IEEE TSC 2018) section 6 on the engine.
+
+Every run writes a Table 8 scenario's platform (one Batsim host per core, shared nodes) and
+workload (``gen_hwang``, Table 6's task counts times ``scale``), and runs the
+:class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness` heuristic through the
+pybatsim adapter on
+the embedded Batsim engine: pilot jobs, non-preemptive redistribution, an invocation at each
+application submission and termination, each task run by SimGrid for its co-runner run time
+(execution twins). A user's run time is from its submission to its last task's end (Batsim's
+``finish_time`` of its last twin); fairness is 1 - sigma/mu of the normalised throughput
+(Fastest-OneCore over run time, :mod:`hetsched.metrics.fairness`); efficiency is the makespan
+over simple fairness + AllCore's on the same scenario.
+
+Scaled down by default (scenario 1, Table 6 x 0.005: 2,500 tasks on 2,400 cores, every policy
+combination with RPA plus simple fairness; minutes), ``--full`` for the paper's sizes (the 23
+scenarios, Table 6's 500,000 tasks, every metric: far beyond one machine's day on the engine;
+the model-time study ``studies/hwang_model_study.py`` covers the whole grid).
+:func:`pilot_simulation` builds the model-time simulation of the same workload, which the tests
+check the engine against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level_fairness import (
+    TwoLevelFairness,
+    first_level_policy,
+    second_level_policy,
+)
+from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
+from hetsched.platforms.model import PlatformSpec
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
+from hetsched.workloads import gen_hwang
+from hetsched.workloads.batsim_workload import write_workload
+
+if TYPE_CHECKING:
+    from hetsched.schedulers.adapter import HetschedScheduler
+
+FIELDS = ("scenario", "first", "metric", "second", "seed", "interarrival", "scale", "tasks",
+          "fairness", "makespan", "normalized", "invocations", "seconds")
+DEFAULT_SCALE = 0.005
+FIRST_LEVELS = ("fairness", "paf", "aaf", "pa-rr")
+SECOND_LEVELS = ("allcore", "random", "maf", "ca-rr")
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """One engine run: Table 8 scenario (1-23), the policies, the seed, submission gaps."""
+
+    scenario: int
+    first: str
+    metric: str
+    second: str
+    seed: int = 0
+    interarrival: float | None = None
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (str(self.scenario), self.first, self.metric, self.second, str(self.seed),
+                "" if self.interarrival is None else repr(float(self.interarrival)))
+
+    def heuristic(self) -> TwoLevelFairness:
+        return TwoLevelFairness(first_level=self.first, metric=self.metric,  # type: ignore[arg-type]
+                                second_level=self.second, seed=self.seed)  # type: ignore[arg-type]
+
+
+def scenario_inputs(scenario: int, seed: int, scale: float, interarrival: float | None,
+                    folder: Path) -> tuple[PlatformSpec, Path, Path, dict]:
+    """Write scenario ``scenario``'s platform and workload into ``folder``."""
+    preset = f"hwang-s{scenario}"
+    platform = generate_platform(gen_hwang.SCENARIOS[scenario - 1].platform_preset, seed=0)
+    options: dict[str, object] = {"scale": scale}
+    if interarrival is not None:
+        options["mean_interarrival"] = interarrival
+    document = gen_hwang.generate(preset, seed, platform.clusters, options)
+    platform_xml = write_platform(platform, folder / "platform.xml", force=True)
+    workload_json = folder / "workload.json"
+    write_workload(document, workload_json, force=True)
+    return platform, platform_xml, workload_json, document
+
+
+def applications_of(document: dict) -> list[Application]:
+    """The workload's users as :class:`Application` s, in order of first submission."""
+    first: dict[str, tuple[float, int]] = {}
+    count: dict[str, int] = {}
+    for position, job in enumerate(document["jobs"]):
+        user = job.get("user") or job["application"]
+        first.setdefault(user, (float(job["subtime"]), position))
+        count[user] = count.get(user, 0) + 1
+        app = job["application"]
+        if user != app:
+            raise ValueError(f"job {job['id']}: user {user} is not its application {app}")
+    order = sorted(first, key=first.__getitem__)
+    return [Application(u, gen_hwang.APPLICATIONS.index(u), count[u], first[u][0])
+            for u in order]
+
+
+def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> SimulationResult:
+    """The model-time pilot-job simulation of the same platform, workload and policies."""
+    platforms = [Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
+                 for c in platform.clusters]
+    scheduler = TwoLevelScheduler(first_level_policy(run.first, run.metric),
+                                  second_level_policy(run.second, seed=run.seed))
+    return PilotJobSimulation(platforms, applications_of(document), scheduler,
+                              seed=run.seed).run()
+
+
+def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
+    """Run ``run`` on the engine in ``folder``; its row and the scheduler (driver state)."""
+    # pybatsim is imported by the commands that run a scheduler only (hetsched.dependencies)
+    from hetsched.engine.simulation import simulate
+    from hetsched.schedulers.adapter import HetschedScheduler
+
+    platform, platform_xml, workload_json, document = scenario_inputs(
+        run.scenario, run.seed, scale, run.interarrival, folder)
+    started = time.perf_counter()
+    scheduler = HetschedScheduler(heuristic=run.heuristic())
+    simulate(platform_xml, [workload_json], scheduler, str(folder / "out"), dynamic_jobs=True)
+    seconds = time.perf_counter() - started
+    applications = applications_of(document)
+    index = {a.user: u for u, a in enumerate(applications)}
+    finish = np.zeros(len(applications))
+    for record in scheduler.driver.tasks:  # type: ignore[union-attr]
+        if record.ended is None:
+            raise RuntimeError(f"task {record.task.id} did not run ({record.state.value})")
+        u = index[record.task.user or ""]
+        finish[u] = max(finish[u], record.ended)
+    submission = np.array([a.submission for a in applications])
+    tasks = np.array([a.tasks for a in applications])
+    solo = np.column_stack([CorunnerModel.paper(c.name, c.cores_per_node).solo[
+        [a.application for a in applications]] for c in platform.clusters])
+    fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters))
+    normalized = normalized_throughput(finish - submission, fastest)
+    row = {
+        "scenario": run.scenario, "first": run.first, "metric": run.metric,
+        "second": run.second, "seed": run.seed,
+        "interarrival": "" if run.interarrival is None else run.interarrival, "scale": scale,
+        "tasks": int(tasks.sum()), "fairness": round(fairness(normalized), 6),
+        "makespan": round(float(finish.max() - submission.min()), 3),
+        "normalized": ";".join(f"{a.user}={v:.6f}"
+                               for a, v in zip(applications, normalized, strict=True)),
+        "invocations": scheduler.heuristic.invocations_,  # type: ignore[attr-defined]
+        "seconds": round(seconds, 2),
+    }
+    return row, scheduler
+
+
+def grid(full: bool, seeds: Sequence[int], interarrivals: Sequence[float]) -> list[EngineRun]:
+    """The runs: scaled down, scenario 1 with RPA (+ simple fairness); full, every scenario
+    and metric."""
+    scenarios = range(1, 24) if full else (1,)
+    metrics = ("throughput", "epa", "rpa") if full else ("rpa",)
+    combos = [("fairness", "rpa", s) for s in SECOND_LEVELS] + [
+        (f, m, s) for f in FIRST_LEVELS[1:] for m in metrics for s in SECOND_LEVELS]
+    runs = []
+    for seed in seeds:
+        for n in scenarios:
+            gaps: list[float | None] = [None]
+            if gen_hwang.SCENARIOS[n - 1].kind in ("default", "without-application"):
+                gaps += list(interarrivals)
+            runs += [EngineRun(n, f, m, s, seed, g) for g in gaps for f, m, s in combos]
+    return runs
+
+
+def study(out: Path, runs: Sequence[EngineRun], scale: float) -> list[dict]:
+    """Run every ``runs`` not yet in ``out/runs.csv`` (appending each row); all rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "runs.csv"
+    rows: dict[tuple[str, ...], dict] = {}
+    if path.exists():
+        with path.open() as handle:
+            for row in csv.DictReader(handle):
+                if float(row["scale"]) != scale:
+                    raise ValueError(f"{path} holds runs at scale {row['scale']}, not {scale}")
+                gap = row["interarrival"]
+                rows[(row["scenario"], row["first"], row["metric"], row["second"], row["seed"],
+                      "" if gap == "" else repr(float(gap)))] = row
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, FIELDS)
+        if new:
+            writer.writeheader()
+        for number, run in enumerate(runs, 1):
+            if run.key in rows:
+                continue
+            with tempfile.TemporaryDirectory(prefix="hetsched-hwang-") as tmp:
+                row, _ = engine_run(run, scale, Path(tmp))
+            writer.writerow(row)
+            handle.flush()
+            rows[run.key] = {k: str(v) for k, v in row.items()}
+            print(f"[{number}/{len(runs)}] s{run.scenario} {run.first}/{run.metric}"
+                  f" {run.second} gap={run.interarrival}: fairness {row['fairness']:.3f},"
+                  f" makespan {row['makespan']:.0f} s ({row['seconds']} s)",
+                  file=sys.stderr, flush=True)
+    return [rows[run.key] for run in runs]
+
+
+def summary(rows: Sequence[dict]) -> str:
+    """Mean fairness and efficiency per first level, per second level (RPA), per combination."""
+    base = {(r["scenario"], r["seed"], r["interarrival"]): float(r["makespan"])
+            for r in rows if r["first"] == "fairness" and r["second"] == "allcore"}
+    lines = ["first      metric      second   fairness  efficiency  makespan(s)"]
+    for r in rows:
+        efficiency = float(r["makespan"]) / base[(r["scenario"], r["seed"], r["interarrival"])]
+        lines.append(f"{r['first']:<10} {r['metric'] if r['first'] != 'fairness' else '-':<11}"
+                     f" {r['second']:<8} {float(r['fairness']):8.3f} {efficiency:11.3f}"
+                     f" {float(r['makespan']):11.0f}")
+
+    def mean(group: str, selected: list[dict]) -> str:
+        values: dict[str, list[float]] = {}
+        for r in selected:
+            values.setdefault(r[group], []).append(float(r["fairness"]))
+        return ", ".join(f"{k} {np.mean(v):.3f}" for k, v in values.items())
+
+    rpa = [r for r in rows if r["metric"] == "rpa" or r["first"] == "fairness"]
+    lines.append("mean fairness by first level (RPA): " + mean("first", rpa))
+    lines.append("mean fairness by second level (RPA): " + mean("second", rpa))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hetsched experiment hwang",
+                                     description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return experiment_command(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--full", action="store_true",
+                        help="the paper's sizes: 23 scenarios, Table 6's tasks, every metric")
+    parser.add_argument("--scale", type=float,
+                        help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
+                        " 1 with --full)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--interarrival", type=float, nargs="*", default=[],
+                        help="mean gaps (s) between application submissions (dynamic)")
+    parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
+                        help="output folder, reused to resume (default: %(default)s)")
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
+    started = time.perf_counter()
+    rows = study(args.outdir, grid(args.full, args.seeds, args.interarrival), scale)
+    text = summary(rows)
+    (args.outdir / "summary.txt").write_text(text)
+    (args.outdir / "config.json").write_text(json.dumps(
+        {"full": args.full, "scale": scale, "seeds": args.seeds,
+         "interarrival": args.interarrival}, indent=1))
+    print(text, end="")
+    print(f"{len(rows)} runs in {time.perf_counter() - started:.1f} s; {args.outdir}/runs.csv")
+    return 0
+
+
+def register(studies: argparse._SubParsersAction) -> None:
+    """Add ``hwang`` to the ``hetsched experiment`` sub-commands."""
+    study_parser = studies.add_parser(
+        "hwang", help="Hwang et al. sec. 6: two-level fairness on the engine (pilot jobs,"
+        " co-runners)", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(study_parser)
+    study_parser.set_defaults(func=experiment_command)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,400 @@
+"""Hwang et al. (IEEE TSC 2018) section 6 on the *model-time* pilot-job simulation.
+
+A preliminary study: every policy combination on Table 8's 23 scenarios, run by
+:class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
+run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`). Run from the
+repository root::
+
+    python -m hetsched.studies.hwang_model_study -o runs/hwang-model            # 1/10 tasks
+    python -m hetsched.studies.hwang_model_study -o runs/hwang-model --scale 1  # Table 6
+
+The grid (per scenario and seed, 50 runs): simple fairness with each second-level policy,
+and PAF, AAF, PA-based RR with each platform affinity metric (Throughput, EPA, RPA) and each
+second-level policy, MAF with both co-runner affinity metrics. Second levels: AllCore,
+Random, MAF (raw), MAF (normalised), CA-based RR; k = 50%, D_unit = P_unit = 1 (sec. 6.1).
+Each finished run is appended to ``runs.csv`` at once, so an interrupted study resumes.
+Then ``summary.txt`` and figures like the paper's:
+
+* ``fig3.png``: fairness and efficiency per platform affinity metric and scenario type
+  (PAF, AAF, PA-based RR with every second level);
+* ``fig4.png``: RPA's improvement over EPA on every run pair, sorted;
+* ``fig5.png``: first-level policies (RPA; second levels AllCore, Random, MAF normalised,
+  CA-based RR), mean and min/max over the scenarios of each type;
+* ``fig6.png``: second-level policies (every first level with RPA), likewise;
+* ``fig7.png``: per scenario, how much better the best policy is than the worst, at each
+  level (first level with MAF normalised; second level under PA-based RR).
+
+Choices (the paper's are not given): efficiency is the run's makespan over that of simple
+fairness + AllCore on the same scenario and seed; "better" is ``best / worst - 1`` for
+fairness and ``worst / best - 1`` for the efficiency (makespans); ``--seeds`` repeats every
+run with other random draws (the paper averages 100 runs); ``--interarrival`` adds dynamic
+submission (sec. 6.5) on the default and W/o App. scenarios: applications submitted in a
+random order with exponential gaps of each given mean, in seconds at full scale, multiplied
+by ``--scale`` like the task counts (:func:`hetsched.workloads.gen_hwang.submission_times`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.first_level import FirstLevelPolicy
+from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
+from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
+from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
+from hetsched.workloads.gen_hwang import APPLICATIONS, SCENARIOS, submission_times, task_counts
+
+FIRST_LEVELS = ("fairness", "paf", "aaf", "pa-rr")
+PA_METRICS = ("throughput", "epa", "rpa")
+SECOND_LEVELS = ("allcore", "random", "maf-raw", "maf-normalized", "ca-rr")
+TYPES = {
+    "default": "Default",
+    "without-platform": "W/o Plat.",
+    "small-platform": "S/L Plat.",
+    "large-platform": "S/L Plat.",
+    "without-application": "W/o App.",
+    "small-application": "S/L App.",
+}
+"""Table 8's scenario types."""
+TYPE_ORDER = ("Default", "W/o Plat.", "S/L Plat.", "W/o App.", "S/L App.")
+FIELDS = ("scenario", "type", "first", "pa_metric", "second", "seed", "interarrival", "scale",
+          "fairness", "makespan", "normalized", "seconds")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation: Table 8 scenario ``scenario`` (1-23), the policies, the seed."""
+
+    scenario: int
+    first: str
+    pa_metric: str
+    second: str
+    seed: int
+    interarrival: float | None = None
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (str(self.scenario), self.first, self.pa_metric, self.second, str(self.seed),
+                "" if self.interarrival is None else repr(self.interarrival))
+
+
+def grid(scenarios: Iterable[int], seeds: Iterable[int],
+         interarrivals: Sequence[float] = ()) -> list[Run]:
+    """Every run of the study (module docstring)."""
+    combos = [("fairness", "-", s) for s in SECOND_LEVELS] + [
+        (f, m, s) for f in FIRST_LEVELS[1:] for m in PA_METRICS for s in SECOND_LEVELS
+    ]
+    runs = []
+    for seed in seeds:
+        for n in scenarios:
+            gaps: list[float | None] = [None]
+            if SCENARIOS[n - 1].kind in ("default", "without-application"):
+                gaps += list(interarrivals)
+            for gap in gaps:
+                runs += [Run(n, f, m, s, seed, gap) for f, m, s in combos]
+    return runs
+
+
+def _first_level(run: Run) -> FirstLevelPolicy:
+    return first_level_policy(run.first, run.pa_metric)
+
+
+def _second_level(run: Run) -> SecondLevelPolicy:
+    if run.second.startswith("maf-"):  # maf-raw, maf-normalized: MAF with that metric
+        return second_level_policy("maf", corunner_metric=run.second[4:], seed=run.seed)
+    return second_level_policy(run.second, seed=run.seed)
+
+
+def simulate(run: Run, scale: float) -> dict[str, object]:
+    """Run ``run`` at ``scale`` x Table 6's tasks; its row of ``runs.csv``."""
+    scenario = SCENARIOS[run.scenario - 1]
+    clusters = generate_platform(scenario.platform_preset, seed=0).clusters
+    platforms = [Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
+                 for c in clusters]
+    counts = task_counts(scenario, scale)
+    gap = None if run.interarrival is None else run.interarrival * scale
+    submitted = submission_times(list(counts), gap, run.seed)
+    applications = [Application(app, APPLICATIONS.index(app), count, submitted[app])
+                    for app, count in counts.items()]
+    start = time.perf_counter()
+    scheduler = TwoLevelScheduler(_first_level(run), _second_level(run))
+    result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
+    solo = np.column_stack([p.model.solo[[a.application for a in applications]]
+                            for p in platforms])
+    fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms))
+    normalized = normalized_throughput(result.runtime, fastest)
+    return {
+        "scenario": run.scenario, "type": TYPES[scenario.kind], "first": run.first,
+        "pa_metric": run.pa_metric, "second": run.second, "seed": run.seed,
+        "interarrival": "" if run.interarrival is None else run.interarrival, "scale": scale,
+        "fairness": round(fairness(normalized), 6), "makespan": round(result.makespan, 3),
+        "normalized": ";".join(f"{a.user}={v:.6f}"
+                               for a, v in zip(applications, normalized, strict=True)),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _key(row: dict[str, str]) -> tuple[str, ...]:
+    gap = row["interarrival"]
+    return (row["scenario"], row["first"], row["pa_metric"], row["second"], row["seed"],
+            "" if gap == "" else repr(float(gap)))
+
+
+def _simulate_star(args: tuple[Run, float]) -> dict[str, object]:
+    return simulate(*args)
+
+
+def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> list[dict]:
+    """Run every ``runs`` not in ``out/runs.csv`` yet (appending each), return all rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "runs.csv"
+    done: set[tuple[str, ...]] = set()
+    if path.exists():
+        with path.open() as handle:
+            for row in csv.DictReader(handle):
+                if float(row["scale"]) != scale:
+                    raise ValueError(f"{path} holds runs at scale {row['scale']}, not {scale}")
+                done.add(_key(row))
+    todo = [run for run in runs if run.key not in done]
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, FIELDS)
+        if new:
+            writer.writeheader()
+        if workers > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for row in pool.map(_simulate_star, [(r, scale) for r in todo], chunksize=4):
+                    writer.writerow(row)
+                    handle.flush()
+        else:
+            for run in todo:
+                writer.writerow(simulate(run, scale))
+                handle.flush()
+    with path.open() as handle:
+        wanted = {run.key for run in runs}
+        return [row for row in csv.DictReader(handle) if _key(row) in wanted]
+
+
+def with_efficiency(rows: Sequence[dict]) -> list[dict]:
+    """Rows with ``efficiency``: makespan over simple fairness + AllCore's (same scenario,
+    seed and submission gaps)."""
+    baseline = {
+        (r["scenario"], r["seed"], r["interarrival"]): float(r["makespan"])
+        for r in rows if r["first"] == "fairness" and r["second"] == "allcore"
+    }
+    out = []
+    for row in rows:
+        base = baseline.get((row["scenario"], row["seed"], row["interarrival"]))
+        if base is None:
+            raise ValueError(f"scenario {row['scenario']}: no simple fairness + AllCore run")
+        out.append({**row, "fairness": float(row["fairness"]),
+                    "efficiency": float(row["makespan"]) / base})
+    return out
+
+
+def _mean_by(rows: Iterable[dict], group: str, value: str) -> dict[str, tuple[float, ...]]:
+    """Per ``group`` value: mean, and min/max over the scenarios' means, of ``value``."""
+    per_scenario: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        per_scenario[row[group]][row["scenario"]].append(row[value])
+    return {
+        name: (float(np.mean([v for vs in by.values() for v in vs])),
+               min(float(np.mean(v)) for v in by.values()),
+               max(float(np.mean(v)) for v in by.values()))
+        for name, by in per_scenario.items()
+    }
+
+
+def summary(rows: Sequence[dict]) -> str:
+    """The study's tables (static submission; the dynamic runs apart)."""
+    rows = with_efficiency(rows)
+    static = [r for r in rows if r["interarrival"] == ""]
+    lines = []
+
+    def table(title: str, selected: list[dict], group: str, order: Sequence[str]) -> None:
+        lines.append(f"\n{title}")
+        lines.append(f"{group:15s} {'fairness':>8s} {'(min-max)':>13s} {'efficiency':>10s}"
+                     f" {'(min-max)':>13s}   runs")
+        fair = _mean_by(selected, group, "fairness")
+        eff = _mean_by(selected, group, "efficiency")
+        for name in order:
+            if name in fair:
+                f, e = fair[name], eff[name]
+                count = sum(1 for r in selected if r[group] == name)
+                lines.append(f"{name:15s} {f[0]:8.3f} {f[1]:6.3f}-{f[2]:.3f} {e[0]:10.3f}"
+                             f" {e[1]:6.3f}-{e[2]:.3f}   {count}")
+
+    affinity = [r for r in static if r["first"] != "fairness"]
+    table("Fig. 3: platform affinity metrics (PAF, AAF, PA-based RR; every second level)",
+          affinity, "pa_metric", PA_METRICS)
+    first = [r for r in static if r["pa_metric"] in ("rpa", "-") and r["second"] != "maf-raw"]
+    table("Fig. 5: first level (RPA; AllCore, Random, MAF normalised, CA-based RR)",
+          first, "first", FIRST_LEVELS)
+    second = [r for r in static if r["pa_metric"] in ("rpa", "-")]
+    table("Fig. 6: second level (every first level, RPA)", second, "second", SECOND_LEVELS)
+    best = [r for r in static if r["pa_metric"] in ("rpa", "-")]
+    combos = defaultdict(list)
+    for r in best:
+        combos[(r["first"], r["second"])].append(r)
+    lines.append("\nEvery first x second level (RPA), mean over scenarios and seeds:")
+    for (f, s), group in sorted(combos.items(), key=lambda kv: -np.mean(
+            [r["fairness"] for r in kv[1]])):
+        lines.append(f"  {f:9s} {s:15s} fairness {np.mean([r['fairness'] for r in group]):.3f}"
+                     f"  efficiency {np.mean([r['efficiency'] for r in group]):.3f}")
+    dynamic = [r for r in rows if r["interarrival"] != ""]
+    if dynamic:
+        lines.append("\nDynamic submission (default and W/o App. scenarios; RPA):")
+        for gap in sorted({r["interarrival"] for r in dynamic}, key=float):
+            chosen = [r for r in dynamic if r["interarrival"] == gap
+                      and r["pa_metric"] in ("rpa", "-") and r["second"] != "maf-raw"]
+            fair = _mean_by(chosen, "first", "fairness")
+            lines.append(f"  mean gap {float(gap):8.0f} s (full scale): " + ", ".join(
+                f"{f} {fair[f][0]:.3f}" for f in FIRST_LEVELS if f in fair))
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _improvements(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
+    """Fig. 4: RPA over EPA, per (scenario, first, second, seed) pair, in %."""
+    by = {(r["scenario"], r["first"], r["second"], r["seed"], r["pa_metric"]): r
+          for r in rows if r["interarrival"] == "" and r["first"] != "fairness"}
+    fair, eff = [], []
+    for (n, f, s, seed, metric), rpa in by.items():
+        if metric == "rpa" and (epa := by.get((n, f, s, seed, "epa"))):
+            fair.append((rpa["fairness"] / epa["fairness"] - 1) * 100)
+            eff.append((epa["efficiency"] / rpa["efficiency"] - 1) * 100)
+    return sorted(fair), sorted(eff)
+
+
+def _spread(rows: Sequence[dict], vary: str, fixed: dict[str, str]) -> tuple[list, list, list]:
+    """Fig. 7: per scenario, best over worst - 1 (%) as ``vary`` changes, ``fixed`` held."""
+    chosen = defaultdict(list)
+    for r in rows:
+        if r["interarrival"] == "" and all(r[k] == v for k, v in fixed.items()):
+            chosen[r["scenario"]].append(r)
+    scenarios, fair, eff = [], [], []
+    for n in sorted(chosen, key=int):
+        by: dict[str, list[dict]] = defaultdict(list)
+        for r in chosen[n]:
+            by[r[vary]].append(r)
+        f = [np.mean([r["fairness"] for r in g]) for g in by.values()]
+        e = [np.mean([r["efficiency"] for r in g]) for g in by.values()]
+        scenarios.append(int(n))
+        fair.append((max(f) / min(f) - 1) * 100)
+        eff.append((max(e) / min(e) - 1) * 100)
+    return scenarios, fair, eff
+
+
+def plot(rows: Sequence[dict], out: Path) -> list[Path]:
+    """Figures 3-7 (module docstring) as PNG files in ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in with_efficiency(rows) if r["interarrival"] == ""]
+    written = []
+
+    def bars(name: str, selected: list[dict], group: str, order: Sequence[str],
+             title: str) -> None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+        names = [g for g in order if any(r[group] == g for r in selected)]
+        width = 0.8 / max(1, len(names))
+        for ax, value in zip(axes, ("fairness", "efficiency"), strict=True):
+            for k, g in enumerate(names):
+                means, lows, highs = [], [], []
+                for kind in TYPE_ORDER:
+                    sub = [r for r in selected if r[group] == g and r["type"] == kind]
+                    stats = _mean_by(sub, group, value).get(g, (math.nan,) * 3)
+                    means.append(stats[0])
+                    lows.append(stats[0] - stats[1])
+                    highs.append(stats[2] - stats[0])
+                x = np.arange(len(TYPE_ORDER)) + (k - (len(names) - 1) / 2) * width
+                ax.bar(x, means, width, yerr=[lows, highs], capsize=2, label=g)
+            ax.set_xticks(np.arange(len(TYPE_ORDER)), TYPE_ORDER, fontsize=8)
+            ax.set_ylabel(value)
+            if value == "fairness":
+                ax.set_ylim(0, 1)
+        axes[0].legend(fontsize=7)
+        fig.suptitle(title, fontsize=9)
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=120)
+        plt.close(fig)
+        written.append(out / name)
+
+    bars("fig3.png", [r for r in rows if r["first"] != "fairness"], "pa_metric", PA_METRICS,
+         "Platform affinity metrics (model-time simulation)")
+    bars("fig5.png", [r for r in rows if r["pa_metric"] in ("rpa", "-")
+                      and r["second"] != "maf-raw"], "first", FIRST_LEVELS,
+         "First-level policies, RPA (model-time simulation)")
+    bars("fig6.png", [r for r in rows if r["pa_metric"] in ("rpa", "-")], "second",
+         SECOND_LEVELS, "Second-level policies, RPA (model-time simulation)")
+
+    fair, eff = _improvements(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, values, label in zip(axes, (fair, eff), ("fairness", "efficiency"), strict=True):
+        ax.plot(np.linspace(0, 100, len(values)), values)
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.set_xlabel("runs (%)")
+        ax.set_ylabel(f"RPA over EPA, {label} (%)")
+    fig.suptitle("RPA versus EPA (model-time simulation)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "fig4.png", dpi=120)
+    plt.close(fig)
+    written.append(out / "fig4.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    first_rows = [r for r in rows if r["pa_metric"] in ("rpa", "-")]
+    first = _spread(first_rows, "first", {"second": "maf-normalized"})
+    second = _spread(rows, "second", {"first": "pa-rr", "pa_metric": "rpa"})
+    for ax, index, label in zip(axes, (1, 2), ("fairness", "efficiency"), strict=True):
+        ax.plot(first[0], first[index], "o-", label="first level (MAF normalised)")
+        ax.plot(second[0], second[index], "s-", label="second level (PA-based RR, RPA)")
+        ax.set_xlabel("scenario (Table 8)")
+        ax.set_xticks(first[0])
+        ax.set_ylabel(f"best over worst, {label} (%)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("First- versus second-level effect (model-time simulation)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "fig7.png", dpi=120)
+    plt.close(fig)
+    written.append(out / "fig7.png")
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--scale", type=float, default=0.1, help="factor on Table 6's tasks")
+    parser.add_argument("--scenarios", type=int, nargs="+", default=list(range(1, 24)))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--interarrival", type=float, nargs="*", default=[],
+                        help="mean gaps (s, full scale) for dynamic submission")
+    parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
+    args = parser.parse_args(argv)
+    if any(not 1 <= n <= len(SCENARIOS) for n in args.scenarios):
+        parser.error(f"scenarios are 1 to {len(SCENARIOS)}")
+    runs = grid(args.scenarios, args.seeds, args.interarrival)
+    rows = study(args.out, runs, args.scale, args.workers)
+    text = summary(rows)
+    (args.out / "summary.txt").write_text(text)
+    print(text, end="")
+    for path in plot(rows, args.out):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
+

@@ -1,0 +1,574 @@
+"""The study of Khemka et al. (MIC 2015) sections 4 and 5, on our stack.
+
+Scenarios are days of a real trace (28 h: the previous 4 h as warm-up, the last 24 h
+measured) on platforms drawn from the paper's generator; every heuristic runs on every
+scenario of every environment, and we report the mean percentage of the maximum value bound
+with a 95% confidence interval (Student's t over the scenarios), as the paper's Fig. 4 and
+Fig. 5 do.
+
+Environments (section 5): intermediate oversubscription (20% of the paper's base of 92,160
+cores, weak value-runtime correlation, ETC COV 0.3); lower and higher oversubscription (25%
+and 15% of the same base); exact and no value-runtime correlation; low and high
+heterogeneity (ETC COV 0.01 and 1).
+
+Scenario days, as the paper picks them: its 48 Curie days had between 897 and 2,904 task
+arrivals (section 5). A day's arrivals are the trace's job records submitted during that
+calendar day (the trace's own clock and time zone, before any cleaning or core limit). The
+days whose arrivals lie in the range (``arrivals``, an option), day 0 excepted (it has no
+warm-up), are the eligible days; scenario ``i`` of ``n`` takes the eligible day of rank
+``round(i (m - 1) / (n - 1))`` (Python's rounding, half to even) among the ``m`` eligible
+days, so the days spread evenly over
+the eligible ones, reproducibly; asking for more scenarios than eligible days is an error.
+Platform and annotation seed of scenario ``i``: ``seed + i``; an environment changes only
+its own parameter, so the environments share days and seeds.
+
+What is counted (``accounting``): by default the paper's, the value earned by the tasks
+that complete by the end of the simulated window (:mod:`hetsched.metrics.value`); ``total``
+counts the tasks that complete after it too. Every run's summary holds both, so the
+accounting is chosen when the study is summarised, without running anything again.
+
+Heuristics are given as names of the registry, optionally with options after a colon,
+joined by ``+``: ``max-vpr:book_zero_value=true`` runs ``max-vpr`` with that option, under
+that label.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsched.metrics.summary import RunSummary
+from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
+from hetsched.studies.scenario import Scenario
+from hetsched.studies.statistics import confidence_half_width
+from hetsched.workloads.selection import trace_day
+from hetsched.workloads.swf import MISSING, read_swf
+from hetsched.workloads.traces import resolve_trace
+
+CURIE = "CEA-Curie-2011-2.1-cln"
+HEURISTICS = (
+    "easy",
+    "conservative",
+    "cmq",
+    "max-value",
+    "max-vpr",
+    "max-value-ph",
+    "max-vpr-ph",
+)
+ARRIVALS = (897, 2904)
+"""Section 5: the least and the most task arrivals of a day among the paper's 48 days."""
+ACCOUNTINGS = ("window", "total")
+"""What counts: value earned by the end of the simulated window (the paper's), or at any time."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One environment of section 5: a platform preset, a value correlation, an ETC COV."""
+
+    name: str
+    preset: str
+    value_correlation: str
+    etc_cov: float
+    figure: str  # the figure and panel of the paper it belongs to
+
+
+ENVIRONMENTS: dict[str, Environment] = {
+    env.name: env
+    for env in (
+        Environment("intermediate", "khemka-20", "weak", 0.3, "fig4,fig5a,fig5b"),
+        Environment("lower-oversubscription", "khemka-25", "weak", 0.3, "fig4"),
+        Environment("higher-oversubscription", "khemka-15", "weak", 0.3, "fig4"),
+        Environment("exact-correlation", "khemka-20", "exact", 0.3, "fig5a"),
+        Environment("no-correlation", "khemka-20", "none", 0.3, "fig5a"),
+        Environment("low-heterogeneity", "khemka-20", "weak", 0.01, "fig5b"),
+        Environment("high-heterogeneity", "khemka-20", "weak", 1.0, "fig5b"),
+    )
+}
+
+
+# ----------------------------------------------------------------------------- scenario days
+def daily_arrivals(trace: str, trace_dir: str | Path | None = None) -> dict[int, int]:
+    """Job records submitted on each day of the trace (:func:`trace_day`), in one pass."""
+    header, records = read_swf(resolve_trace(trace, trace_dir))
+    # Day 0 is the date of the earliest submission, as for the conversion; records without
+    # a submit time (the reader warned) are not arrivals.
+    submits = [record.submit_time for record in records if record.submit_time != MISSING]
+    if not submits:
+        raise ValueError(f"{trace}: the trace has no job record")
+    first = min(submits)
+    counts = Counter(trace_day(header, first, submit)[0] for submit in submits)
+    return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True)
+class DaySelection:
+    """The scenario days, the arrivals of every day, and why the other days were left out."""
+
+    days: tuple[int, ...]
+    arrivals: Mapping[int, int]
+    low: int
+    high: int
+
+    def skipped(self) -> dict[str, int]:
+        """How many days of the trace were not eligible, by reason (day 0: no warm-up)."""
+        reasons: Counter[str] = Counter()
+        last = max(self.arrivals, default=0)
+        for day in range(last + 1):
+            count = self.arrivals.get(day, 0)
+            if day == 0:
+                reasons["day 0 (no warm-up)"] += 1
+            elif not count:
+                reasons["no arrival"] += 1
+            elif count < self.low:
+                reasons[f"fewer than {self.low} arrivals"] += 1
+            elif count > self.high:
+                reasons[f"more than {self.high} arrivals"] += 1
+        return dict(reasons)
+
+    def describe(self) -> str:
+        """One line: the chosen days with their arrivals, and the skipped days by reason."""
+        chosen = ", ".join(f"{d} ({self.arrivals[d]})" for d in self.days)
+        skipped = "; ".join(f"{n} day(s): {why}" for why, n in sorted(self.skipped().items()))
+        return (f"{len(self.days)} day(s) with {self.low}-{self.high} arrivals: {chosen};"
+                f" skipped {skipped or 'none'}")
+
+
+def select_days(
+    arrivals: Mapping[int, int], nb_scenarios: int, low: int = ARRIVALS[0],
+    high: int = ARRIVALS[1],
+) -> DaySelection:
+    """The scenario days (see the module docstring).
+
+    >>> counts = {0: 1000, 1: 5, 2: 900, 3: 1200, 4: 3000, 5: 950, 6: 2000}
+    >>> select_days(counts, 3).days  # eligible 2, 3, 5, 6: ranks 0, round(1.5) = 2, 3
+    (2, 5, 6)
+    >>> select_days(counts, 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: only 4 day(s) have between 897 and 2904 arrivals (day 0 aside): ask for at ...
+    """
+    if nb_scenarios < 1:
+        raise ValueError(f"need at least one scenario, got {nb_scenarios}")
+    if not 0 <= low <= high:
+        raise ValueError(f"arrivals range must be 0 <= low <= high, got {low}-{high}")
+    eligible = [d for d, n in sorted(arrivals.items()) if d >= 1 and low <= n <= high]
+    if nb_scenarios > len(eligible):
+        raise ValueError(
+            f"only {len(eligible)} day(s) have between {low} and {high} arrivals (day 0 aside):"
+            f" ask for at most {len(eligible)} scenarios or widen the range"
+        )
+    if nb_scenarios == 1:
+        ranks = [0]
+    else:
+        ranks = [round(i * (len(eligible) - 1) / (nb_scenarios - 1)) for i in range(nb_scenarios)]
+    return DaySelection(tuple(eligible[r] for r in ranks), dict(arrivals), low, high)
+
+
+# ---------------------------------------------------------------------------------- heuristics
+@dataclass(frozen=True)
+class HeuristicSpec:
+    """A heuristic of the registry with options, under a label (its spec text).
+
+    >>> spec = HeuristicSpec.parse("max-vpr:book_zero_value=true")
+    >>> spec.name, dict(spec.options), spec.folder
+    ('max-vpr', {'book_zero_value': True}, 'max-vpr+book_zero_value=true')
+    """
+
+    label: str
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> HeuristicSpec:
+        name, _, rest = text.strip().partition(":")
+        options: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in rest.split("+"))):
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise ValueError(f"heuristic {text!r}: option {item!r} is not key=value")
+            try:
+                options[key] = json.loads(value)
+            except json.JSONDecodeError:
+                options[key] = value
+        return cls(text.strip(), name, options)
+
+    @property
+    def folder(self) -> str:
+        """The label as a folder name."""
+        return self.label.replace(":", "+")
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run of the study: where it belongs and what it measured."""
+
+    environment: str
+    scenario: int
+    day: int
+    heuristic: str
+    summary: RunSummary
+
+
+def run_study(
+    outdir: Path,
+    *,
+    trace: str = CURIE,
+    nb_scenarios: int = 2,
+    environments: Sequence[str] = ("intermediate",),
+    heuristics: Sequence[str] = HEURISTICS,
+    seed: int = 1,
+    engine: str = "embedded",
+    trace_dir: str | Path | None = None,
+    arrivals: tuple[int, int] = ARRIVALS,
+    jobs: int = 1,
+    only_scenarios: Sequence[int] | None = None,
+    executor: CellExecutor | None = None,
+    on_days: Callable[[DaySelection], None] | None = None,
+    on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
+) -> list[StudyRun]:
+    """Run (or resume) every heuristic on every scenario of every environment.
+
+    ``only_scenarios`` (indices among the ``nb_scenarios``) runs a subset of the study: the
+    days and seeds stay those of the full selection, so a study can be run in parts (or
+    summarised on the scenarios finished so far) and its runs reused by the whole.
+
+    Files: ``outdir/days.csv`` (every day's arrivals and whether it was chosen),
+    ``outdir/<environment>/s<i>-day<d>/{platform.xml, workload.json, <heuristic>/...}``.
+    ``jobs`` prepares and runs that many scenarios at once (worker processes), or
+    ``executor`` says where (:class:`~hetsched.studies.cells.CellExecutor`: Dask...);
+    ``on_days`` gets the day selection, ``on_run(run, resumed, done, total)`` each run once
+    its scenario is done. The runs are returned in study order (environment, scenario,
+    heuristic) whatever ``jobs`` and ``executor`` are.
+    """
+    unknown = [name for name in environments if name not in ENVIRONMENTS]
+    if unknown:
+        raise ValueError(
+            f"unknown environment(s) {', '.join(unknown)}; choose from {', '.join(ENVIRONMENTS)}"
+        )
+    specs = [HeuristicSpec.parse(text) for text in heuristics]
+    selection = select_days(daily_arrivals(trace, trace_dir), nb_scenarios, *arrivals)
+    chosen = set(range(nb_scenarios) if only_scenarios is None else only_scenarios)
+    outside = sorted(i for i in chosen if not 0 <= i < nb_scenarios)
+    if outside:
+        raise ValueError(
+            f"scenario(s) {', '.join(map(str, outside))} out of range: the study has"
+            f" {nb_scenarios} scenarios, numbered 0 to {nb_scenarios - 1}"
+        )
+    if on_days is not None:
+        on_days(selection)
+    outdir.mkdir(parents=True, exist_ok=True)
+    _write_days(selection, outdir / "days.csv")
+    groups = []
+    for env_name in environments:
+        env = ENVIRONMENTS[env_name]
+        for index, day in enumerate(selection.days):
+            if index not in chosen:
+                continue
+            scenario = Scenario(
+                trace,
+                day=day,
+                preset=env.preset,
+                seed=seed + index,
+                etc_cov=env.etc_cov,
+                value_correlation=env.value_correlation,
+            )
+            folder = outdir / env.name / f"s{index}-day{day}"
+            cells = tuple(
+                Cell((env.name, index, day, spec.label), spec.name, folder / spec.folder,
+                     spec.options, engine)
+                for spec in specs
+            )
+            groups.append(ScenarioCells(scenario, folder, cells, trace_dir))
+    order = {cell.key: position for position, cell in
+             enumerate(cell for group in groups for cell in group.cells)}
+    runs: list[tuple[int, StudyRun]] = []
+    for cell, summary, resumed in run_groups(groups, jobs=jobs, executor=executor):
+        env_name, index, day, label = cell.key
+        run = StudyRun(env_name, index, day, label, summary)
+        runs.append((order[cell.key], run))
+        if on_run is not None:
+            on_run(run, resumed, len(runs), len(order))
+    return [run for _, run in sorted(runs, key=lambda item: item[0])]
+
+
+def _write_days(selection: DaySelection, path: Path) -> None:
+    chosen = set(selection.days)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["day", "arrivals", "chosen"])
+        for day in range(max(selection.arrivals, default=-1) + 1):
+            writer.writerow([day, selection.arrivals.get(day, 0), int(day in chosen)])
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Mean % of the maximum value bound over the scenarios, with its 95% CI half-width."""
+
+    environment: str
+    heuristic: str
+    scenarios: int
+    mean_percent: float
+    ci95: float
+    mean_completed: float
+    latency_p50_ms: float | None
+
+
+def _percent(summary: RunSummary, accounting: str) -> float | None:
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(
+            f"unknown accounting {accounting!r} (choose from {', '.join(ACCOUNTINGS)})"
+        )
+    return summary.value_percent if accounting == "window" else summary.value_percent_total
+
+
+def aggregate(runs: Sequence[StudyRun], accounting: str = "window") -> list[Aggregate]:
+    """One :class:`Aggregate` per (environment, heuristic), in first-seen order, counting the
+    value as ``accounting`` says (see the module docstring)."""
+    groups: dict[tuple[str, str], list[StudyRun]] = {}
+    for run in runs:
+        groups.setdefault((run.environment, run.heuristic), []).append(run)
+    result = []
+    for (env, heuristic), members in groups.items():
+        missing = [m for m in members if _percent(m.summary, accounting) is None]
+        if missing:
+            raise ValueError(
+                f"{missing[0].summary.outdir}: no value % (the workload has no value"
+                " functions); the study measures % of the maximum value bound"
+            )
+        percents = [float(_percent(m.summary, accounting)) for m in members]  # type: ignore[arg-type]
+        latencies = [
+            m.summary.mapping_latency_p50
+            for m in members
+            if m.summary.mapping_latency_p50 is not None
+        ]
+        result.append(
+            Aggregate(
+                environment=env,
+                heuristic=heuristic,
+                scenarios=len(members),
+                mean_percent=float(np.mean(percents)),
+                ci95=confidence_half_width(percents),
+                mean_completed=float(np.mean([m.summary.tasks_completed for m in members])),
+                latency_p50_ms=float(np.mean(latencies)) * 1e3 if latencies else None,
+            )
+        )
+    return result
+
+
+def ratios(
+    aggregates: Sequence[Aggregate], best: str = "max-vpr-ph"
+) -> dict[str, dict[str, float]]:
+    """Per environment: mean % of ``best`` divided by each other heuristic's mean %."""
+    table: dict[str, dict[str, float]] = {}
+    for env in dict.fromkeys(a.environment for a in aggregates):  # first-seen order, not hash
+        means = {a.heuristic: a.mean_percent for a in aggregates if a.environment == env}
+        if best in means:
+            table[env] = {
+                h: means[best] / m for h, m in means.items() if h != best and m > 0
+            }
+    return table
+
+
+def write_csv(runs: Sequence[StudyRun], aggregates: Sequence[Aggregate], outdir: Path) -> None:
+    """``runs.csv`` (one row per run) and ``summary.csv`` (one row per environment x heuristic).
+
+    These are derived from the runs' ``summary.json`` files and rewritten each time a
+    study is summarised (a resumed study adds rows); the runs themselves are never
+    overwritten.
+    """
+    with (outdir / "runs.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["environment", "scenario", "day", "heuristic", "value_percent", "value_earned",
+             "value_percent_total", "value_earned_total", "value_bound", "tasks_total",
+             "tasks_completed", "tasks_dropped", "mapping_latency_p50", "wall_seconds"]
+        )
+        for run in runs:
+            s = run.summary
+            writer.writerow(
+                [run.environment, run.scenario, run.day, run.heuristic, s.value_percent,
+                 s.value_earned, s.value_percent_total, s.value_earned_total, s.value_bound,
+                 s.tasks_total, s.tasks_completed, s.tasks_dropped, s.mapping_latency_p50,
+                 s.wall_seconds]
+            )
+    with (outdir / "summary.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["environment", "heuristic", "scenarios", "mean_value_percent", "ci95",
+             "mean_tasks_completed", "mapping_latency_p50_ms"]
+        )
+        for a in aggregates:
+            writer.writerow(
+                [a.environment, a.heuristic, a.scenarios, f"{a.mean_percent:.3f}",
+                 f"{a.ci95:.3f}", f"{a.mean_completed:.1f}",
+                 "" if a.latency_p50_ms is None else f"{a.latency_p50_ms:.3f}"]
+            )
+
+
+def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
+    """A printed table: environment, heuristic, mean % of bound +- CI, tasks, latency."""
+    header = ("environment", "heuristic", "n", "% of bound", "95% CI", "completed", "event ms")
+    rows = [header] + [
+        (
+            a.environment,
+            a.heuristic,
+            str(a.scenarios),
+            f"{a.mean_percent:.1f}",
+            f"+-{a.ci95:.1f}",
+            f"{a.mean_completed:.0f}",
+            "-" if a.latency_p50_ms is None else f"{a.latency_p50_ms:.2f}",
+        )
+        for a in aggregates
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i < 2 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    )
+
+
+FIGURES = {
+    "fig4": (
+        "Fig. 4: % of maximum value bound vs oversubscription",
+        ("lower-oversubscription", "intermediate", "higher-oversubscription"),
+        ("lower (25%)", "intermediate (20%)", "higher (15%)"),
+    ),
+    "fig5a": (
+        "Fig. 5(a): value-runtime correlation",
+        ("exact-correlation", "intermediate", "no-correlation"),
+        ("exact", "weak", "none"),
+    ),
+    "fig5b": (
+        "Fig. 5(b): heterogeneity (ETC COV)",
+        ("low-heterogeneity", "intermediate", "high-heterogeneity"),
+        ("low (0.01)", "intermediate (0.3)", "high (1)"),
+    ),
+}
+
+
+def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
+    """Grouped bar charts like the paper's Fig. 4 and 5, for the environments that were run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_key = {(a.environment, a.heuristic): a for a in aggregates}
+    heuristics = list(dict.fromkeys(a.heuristic for a in aggregates))
+    written = []
+    for key, (title, envs, labels) in FIGURES.items():
+        present = [(e, label) for e, label in zip(envs, labels, strict=True)
+                   if any((e, h) in by_key for h in heuristics)]
+        if not present:
+            continue
+        fig, ax = plt.subplots(figsize=(max(6.0, 2.0 + 2.0 * len(present)), 4.8))
+        width = 0.8 / len(heuristics)
+        for j, heuristic in enumerate(heuristics):
+            xs, means, cis = [], [], []
+            for i, (env, _) in enumerate(present):
+                a = by_key.get((env, heuristic))
+                if a is not None:
+                    xs.append(i + (j - (len(heuristics) - 1) / 2) * width)
+                    means.append(a.mean_percent)
+                    cis.append(a.ci95)
+            ax.bar(xs, means, width, yerr=cis, capsize=2, label=heuristic)
+        ax.set_xticks(range(len(present)), [label for _, label in present])
+        ax.set_ylabel("% of maximum value bound")
+        ax.set_ylim(0, 105)
+        ax.set_title(title, fontsize="medium")
+        ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+        fig.tight_layout()
+        path = outdir / f"{key}.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def summarize_study(
+    runs: Sequence[StudyRun], outdir: Path, accounting: str = "window"
+) -> tuple[list[Aggregate], list[Path]]:
+    """Write the CSV files and the figures; return the aggregates and the figure paths.
+
+    ``runs.csv`` holds both accountings; ``summary.csv`` and the figures the chosen one;
+    ``cmq.csv`` the :func:`cmq_diagnostics` of the CMQ runs, if any.
+    """
+    aggregates = aggregate(runs, accounting)
+    write_csv(runs, aggregates, outdir)
+    diagnostics = cmq_diagnostics(runs)
+    if diagnostics:
+        with (outdir / "cmq.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["environment", "scenario", "day", "small", "medium", "large",
+                             "mapping_events", "share_with_several_mappable"])
+            for d in diagnostics:
+                writer.writerow([d.environment, d.scenario, d.day, f"{d.small:.4f}",
+                                 f"{d.medium:.4f}", f"{d.large:.4f}", d.events,
+                                 f"{d.several:.4f}"])
+    return aggregates, plot_figures(aggregates, outdir)
+
+
+# ----------------------------------------------------------------------------- CMQ diagnostics
+@dataclass(frozen=True)
+class CmqDiagnostic:
+    """Why Conservative Multiple Queues behaves like Conservative Backfilling on one scenario.
+
+    ``small``, ``medium``, ``large``: shares of the tasks in each queue of section 3.3 (R~
+    against 0.3 and 0.6 of the day's largest R~); ``events``: CMQ's mapping events;
+    ``several``: the share of them with two or more mappable tasks, the only ones where the
+    round robin can put a task before an earlier one.
+    """
+
+    environment: str
+    scenario: int
+    day: int
+    small: float
+    medium: float
+    large: float
+    events: int
+    several: float
+
+
+def cmq_diagnostics(runs: Sequence[StudyRun], heuristic: str = "cmq") -> list[CmqDiagnostic]:
+    """One :class:`CmqDiagnostic` per run of ``heuristic`` that exported mapping events."""
+    from hetsched.core.system import Cluster
+    from hetsched.heuristics.baselines.multiqueue import average_resources
+    from hetsched.metrics.latency import read_mapping_events
+    from hetsched.platforms.simgrid_xml import read_platform
+    from hetsched.workloads.batsim_workload import load_workload
+    from hetsched.workloads.tasks import task_from_job
+
+    result = []
+    for run in runs:
+        events_path = Path(run.summary.outdir) / "out_mapping_events.csv"
+        if run.heuristic != heuristic or not events_path.is_file():
+            continue
+        specs = read_platform(run.summary.platform).clusters
+        clusters = [Cluster(c.name, c.cores_per_node, tuple(range(c.nb_nodes))) for c in specs]
+        document = load_workload(run.summary.workload)
+        usage = []
+        for job in document["jobs"]:
+            task = task_from_job(job, None, clusters)
+            fit = [c for c in clusters if c.name in task.etc and c.nodes_for(task.cores)
+                   <= c.nb_nodes]
+            if fit:
+                usage.append(average_resources(task, fit))
+        r_max = max(usage, default=0.0)
+        small = sum(r <= 0.3 * r_max for r in usage) / max(len(usage), 1)
+        large = sum(r > 0.6 * r_max for r in usage) / max(len(usage), 1)
+        events = read_mapping_events(events_path)
+        several = sum(e.nb_mappable >= 2 for e in events) / max(len(events), 1)
+        result.append(CmqDiagnostic(run.environment, run.scenario, run.day, small,
+                                    1.0 - small - large, large, len(events), several))
+    return result
+

@@ -1,0 +1,500 @@
+"""The study of Machovec et al. (2017) section V, on our stack.
+
+Trials (sec. IV-V): trial ``i`` draws a ``machovec`` platform (100,000 cores in the paper:
+four general-purpose and two special-purpose clusters, three P-states) and, on it, a
+synthetic day (:mod:`hetsched.workloads.gen_machovec`: 28 h of arrivals, the last 24 h
+measured) with a mean of 5,000 (level ``5k``) or 10,000 (``10k``) tasks a day, both from seed
+``seed + i``. Mapping events every 60 s (sec. III.A: adapter option ``period``). By default
+the study runs scaled down (``scale`` 0.05: 5,000 cores, 250 and 500 tasks a day: the same
+tasks per core) so that it takes minutes; ``scale`` 1 is the paper's size.
+
+1. *Unconstrained* (sec. V.C.3): the place-holder utility heuristics (Max Util, UPT, UPR, UPE
+   with place-holders, no filter) run without an energy budget.
+2. *Energy constraint* (sec. V.C.3): "70% of the energy consumption" of the heuristic that
+   earned the highest % of maximum utility unconstrained. Our choice: per trial and level,
+   the best unconstrained heuristic of that trial, and the energy SimGrid measured over its
+   measured day (idle power included): each trial's platform draws its own node power, so a
+   single number for all trials (the paper's 12 and 15 billion joules) would be tighter on
+   some trials than on others. The budget goes into the workload (``hetsched.energy_budget``)
+   so that the schedule checker fails any run that exceeds it.
+3. *Constrained* (Fig. 9 and 10): Random, Conservative Backfilling, EASY Backfilling and FCFS
+   with multiple queues (``cmq``), without dropping nor filtering (sec. V.C.1-2); Max Util,
+   UPT and UPR with reservations and place-holders, each with no filter, the energy-per-task
+   filter (leniency 2.0) and the energy-per-resource filter (4.0); Max UPE with reservations
+   and place-holders, no filter; the utility heuristics drop tasks at 0.5 (sec. V.C.1).
+4. *Leniency sweeps* (Fig. 7 and 8): Max UPR with place-holders under the constraint at the
+   5,000-task level with the energy-per-task filter at leniencies 0.5-8 and the
+   energy-per-resource filter at 1-16.
+
+Reported per level and configuration: the mean % of maximum utility (sec. V.C.2, with the
+partial-completion share of sec. II.D over the measured day: :mod:`hetsched.metrics.utility`)
+and the mean energy of the measured day, each with its 95% confidence interval (Student's t
+over the trials). Every run is resumable (a finished run is read back); the budgets are
+derived from the unconstrained runs each time the study runs, and a budget workload written
+with another budget is refused rather than reused.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsched.heuristics.utility.maxutility import PAPER_LENIENCY
+from hetsched.metrics.summary import RunSummary
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.simgrid_xml import read_platform, write_platform
+from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
+from hetsched.studies.statistics import confidence_half_width
+from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.generators import generate as generate_workload
+
+FULL_CORES = 100_000
+"""Sec. IV.B: the compute system has 100,000 cores."""
+LEVELS = {"5k": 5000.0, "10k": 10000.0}
+"""Sec. IV.B: mean tasks arriving per day."""
+DEFAULT_SCALE = 0.05
+PERIOD = 60.0
+"""Sec. III.A: seconds between mapping events."""
+BUDGET_FRACTION = 0.7
+"""Sec. V.C.3: the energy constraint is 70 % of the best unconstrained heuristic's energy."""
+SWEEP_LEVEL = "5k"
+SWEEP_HEURISTIC = "max-upr-ph"
+SWEEP_LENIENCIES = {
+    "per-task": (0.5, 1.0, 2.0, 4.0, 8.0),
+    "per-resource": (1.0, 2.0, 4.0, 8.0, 16.0),
+}
+"""Leniency factors of Fig. 7 (energy-per-task) and Fig. 8 (energy-per-resource)."""
+SCENARIO_FILE = "scenario.json"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One heuristic configuration: its label in tables and figures, the registry name and
+    the options (``period`` included)."""
+
+    label: str
+    heuristic: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> str:
+        return self.label.replace("/", "+").replace("@", "+L")
+
+
+def _config(heuristic: str, energy_filter: str = "none",
+            leniency: float | None = None) -> Config:
+    options: dict[str, Any] = {"period": PERIOD}
+    label = heuristic
+    if energy_filter != "none":
+        options["energy_filter"] = energy_filter
+        label += f"/{energy_filter}"
+    if leniency is not None:
+        options["leniency"] = leniency
+        label += f"@{leniency:g}"
+    return Config(label, heuristic, options)
+
+
+UNCONSTRAINED = tuple(_config(name) for name in
+                      ("max-util-ph", "max-upt-ph", "max-upr-ph", "max-upe-ph"))
+"""Phase 1: the candidates for the best unconstrained heuristic (sec. V.C.3)."""
+COMPARISON = tuple(_config(name) for name in ("random", "conservative", "easy", "cmq"))
+"""Sec. III.D: the comparison heuristics (no dropping, no filter)."""
+CONSTRAINED = COMPARISON + tuple(
+    _config(f"{name}{variant}", energy_filter)
+    for name in ("max-util", "max-upt", "max-upr")
+    for variant in ("", "-ph")
+    for energy_filter in ("none", "per-task", "per-resource")
+) + (_config("max-upe"), _config("max-upe-ph"))
+"""Fig. 9 and 10: every configuration run under the energy constraint."""
+SWEEPS = tuple(
+    _config(SWEEP_HEURISTIC, energy_filter, leniency)
+    for energy_filter, values in SWEEP_LENIENCIES.items()
+    for leniency in values
+    if leniency != PAPER_LENIENCY[energy_filter]
+)
+"""Fig. 7 and 8 beyond the paper's leniencies (2.0 and 4.0 are the main configurations')."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """The inputs of one trial at one level: a platform and a day drawn from ``seed``, with
+    an energy budget or none. ``prepare_inputs`` writes them (study cells call it)."""
+
+    seed: int
+    cores: int
+    tasks_per_day: float
+    energy_budget: float | None = None
+    cores_per_node: tuple[int, ...] | None = None
+    """Node sizes the platform draws from (the ``machovec`` preset's option; None: its
+    default). Left out of the folder's marker when None, so folders of earlier studies resume."""
+
+    def prepare_inputs(
+        self, folder: str | Path, trace_dir: str | Path | None = None
+    ) -> tuple[Path, Path]:
+        """Write (or reuse) ``platform.xml`` and ``workload.json`` in ``folder``; a folder
+        prepared for other inputs (another budget...) is refused."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        platform_path, workload_path = folder / "platform.xml", folder / "workload.json"
+        marker = folder / SCENARIO_FILE
+        inputs = asdict(self)
+        if self.cores_per_node is None:
+            del inputs["cores_per_node"]
+        wanted = json.dumps(inputs, sort_keys=True)
+        if marker.exists():
+            if marker.read_text().strip() != wanted:
+                raise FileExistsError(
+                    f"{folder} holds other inputs ({marker}: {marker.read_text().strip()}, not"
+                    f" {wanted}); choose another output folder"
+                )
+            if platform_path.exists() and workload_path.exists():
+                return platform_path, workload_path
+        options: dict[str, object] = {"cores": self.cores}
+        if self.cores_per_node is not None:
+            options["cores_per_node"] = list(self.cores_per_node)
+        platform = generate_platform("machovec", self.seed, **options)
+        write_platform(platform, platform_path, force=True)
+        clusters = read_platform(platform_path).clusters
+        document = generate_workload("machovec", self.seed, clusters,
+                                     tasks_per_day=self.tasks_per_day)
+        if self.energy_budget is not None:
+            document["hetsched"]["energy_budget"] = self.energy_budget  # type: ignore[index]
+        write_workload(document, workload_path, force=True)
+        marker.write_text(wanted + "\n")
+        return platform_path, workload_path
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run: its level, trial, phase (``free``, ``budget``), configuration and summary."""
+
+    level: str
+    trial: int
+    phase: str
+    label: str
+    summary: RunSummary
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The energy constraint of one trial and level (sec. V.C.3)."""
+
+    level: str
+    trial: int
+    best: str
+    best_percent: float
+    best_energy: float
+    budget: float
+
+
+def best_and_budget(runs: Sequence[StudyRun], level: str, trial: int) -> Budget:
+    """The unconstrained run with the highest % of maximum utility (ties: first), and 70 % of
+    the energy it consumed in the measured day."""
+    free = [r for r in runs if (r.level, r.trial, r.phase) == (level, trial, "free")]
+    if not free:
+        raise ValueError(f"no unconstrained run for level {level}, trial {trial}")
+    best = max(free, key=lambda r: _utility(r.summary))
+    energy = best.summary.energy_window_joules
+    if energy is None:
+        raise ValueError(f"{best.summary.outdir}: no energy in the measure window")
+    return Budget(level, trial, best.label, _utility(best.summary), energy,
+                  BUDGET_FRACTION * energy)
+
+
+def _utility(summary: RunSummary) -> float:
+    if summary.utility_percent is None:
+        raise ValueError(f"{summary.outdir}: no utility % (the workload has no utility"
+                         " functions); the study measures % of maximum utility")
+    return summary.utility_percent
+
+
+def run_study(
+    outdir: Path,
+    *,
+    trials: int = 2,
+    levels: Sequence[str] = tuple(LEVELS),
+    scale: float = DEFAULT_SCALE,
+    cores: int | None = None,
+    cores_per_node: Sequence[int] | None = None,
+    seed: int = 1,
+    engine: str = "embedded",
+    sweeps: bool = True,
+    constrained: Sequence[Config] = CONSTRAINED,
+    unconstrained: Sequence[Config] = UNCONSTRAINED,
+    jobs: int = 1,
+    executor: CellExecutor | None = None,
+    on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
+    on_budget: Callable[[Budget], None] | None = None,
+) -> tuple[list[StudyRun], list[Budget]]:
+    """Run (or resume) the study; return its runs (study order) and the budgets.
+
+    ``scale`` multiplies the paper's tasks a day and, unless ``cores`` is given, its 100,000
+    cores (``cores`` alone changes the oversubscription); ``cores_per_node`` are the node
+    sizes the platforms draw from (default: the preset's 8, 16, 24, 32). Files:
+    ``outdir/trial<i>/<level>/{platform.xml, workload.json, <config>/...}`` for the
+    unconstrained runs, ``outdir/trial<i>/<level>/budget/{..., <config>/...}`` for the
+    constrained ones. ``jobs`` runs that many (trial, level) groups at once in worker
+    processes, or ``executor`` says where (:class:`~hetsched.studies.cells.CellExecutor`);
+    ``on_run(run, resumed, done, total)`` reports each run, ``on_budget`` each
+    budget.
+    """
+    unknown = [level for level in levels if level not in LEVELS]
+    if unknown or not levels:
+        raise ValueError(f"levels must be among {', '.join(LEVELS)}, got {list(levels)}")
+    if trials < 1:
+        raise ValueError(f"need at least one trial, got {trials}")
+    if not 0 < scale <= 1:
+        raise ValueError(f"scale must be in (0, 1], got {scale}")
+    if cores is None:
+        cores = round(FULL_CORES * scale)
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, got {cores}")
+    node_sizes = None if cores_per_node is None else tuple(cores_per_node)
+    keys = [(level, trial) for level in levels for trial in range(trials)]
+
+    def trial_of(level: str, trial: int, budget: float | None = None) -> Trial:
+        return Trial(seed + trial, cores, LEVELS[level] * scale, budget, node_sizes)
+
+    def folder_of(level: str, trial: int) -> Path:
+        return outdir / f"trial{trial}" / level
+
+    runs: list[StudyRun] = []
+    total = len(keys) * len(unconstrained)
+
+    def collect(groups: list[ScenarioCells], phase: str) -> None:
+        for cell, summary, resumed in run_groups(groups, jobs=jobs, executor=executor):
+            level, trial, label = cell.key
+            run = StudyRun(level, trial, phase, label, summary)
+            runs.append(run)
+            if on_run is not None:
+                on_run(run, resumed, len(runs), total)
+
+    collect([
+        ScenarioCells(trial_of(level, trial), folder_of(level, trial), tuple(
+            Cell((level, trial, config.label), config.heuristic,
+                 folder_of(level, trial) / config.folder, config.options, engine)
+            for config in unconstrained
+        ))
+        for level, trial in keys
+    ], "free")
+    budgets = []
+    groups = []
+    for level, trial in keys:
+        budget = best_and_budget(runs, level, trial)
+        budgets.append(budget)
+        if on_budget is not None:
+            on_budget(budget)
+        configs = list(constrained)
+        if sweeps and level == SWEEP_LEVEL:
+            configs += SWEEPS
+        folder = folder_of(level, trial) / "budget"
+        groups.append(ScenarioCells(trial_of(level, trial, budget.budget), folder, tuple(
+            Cell((level, trial, config.label), config.heuristic, folder / config.folder,
+                 config.options, engine)
+            for config in configs
+        )))
+    total += sum(len(group.cells) for group in groups)
+    collect(groups, "budget")
+    order = {(lv, t): i for i, (lv, t) in enumerate(keys)}
+    phases = {"free": 0, "budget": 1}
+    labels = {c.label: i for i, c in enumerate((*unconstrained, *constrained, *SWEEPS))}
+    runs.sort(key=lambda r: (phases[r.phase], order[r.level, r.trial], labels.get(r.label, 0)))
+    return runs, budgets
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Means over the trials of one (level, phase, configuration), with 95 % CI half-widths."""
+
+    level: str
+    phase: str
+    label: str
+    trials: int
+    utility_percent: float
+    utility_ci95: float
+    energy_gj: float
+    energy_ci95: float
+    budget_gj: float | None
+    completed: float
+    dropped: float
+    latency_p50_ms: float | None
+
+
+def aggregate(runs: Sequence[StudyRun], budgets: Sequence[Budget]) -> list[Aggregate]:
+    """One :class:`Aggregate` per (level, phase, configuration), in study order."""
+    groups: dict[tuple[str, str, str], list[StudyRun]] = {}
+    for run in runs:
+        groups.setdefault((run.level, run.phase, run.label), []).append(run)
+    mean_budget = {
+        level: float(np.mean([b.budget for b in budgets if b.level == level])) / 1e9
+        for level in {b.level for b in budgets}
+    }
+    result = []
+    for (level, phase, label), members in groups.items():
+        percents = [_utility(m.summary) for m in members]
+        energies = [(m.summary.energy_window_joules or 0.0) / 1e9 for m in members]
+        latencies = [m.summary.mapping_latency_p50 for m in members
+                     if m.summary.mapping_latency_p50 is not None]
+        result.append(Aggregate(
+            level, phase, label, len(members),
+            float(np.mean(percents)), confidence_half_width(percents),
+            float(np.mean(energies)), confidence_half_width(energies),
+            mean_budget.get(level) if phase == "budget" else None,
+            float(np.mean([m.summary.tasks_completed for m in members])),
+            float(np.mean([m.summary.tasks_dropped for m in members])),
+            float(np.mean(latencies)) * 1e3 if latencies else None,
+        ))
+    return result
+
+
+def write_csv(runs: Sequence[StudyRun], budgets: Sequence[Budget],
+              aggregates: Sequence[Aggregate], outdir: Path) -> None:
+    """``runs.csv``, ``budgets.csv`` and ``summary.csv``, rewritten from the runs' summaries
+    each time the study is summarised."""
+    with (outdir / "runs.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["level", "trial", "phase", "config", "utility_percent",
+                         "utility_earned", "utility_bound", "energy_window_joules",
+                         "energy_budget_joules", "tasks_total", "tasks_completed",
+                         "tasks_dropped", "mapping_latency_p50", "wall_seconds"])
+        for run in runs:
+            s = run.summary
+            writer.writerow([run.level, run.trial, run.phase, run.label, s.utility_percent,
+                             s.utility_earned, s.utility_bound, s.energy_window_joules,
+                             s.energy_budget_joules, s.tasks_total, s.tasks_completed,
+                             s.tasks_dropped, s.mapping_latency_p50, s.wall_seconds])
+    with (outdir / "budgets.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["level", "trial", "best_unconstrained", "best_utility_percent",
+                         "best_energy_joules", "energy_budget_joules"])
+        for b in budgets:
+            writer.writerow([b.level, b.trial, b.best, f"{b.best_percent:.3f}",
+                             f"{b.best_energy:.1f}", f"{b.budget:.1f}"])
+    with (outdir / "summary.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["level", "phase", "config", "trials", "mean_utility_percent", "ci95",
+                         "mean_energy_gj", "energy_ci95", "mean_budget_gj",
+                         "mean_tasks_completed", "mean_tasks_dropped", "mapping_latency_p50_ms"])
+        for a in aggregates:
+            writer.writerow([a.level, a.phase, a.label, a.trials, f"{a.utility_percent:.3f}",
+                             f"{a.utility_ci95:.3f}", f"{a.energy_gj:.4f}",
+                             f"{a.energy_ci95:.4f}",
+                             "" if a.budget_gj is None else f"{a.budget_gj:.4f}",
+                             f"{a.completed:.1f}", f"{a.dropped:.1f}",
+                             "" if a.latency_p50_ms is None else f"{a.latency_p50_ms:.3f}"])
+
+
+def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
+    """A printed table: level, phase, configuration, % of maximum utility +- CI, energy."""
+    header = ("level", "phase", "configuration", "n", "% max utility", "95% CI", "energy GJ",
+              "95% CI", "budget GJ", "dropped", "event ms")
+    rows = [header] + [
+        (a.level, a.phase, a.label, str(a.trials), f"{a.utility_percent:.1f}",
+         f"+-{a.utility_ci95:.1f}", f"{a.energy_gj:.3f}", f"+-{a.energy_ci95:.3f}",
+         "-" if a.budget_gj is None else f"{a.budget_gj:.3f}", f"{a.dropped:.0f}",
+         "-" if a.latency_p50_ms is None else f"{a.latency_p50_ms:.2f}")
+        for a in aggregates
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) if i < 3 else cell.rjust(w)
+                  for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+        for row in rows
+    )
+
+
+FIGURES = {"5k": "fig9", "10k": "fig10"}
+"""The paper's figure for each level's constrained results."""
+
+
+def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
+    """Fig. 9/10 (a) % of maximum utility and (b) energy with 95 % CIs, one bar per
+    configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sweep_labels = {c.label for c in SWEEPS}
+    written = []
+    for level, name in FIGURES.items():
+        bars = [a for a in aggregates if a.level == level and a.phase == "budget"
+                and a.label not in sweep_labels]
+        if not bars:
+            continue
+        for panel, (value, ci, ylabel) in {
+            "a": ("utility_percent", "utility_ci95", "% of maximum utility"),
+            "b": ("energy_gj", "energy_ci95", "energy in the measured day (GJ)"),
+        }.items():
+            fig, ax = plt.subplots(figsize=(max(7.0, 0.45 * len(bars) + 2), 4.8))
+            xs = range(len(bars))
+            ax.bar(xs, [getattr(a, value) for a in bars], yerr=[getattr(a, ci) for a in bars],
+                   capsize=2, color=[_colour(a.label) for a in bars])
+            if panel == "b" and bars[0].budget_gj is not None:
+                ax.axhline(bars[0].budget_gj, color="black", linestyle="--", linewidth=1,
+                           label="mean energy constraint")
+                ax.legend(fontsize="small")
+            ax.set_xticks(list(xs), [a.label for a in bars], rotation=70, ha="right",
+                          fontsize="x-small")
+            ax.set_ylabel(ylabel)
+            if panel == "a":
+                ax.set_ylim(0, 105)
+            ax.set_title(f"Fig. {name[3:]}({panel}): mean of {LEVELS[level] :,.0f} tasks a day"
+                         " (scaled as run), energy-constrained", fontsize="medium")
+            fig.tight_layout()
+            path = outdir / f"{name}{panel}.png"
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+            written.append(path)
+    for energy_filter, name in (("per-task", "fig7"), ("per-resource", "fig8")):
+        points = sorted(
+            ((float(a.label.split("@")[1]) if "@" in a.label else _paper_leniency(a.label), a)
+             for a in aggregates
+             if a.level == SWEEP_LEVEL and a.phase == "budget"
+             and a.label.split("@")[0] == f"{SWEEP_HEURISTIC}/{energy_filter}"),
+            key=lambda item: item[0],
+        )
+        if len(points) < 2:
+            continue
+        fig, ax = plt.subplots(figsize=(6.0, 4.2))
+        ax.errorbar([p for p, _ in points], [a.utility_percent for _, a in points],
+                    yerr=[a.utility_ci95 for _, a in points], marker="o", capsize=3)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("energy leniency factor")
+        ax.set_ylabel("% of maximum utility")
+        ax.set_title(f"Fig. {name[3:]}: {SWEEP_HEURISTIC}, energy-{energy_filter} filter",
+                     fontsize="medium")
+        fig.tight_layout()
+        path = outdir / f"{name}.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _paper_leniency(label: str) -> float:
+    return PAPER_LENIENCY[label.split("/")[-1]]
+
+
+def _colour(label: str) -> str:
+    if label.split("/")[0] in {c.label for c in COMPARISON}:
+        return "tab:gray"
+    if "max-upe" in label:
+        return "tab:green"
+    return {"per-task": "tab:orange", "per-resource": "tab:blue"}.get(
+        label.split("/")[-1], "tab:purple"
+    )
+
+
+def summarize_study(runs: Sequence[StudyRun], budgets: Sequence[Budget],
+                    outdir: Path) -> tuple[list[Aggregate], list[Path]]:
+    """Write the CSV files and the figures; return the aggregates and the figure paths."""
+    aggregates = aggregate(runs, budgets)
+    write_csv(runs, budgets, aggregates, outdir)
+    return aggregates, plot_figures(aggregates, outdir)

@@ -1,0 +1,125 @@
+"""``hetsched experiment machovec``: the study of Machovec et al. (2017) section V."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from hetsched.platforms.presets import whole_numbers
+from hetsched.running.run import ENGINES
+from hetsched.studies import machovec
+from hetsched.studies.cells import add_executor_arguments, executor_from_args
+
+FULL_TRIALS = 48
+"""Sec. IV.A: 48 simulation trials."""
+
+
+def _levels(text: str) -> list[str]:
+    levels = [level.strip() for level in text.split(",") if level.strip()]
+    if not levels:
+        raise ValueError("give at least one level (comma-separated: 5k,10k)")
+    return levels
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    """Run (or resume) the study, print the table, write CSV files and figures."""
+    scale = 1.0 if args.full else args.scale
+    trials = args.trials if args.trials is not None else (FULL_TRIALS if args.full else 2)
+    started = time.monotonic()
+
+    def report(run: machovec.StudyRun, resumed: bool, done: int, total: int) -> None:
+        how = "already done" if resumed else f"{run.summary.wall_seconds or 0:.1f} s"
+        print(f"[{done}/{total}] {run.level} trial {run.trial} {run.phase} {run.label}:"
+              f" {run.summary.utility_percent or 0:.1f}% of maximum utility,"
+              f" {(run.summary.energy_window_joules or 0) / 1e9:.3f} GJ ({how})",
+              file=sys.stderr, flush=True)
+
+    def budget(b: machovec.Budget) -> None:
+        print(f"{b.level} trial {b.trial}: best unconstrained {b.best} ({b.best_percent:.1f}%,"
+              f" {b.best_energy / 1e9:.3f} GJ): energy constraint {b.budget / 1e9:.3f} GJ",
+              file=sys.stderr, flush=True)
+
+    constrained = machovec.CONSTRAINED
+    if args.only is not None:
+        wanted = _levels(args.only)
+        known = {c.label: c for c in machovec.CONSTRAINED}
+        unknown = [label for label in wanted if label not in known]
+        if unknown:
+            raise ValueError(f"--only: unknown configuration(s) {', '.join(unknown)} (choose"
+                             f" from {', '.join(known)})")
+        constrained = tuple(known[label] for label in wanted)
+    node_sizes = _node_sizes(args.cores_per_node)
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    runs, budgets = machovec.run_study(
+        args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
+        cores_per_node=node_sizes, seed=args.seed,
+        engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
+        jobs=args.jobs, executor=executor_from_args(args), on_run=report,
+        on_budget=budget,
+    )
+    aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
+    print(machovec.format_aggregates(aggregates))
+    cores = args.cores or round(machovec.FULL_CORES * scale)
+    print(f"{len(runs)} runs ({trials} trials, scale {scale:g}: {cores:,} cores) in"
+          f" {time.monotonic() - started:.0f} s")
+    print(f"tables: {args.outdir / 'summary.csv'}, {args.outdir / 'runs.csv'},"
+          f" {args.outdir / 'budgets.csv'}")
+    for figure in figures:
+        print(f"figure: {figure}")
+    return 0
+
+
+def _node_sizes(text: str | None) -> tuple[int, ...] | None:
+    """``--cores-per-node``: the preset option's whole numbers >= 1, read as the preset reads
+    them."""
+    if text is None:
+        return None
+    try:
+        return tuple(whole_numbers(text, "cores_per_node"))
+    except ValueError:
+        raise ValueError(
+            f"--cores-per-node: expected sizes like 64 or 32,64, got {text!r}"
+        ) from None
+
+
+def register(studies: argparse._SubParsersAction) -> None:
+    """Add ``machovec`` to the ``hetsched experiment`` sub-commands."""
+    study = studies.add_parser(
+        "machovec",
+        help="Machovec et al. (2017) sec. V: % of maximum utility and energy under a daily"
+             " energy constraint, Fig. 7-10",
+        description=machovec.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    study.add_argument("--trials", type=int,
+                       help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
+    study.add_argument("--levels", default="5k,10k",
+                       help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
+    study.add_argument("--scale", type=float, default=machovec.DEFAULT_SCALE,
+                       help="fraction of the paper's 100,000 cores and of its tasks a day"
+                            " (default: %(default)s)")
+    study.add_argument("--cores", type=int,
+                       help="platform cores (default: the scaled 100,000); fewer cores for"
+                            " the same tasks oversubscribe the system more")
+    study.add_argument("--cores-per-node", metavar="SIZES",
+                       help="node sizes each cluster draws from, e.g. 64 or 32,64 (default:"
+                            " 8,16,24,32; the paper gives none); use another -o")
+    study.add_argument("--full", action="store_true",
+                       help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
+                            f" {FULL_TRIALS} trials unless --trials")
+    study.add_argument("--only", metavar="LABELS",
+                       help="comma-separated configurations to run under the constraint"
+                            " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
+                            " default: all of Fig. 9/10)")
+    study.add_argument("--no-sweeps", action="store_true",
+                       help="skip the leniency sweeps of Fig. 7 and 8")
+    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--engine", choices=ENGINES, default="embedded")
+    study.add_argument("--jobs", type=int, default=1,
+                       help="(trial, level) groups run at once in worker processes")
+    add_executor_arguments(study)
+    study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),
+                       help="output folder, reused to resume (default: %(default)s)")
+    study.set_defaults(func=experiment_command)

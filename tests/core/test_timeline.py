@@ -1,0 +1,99 @@
+"""The cluster timeline's internals that fast paths could get wrong (hetsched.core.timeline).
+
+The timeline's answers are checked against brute force in tests/core/test_slots.py; here the
+pieces that take a shortcut on common inputs are checked against their definition on random
+ones, on both sides of the shortcut.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsched.core.decisions import Action
+from hetsched.core.system import Cluster
+from hetsched.core.timeline import _FEW_RUNS, _MEMO_SIZE, Booking, ClusterTimeline, replace_sorted
+
+INF = math.inf
+
+# Few distinct values, -inf among them, so that removed and added values repeat and tie.
+VALUES = st.sampled_from([-INF, 0.0, 1.5, 2.0, 7.0, 8.25, 30.0])
+
+
+@st.composite
+def replacements(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
+    """A sorted array, some of its values (``old``), and what replaces them: one value, or as
+    many values; sometimes with more distinct values than the slices path takes."""
+    many = draw(st.booleans())
+    if many:
+        base = draw(st.lists(st.floats(-50, 50), min_size=_FEW_RUNS + 2, max_size=60))
+    else:
+        base = draw(st.lists(VALUES, min_size=1, max_size=40))
+    values = np.sort(np.asarray(base, dtype=float))
+    chosen = draw(st.lists(st.integers(0, values.size - 1), unique=True))
+    old = values[chosen]
+    if draw(st.booleans()):
+        return values, old, draw(VALUES)
+    strategy = st.floats(-60, 60) if many else VALUES
+    new = draw(st.lists(strategy, min_size=old.size, max_size=old.size))
+    return values, old, np.asarray(new, dtype=float)
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=replacements())
+def test_replace_sorted_is_the_sorted_multiset(
+    case: tuple[np.ndarray, np.ndarray, np.ndarray | float],
+) -> None:
+    values, old, new = case
+    expected = list(values)
+    for value in old.tolist():
+        expected.remove(value)
+    added = new.tolist() if isinstance(new, np.ndarray) else [new] * old.size
+    replace_sorted(values, old, new)
+    assert values.tolist() == sorted(expected + added)
+
+
+def test_replace_sorted_with_more_distinct_values_than_the_slices_path_takes() -> None:
+    values = np.arange(2.0 * _FEW_RUNS)
+    old = values[::2].copy()
+    new = old + 0.5
+    expected = sorted(values[1::2].tolist() + new.tolist())
+    replace_sorted(values, old, new)
+    assert values.tolist() == expected
+
+
+def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
+    """The tuples of recent slots are converted to local nodes from a memo (by identity): a
+    slot booked that way, after the memo forgot it, or as an equal new tuple, in a copy of the
+    timeline or in the original, gives the same node chains, also after releases."""
+    cluster = Cluster("c", 1, tuple(range(20, 40)))
+    timelines = [ClusterTimeline(cluster) for _ in range(3)]
+    rng = np.random.default_rng(7)
+    for number in range(3 * _MEMO_SIZE):
+        start = float(rng.integers(0, 100))
+        length = float(rng.integers(1, 20))
+        k = int(rng.integers(1, 8))
+        slots = [tl.earliest_slot(k, length, start) for tl in timelines]
+        assert len({slot.nodes for slot in slots}) == 1
+        nodes = slots[0].nodes
+        copy = timelines[0].clone()  # shares the memo
+        copy.book(Booking(f"t{number}", "c", nodes, slots[0].start, slots[0].end, Action.RESERVE))
+        timelines[0] = copy
+        kept = slots[1].nodes if number % 2 else tuple(rng.permutation(nodes).tolist())
+        timelines[1].book(Booking(f"t{number}", "c", kept, slots[1].start, slots[1].end,
+                                  Action.RESERVE))
+        timelines[2].book(Booking(f"t{number}", "c", tuple(list(nodes)), slots[2].start,
+                                  slots[2].end, Action.RESERVE))
+        if number % 3 == 2:
+            gone = f"t{rng.integers(number)}"
+            for tl in timelines:
+                if gone in tl:
+                    tl.release(gone)
+    for node in cluster.resource_ids:
+        chains = [[(b.task_id, b.start, b.end) for b in tl.node_bookings(node)]
+                  for tl in timelines]
+        assert chains[0] == chains[1] == chains[2]
+        assert chains[0]  # the random bookings cover every node

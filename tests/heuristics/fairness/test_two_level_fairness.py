@@ -1,0 +1,100 @@
+"""TwoLevelFairness (heuristics/fairness/two_level_fairness.py): hand-computed co-runner run times,
+and the engine run
+(pybatsim adapter, execution twins) equal to the model-time pilot-job simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hetsched.core.decisions import Action
+from hetsched.core.runner import ModelTimeRunner
+from hetsched.core.system import Cluster
+from hetsched.core.tasks import Task
+from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+from hetsched.studies.hwang import EngineRun, engine_run, pilot_simulation, scenario_inputs
+
+# gene (Table 3, 4): OneCore run times 3600 / throughput, rounded to the ms as the generator
+# does; normalised differences d (%) of the five applications.
+AUTODOCK, BLAST = 480.641, 63.966
+D_GENE = {"AutoDock": 5.57, "Blast": 0.69, "CacheBench": 12.65, "Montage": 7.99,
+          "ThreeKaonOmega": 4.70}
+MEAN_PRESSURE = sum(D_GENE.values()) / 5 / 100  # over each app's combinations on 2-core nodes
+
+
+def task(i: int, app: str, etc: float, arrival: float = 0.0) -> Task:
+    return Task(f"w0!{i}", arrival, cores=1, etc={"gene": etc}, application=app, user=app)
+
+
+def test_two_users_share_a_gene_node_with_hand_computed_corunner_times() -> None:
+    # Simple fairness gives each user 1 of the 2 cores; MAF puts them on the node together
+    # (TwoApp). C_K = S_K (1 + sigma_K p_L), sigma_K = (d_K/100) / mean pressure, p_L = d_L/100.
+    gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    tasks = [task(0, "AutoDock", AUTODOCK), task(1, "Blast", BLAST),
+             task(2, "Blast", BLAST)]
+    records = ModelTimeRunner([gene], TwoLevelFairness(first_level="fairness"), tasks).run()
+    sigma_a = D_GENE["AutoDock"] / 100 / MEAN_PRESSURE
+    sigma_b = D_GENE["Blast"] / 100 / MEAN_PRESSURE
+    autodock = AUTODOCK * (1 + sigma_a * D_GENE["Blast"] / 100)
+    blast = BLAST * (1 + sigma_b * D_GENE["AutoDock"] / 100)
+    by_id = {r.task.id: r for r in records}
+    assert by_id["w0!0"].started == 0.0 and by_id["w0!0"].ended == pytest.approx(autodock)
+    assert by_id["w0!1"].ended == pytest.approx(blast)
+    # Blast's pilot fetches its second task on the same core, still beside AutoDock.
+    assert by_id["w0!2"].started == pytest.approx(blast)
+    assert by_id["w0!2"].ended == pytest.approx(2 * blast)
+    assert by_id["w0!2"].decision.nodes == by_id["w0!1"].decision.nodes
+    assert round(autodock, 3) == 483.564 and round(blast, 3) == 64.355
+
+
+def test_alone_on_its_node_a_task_takes_its_onecore_time() -> None:
+    gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    [record] = ModelTimeRunner([gene], TwoLevelFairness(), [task(0, "Blast", BLAST)]).run()
+    assert record.ended == BLAST
+
+
+def test_tasks_a_pilot_job_cannot_run_are_dropped() -> None:
+    gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    wide = Task("w0!0", 0.0, cores=2, etc={"gene": 10.0}, application="Blast", user="Blast")
+    records = ModelTimeRunner([gene], TwoLevelFairness(), [wide, task(1, "Blast", BLAST)]).run()
+    assert [r.state.value for r in records] == ["dropped", "done"]
+
+
+def test_a_shared_node_cluster_without_a_corunner_model_is_an_error() -> None:
+    other = Cluster("other", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    t = Task("w0!0", 0.0, cores=1, etc={"other": 1.0}, application="Blast", user="Blast")
+    with pytest.raises(ValueError, match="shared-node cluster other has no co-runner model"):
+        ModelTimeRunner([other], TwoLevelFairness(), [t]).run()
+
+
+@pytest.mark.parametrize(("first", "second", "gap"), [
+    ("pa-rr", "maf", None), ("fairness", "allcore", None), ("paf", "random", 200.0)])
+def test_engine_run_equals_the_model_time_pilot_simulation(
+    tmp_path: Path, first: str, second: str, gap: float | None
+) -> None:
+    # Scenario 1 (2,400 cores) at 0.002 x Table 6 (1,000 tasks), or dynamic submission: the
+    # engine (Batsim protocol, twins run by the SimGrid-compatible kernel) gives every user
+    # the finish time of studies/hwang_pilot_jobs.py, and the tasks start when the model-time
+    # runner starts them, on the same cores.
+    run = EngineRun(1, first, "rpa", second, seed=0, interarrival=gap)
+    row, scheduler = engine_run(run, 0.002, tmp_path)
+    (tmp_path / "again").mkdir()
+    platform, _, _, document = scenario_inputs(1, 0, 0.002, gap, tmp_path / "again")
+    model = pilot_simulation(platform, document, run)
+    engine_finish = {}
+    for record in scheduler.driver.tasks:
+        user = record.task.user
+        engine_finish[user] = max(engine_finish.get(user, 0.0), record.ended)
+    assert [engine_finish[u] for u in model.users] == pytest.approx(model.finish.tolist(),
+                                                                    abs=1e-4)
+    runner = ModelTimeRunner(scheduler.driver.clusters, run.heuristic(),
+                             [r.task for r in scheduler.driver.tasks])
+    for engine, timed in zip(scheduler.driver.tasks, runner.run(), strict=True):
+        assert engine.decision.nodes == timed.decision.nodes
+        assert engine.started == pytest.approx(timed.started, abs=1e-4)
+        assert engine.ended == pytest.approx(timed.ended, abs=1e-4)
+    assert row["tasks"] == 1000 and 0 < row["fairness"] <= 1
+    assert all(r.decision.action is Action.START for r in scheduler.driver.tasks)
+    assert np.isfinite(row["makespan"])

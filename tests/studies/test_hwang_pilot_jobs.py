@@ -1,0 +1,119 @@
+"""Model-time pilot-job execution (Hwang et al. 2018, sections 5 and 6.1), by hand.
+
+The hand cases use one node of two cores and two applications with a model set directly:
+OneCore a 10 s, b 20 s; pressure a 0.5, b 0; sensitivity 1 for both. So on a 2-core node
+a runs 15 s beside a, 10 s beside b; b runs 30 s beside a, 20 s beside b; each alone runs
+its OneCore time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.first_level import (
+    FIRST_LEVEL_POLICIES,
+    FirstLevelPolicy,
+    SimpleFairness,
+)
+from hetsched.heuristics.fairness.second_level import SECOND_LEVEL_POLICIES, AllCore
+from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.platforms.presets import HWANG_TABLE5
+from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
+from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_6_TASKS
+
+MODEL = CorunnerModel("p", 2, ("a", "b"), np.array([10.0, 20.0]), np.array([0.5, 0.0]),
+                      np.array([1.0, 1.0]))
+NODE = [Platform("p", 1, MODEL)]
+FAIR_ALLCORE = TwoLevelScheduler(SimpleFairness(), AllCore())
+
+
+def run(applications: list[Application], seed: int = 0) -> SimulationResult:
+    return PilotJobSimulation(NODE, applications, FAIR_ALLCORE.clone(), seed=seed).run()
+
+
+def test_co_runners_are_counted_at_start_and_the_last_task_runs_alone() -> None:
+    # 3 tasks of a: t=0 both cores start beside each other (15 s); at t=15 one pilot, drawn
+    # at random, takes the last task, which runs alone (10 s).
+    for seed in range(5):
+        result = run([Application("a", 0, 3)], seed)
+        assert result.finish.tolist() == [25.0]
+        assert result.busy.tolist() == [[40.0]] and result.solo_busy.tolist() == [[30.0]]
+        assert [i.time for i in result.invocations] == [0.0]
+
+
+def test_a_task_keeps_its_run_time_when_its_co_runners_change() -> None:
+    # a and b, 2 tasks each, one core each (1 // 2 = 0 AllCore node: packed at random).
+    # t=0: a beside b: 10 s; b beside a: 30 s (ends at 30 whatever happens next).
+    # t=10: a's second task, beside b: 10 s. t=20: a terminates; b has 1 queued task and
+    # gets 1 core: its pilot goes to the idle core and starts beside b's running task
+    # (20 s, ends at 40). b's first task still ends at 30.
+    result = run([Application("a", 0, 2), Application("b", 1, 2)])
+    assert result.finish.tolist() == [20.0, 40.0]
+    assert result.busy.tolist() == [[20.0], [50.0]]
+    assert [i.time for i in result.invocations] == [0.0, 20.0]
+    assert result.invocations[1].shares.tolist() == [[0], [1]]
+
+
+def test_redistribution_is_not_preemptive() -> None:
+    # a (2 tasks) from t=0 holds both cores until 15. b (3 tasks) arrives at t=5: the
+    # scheduler gives b both cores, but a's tasks finish first. t=15: b starts 2 tasks
+    # beside b (20 s); t=35: the last runs alone (20 s), ends at 55.
+    result = run([Application("a", 0, 2), Application("b", 1, 3, submission=5.0)])
+    assert result.finish.tolist() == [15.0, 55.0]
+    assert [i.time for i in result.invocations] == [0.0, 5.0, 15.0]
+    assert result.invocations[1].shares.tolist() == [[0], [2]]
+    assert result.runtime.tolist() == [15.0, 50.0]
+    assert result.makespan == 55.0
+
+
+def test_step_handles_one_instant_at_a_time() -> None:
+    sim = PilotJobSimulation(NODE, [Application("a", 0, 3)], FAIR_ALLCORE.clone())
+    times = []
+    while sim.step():
+        times.append(sim.now)
+    assert times == [0.0, 15.0, 25.0]
+    assert not sim.step()
+
+
+class _Nothing(FirstLevelPolicy):
+    name = "nothing"
+
+    def allocate(self, tasks, cores, solo, previous=None):  # type: ignore[no-untyped-def]
+        return np.zeros((len(tasks), len(cores)), dtype=np.int64)
+
+
+def test_applications_that_never_get_a_core_are_reported() -> None:
+    sim = PilotJobSimulation(NODE, [Application("a", 0, 1)],
+                             TwoLevelScheduler(_Nothing(), AllCore()))
+    with pytest.raises(RuntimeError, match="applications a never finished"):
+        sim.run()
+
+
+def test_bad_inputs_are_refused() -> None:
+    with pytest.raises(ValueError, match="index 2 is not one of the models' 2 applications"):
+        PilotJobSimulation(NODE, [Application("x", 2, 1)], FAIR_ALLCORE)
+    with pytest.raises(ValueError, match="needs platforms and applications"):
+        PilotJobSimulation(NODE, [], FAIR_ALLCORE)
+
+
+@pytest.mark.parametrize("first", sorted(FIRST_LEVEL_POLICIES))
+@pytest.mark.parametrize("second", sorted(SECOND_LEVEL_POLICIES))
+def test_paper_platforms_run_every_task_within_capacity(first: str, second: str) -> None:
+    # Table 5's platforms, Table 6's workload at 1/200 (Blast 1,244 tasks ... ), with the
+    # applications submitted over time.
+    platforms = [Platform(n, nodes, CorunnerModel.paper(n)) for n, nodes, _, _ in HWANG_TABLE5]
+    applications = [
+        Application(app, a, max(1, round(TABLE_6_TASKS[app] / 200)), submission=300.0 * a)
+        for a, app in enumerate(APPLICATIONS)
+    ]
+    scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES[first](), SECOND_LEVEL_POLICIES[second]())
+    result = PilotJobSimulation(platforms, applications, scheduler, seed=2).run()
+    assert result.tasks_run.sum(axis=1).tolist() == [a.tasks for a in applications]
+    assert np.all(result.finish > result.submission)
+    assert np.all(result.busy >= result.solo_busy - 1e-9)
+    cores = np.array([p.cores for p in platforms])
+    assert np.all(result.busy.sum(axis=0) <= result.makespan * cores + 1e-6)
+    assert result.invocations[0].time == 0.0
+    assert len(result.invocations) <= 2 * len(applications)
