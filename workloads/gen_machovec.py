@@ -36,7 +36,7 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   21-39 % against 2.5-3.6 % of the node time of the day. With cores, a task needs about
   1.85 x its single-core time in core-seconds, whatever its size, since S(n) ~ n (sigma+1) /
   (2 sigma+1) for A = n; with nodes, up to 1.91 x in node-seconds. The scaled study
-  (README, Machovec section) measured 15.6 GJ a day for the best unconstrained heuristic at
+  (docs/reproductions/machovec.md) measured 15.6 GJ a day for the best unconstrained heuristic at
   5,000 tasks, scaled to 100,000 cores, against about 1.6 GJ with cores.
 * The sinusoid: period 24 h, amplitude 0.5 of the mean rate, peak at 13:30 (the middle of the
   work hours): rate(h) = mean * (1 + 0.5 sin(2 pi (h - 7.5) / 24)). Work hours: 2 x mean from

@@ -37,8 +37,8 @@ Choices where the paper leaves details open:
   fastest cluster earns nothing. Reserving (or starting) them would earn nothing and
   hold nodes that tasks with value could use; with reservations it would also take
   them out of the mappable set for good, where the drop never sees them.
-  ``book_zero_value=True`` books them as the paper's loop reads (the README's Khemka
-  section measures the difference).
+  ``book_zero_value=True`` books them as the paper's loop reads (docs/reproductions/khemka.md
+  measures the difference).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_same_inputs_same_bytes_across_runs_and_processes(tmp_path: Path) -> Non
     folders = {name: tmp_path / name for name in ("a1", "a2", "b")}
     for folder in folders.values():
         folder.mkdir()
-    script = str(Path(__file__).with_name("determinism_run.py"))
+    script = str(Path(__file__).resolve().parents[1] / "determinism_run.py")
     environment = {**os.environ, "HETSCHED_TRACE_DIR": str(TRACE_DIR)}
     processes = [
         subprocess.Popen([sys.executable, script, str(folders["a1"]), str(folders["a2"])],
