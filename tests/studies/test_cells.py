@@ -113,6 +113,23 @@ def test_groups_sent_to_a_remote_cluster_have_absolute_folders(
     assert remote.cells[0].key == ("a",) and remote.scenario == scenario
 
 
+
+def test_a_trace_folder_from_the_environment_goes_to_remote_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: workers do not share the client's environment, so ``HETSCHED_TRACE_DIR``
+    set only here must travel with the group, made absolute."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HETSCHED_TRACE_DIR", "traces")
+    scenario = Scenario(KTH, day=100, preset="khemka", seed=1)
+    group = ScenarioCells(scenario, Path("s0"), (Cell(("a",), "easy", Path("s0/easy")),))
+    assert _absolute(group).trace_dir == tmp_path / "traces"
+    explicit = ScenarioCells(scenario, Path("s0"), group.cells, "given")
+    assert _absolute(explicit).trace_dir == tmp_path / "given"  # --trace-dir wins
+    monkeypatch.delenv("HETSCHED_TRACE_DIR")
+    assert _absolute(group).trace_dir is None
+
+
 ORPHAN_SCRIPT = """
 import concurrent.futures, multiprocessing, os, sys, time
 from hetsched.studies.cells import exit_with_parent
