@@ -72,7 +72,8 @@ class RunData:
     energy: tuple[EnergySample, ...] | None
     measure_window: tuple[float, float] | None = None
     clusters: tuple[str, ...] = ()
-    """The platform's cluster names, sorted (the Gantt chart's colours)."""
+    """The platform's cluster names, sorted (the Gantt chart's colours); empty when the run's
+    folder does not name a readable platform (the tasks' clusters are used)."""
 
 
 def _summary(folder: Path) -> dict[str, object]:
@@ -120,7 +121,7 @@ def load_run(folder: str | Path) -> RunData:
     else:
         assert platform_clusters is not None
         nb_resources = len(platform_clusters)
-    clusters = sorted(set(platform_clusters or (row.cluster for row in rows)))
+    clusters = sorted(set(platform_clusters or ()))
     energy_path = folder / f"{OUTPUT_PREFIX}_consumed_energy.csv"
     energy = tuple(read_consumed_energy(energy_path)) if energy_path.is_file() else None
     heuristic = summary.get("heuristic")
@@ -259,14 +260,19 @@ def gantt_figure(run: RunData) -> Figure:
 
 def cluster_colours(run: RunData) -> dict[str, str]:
     """A colour per cluster name, from the platform's clusters in name order: the same in the
-    Gantt chart of every run on the platform, whichever clusters a run used.
+    Gantt chart of every run on the platform, whichever clusters a run used. A stock
+    scheduler's job may span clusters (its task table's cluster ``c1 c2``): such labels get
+    the colours after the clusters'.
 
-    >>> row = TaskRow("1", "w0", "p", 0.0, 1, 9.0, "COMPLETED_SUCCESSFULLY", 0.0, 5.0, (0,),
-    ...               cluster="c2")
-    >>> cluster_colours(RunData("r", (row,), 2, None, clusters=("c1", "c2")))["c2"]
-    'C1'
+    >>> done = "COMPLETED_SUCCESSFULLY"
+    >>> c2 = TaskRow("1", "w0", "p", 0.0, 1, 9.0, done, 0.0, 5.0, (1,), cluster="c2")
+    >>> both = TaskRow("2", "w0", "p", 0.0, 2, 9.0, done, 5.0, 9.0, (0, 1), cluster="c1 c2")
+    >>> cluster_colours(RunData("r", (c2, both), 2, None, clusters=("c1", "c2")))
+    {'c1': 'C0', 'c2': 'C1', 'c1 c2': 'C2'}
     """
-    names = sorted(set(run.clusters) | {row.cluster for row in run.rows})
+    labels = {row.cluster for row in run.rows if row.cluster}
+    names = sorted(set(run.clusters) | {name for label in labels for name in label.split()})
+    names += sorted(labels - set(names))
     return {name: f"C{index % 10}" for index, name in enumerate(names)}
 
 

@@ -121,8 +121,14 @@ def test_gantt_colours_are_fixed_per_cluster_name(runs: Path) -> None:
     """A cluster keeps its colour whichever clusters a run used (issue 29: slow was C1 in
     one chart and C0 in another, when a run used slow only)."""
     easy = load_run(runs / "easy")
-    only_slow = dataclasses.replace(easy, rows=tuple(r for r in easy.rows if r.cluster == "slow"))
+    dropped = dataclasses.replace(easy.rows[0], final_state="REJECTED", starting_time=None,
+                                  finish_time=None, allocated_resources=(), cluster="")
+    only_slow = dataclasses.replace(  # and a dropped task, which has no cluster
+        easy, rows=(dropped, *(r for r in easy.rows if r.cluster == "slow")))
     assert cluster_colours(easy) == cluster_colours(only_slow) == {"fast": "C0", "slow": "C1"}
+    spanning = dataclasses.replace(easy.rows[0], cluster="fast slow")  # a stock job on both
+    assert cluster_colours(dataclasses.replace(only_slow, rows=(*only_slow.rows, spanning))) == {
+        "fast": "C0", "slow": "C1", "fast slow": "C2"}  # fmt: skip
     collection = gantt_figure(only_slow).axes[0].collections[0]
     assert collection.get_label() == "slow"
     assert tuple(collection.get_facecolor()[0][:3]) == pytest.approx(
