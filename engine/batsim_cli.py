@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("-h", "--help", action="store_true", help="show this help and exit")
-    add("--version", action="store_true", help="print the engine's Batsim version and exit")
+    add("--version", action="store_true", help="print the Batsim version emulated (4.2.1)")
     add("--simgrid-version", action="store_true", help="print the SimGrid version emulated")
     add("-p", "--platform", help="the SimGrid platform to simulate")
     add("-w", "--workload", dest="workloads", action="append", default=[], help="workload file")
@@ -230,9 +230,9 @@ def main(argv: Sequence[str]) -> int:
         print(parser.format_help() + (__doc__ or "").split("\n\n>>>", 1)[0])
         return EXIT_OK
     if options.version or options.simgrid_version:
-        from hetsched.engine.simulation import BATSIM_VERSION
+        from hetsched.engine.simulation import BATSIM_RELEASE
 
-        print("3.32.0" if options.simgrid_version else BATSIM_VERSION)
+        print("3.32.0" if options.simgrid_version else BATSIM_RELEASE)
         return EXIT_OK
     refused = _refusals(options)
     if refused:
@@ -248,6 +248,34 @@ def main(argv: Sequence[str]) -> int:
     return _run(options)
 
 
+def open_outputs(options: argparse.Namespace) -> str | None:
+    """Create the output files Batsim opens before the simulation starts; ``None``, or
+    Batsim's error when one cannot be written.
+
+    Batsim's ``prepare_batsim_outputs`` (``src/export.cpp``) opens, in this order, the Pajé
+    trace (unless ``--disable-schedule-tracing``), ``_machine_states.csv`` (unless
+    ``--disable-machine-state-tracing``), with ``-E`` ``_consumed_energy.csv`` and
+    ``_pstate_changes.csv``, then ``_jobs.csv``; each ``WriteBuffer`` truncates its file and
+    aborts with ``Cannot write file '...'`` when it cannot (a missing ``-e`` folder is not
+    created). Their headers stay in the stream's buffer until the end, so a run stopped
+    early (batsim-py's ``simulation_time`` terminates ``batsim``) leaves them empty. The
+    engine writes no Pajé trace; it names it in the error as Batsim does.
+    """
+    prefix = options.export
+    names = [] if options.disable_machine_state_tracing else ["machine_states"]
+    if options.energy:
+        names += ["consumed_energy", "pstate_changes"]
+    names.append("jobs")
+    first = f"{prefix}_schedule.trace" if not options.disable_schedule_tracing else None
+    for name in names:
+        path = Path(f"{prefix}_{name}.csv")
+        try:
+            path.open("w").close()
+        except OSError:
+            return f"Cannot write file '{first or path}'"
+    return None
+
+
 def _run(options: argparse.Namespace) -> int:
     from hetsched.engine.simulation import simulate
 
@@ -259,6 +287,10 @@ def _run(options: argparse.Namespace) -> int:
         except OSError as error:
             print(f"hetsched batsim: cannot read --sched-cfg-file: {error}", file=sys.stderr)
             return EXIT_ABORTED
+    cannot_write = open_outputs(options)
+    if cannot_write is not None:
+        print(f"hetsched batsim: aborted: {cannot_write}", file=sys.stderr)
+        return EXIT_ABORTED
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", EngineWarning)

@@ -91,7 +91,9 @@ from hetsched.engine.workload import (
     parse_profile,
 )
 
-BATSIM_VERSION = f"hetsched-{__version__}-embedded-batsim-4.2.1"
+BATSIM_RELEASE = "4.2.1"
+"""The Batsim release the engine reproduces, as ``batsim --version`` prints it."""
+BATSIM_VERSION = f"hetsched-{__version__}-embedded-batsim-{BATSIM_RELEASE}"
 """What the engine writes in the ``batsim_version`` column of ``PREFIX_schedule.csv``."""
 NULL_RUNTIME = LONG_DOUBLE("1e-5")
 """Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
@@ -955,15 +957,11 @@ class _Batsim:
             now, events = protocol.parse_reply(reply)
         except ProtocolError as error:
             raise ProtocolError(f"{where_message}: {error}") from None
-        previous = None
         for index, event in enumerate(events):
             try:
-                timestamp, kind, data = protocol.check_event(
-                    index, event, now, sent_now, previous
-                )
+                timestamp, kind, data = protocol.check_event(index, event, now)
             except ProtocolError as error:
                 raise ProtocolError(f"{where_message}: {error}") from None
-            previous = timestamp
             where = f"{where_message}, event {index} ({kind})"
             yield from self._apply_event(index, kind, data, timestamp, where)
         yield from self._send_at(now, ("SCHED_READY", None))

@@ -100,8 +100,9 @@ def _exact_clock_handler_class() -> type:
         """batsim-py's ``SimulatorHandler`` whose ``current_time`` is Batsim's ``now``.
 
         batsim-py 1.0.5 floors its clock (``math.floor``) and stamps every request with it:
-        at ``now = 5.5`` an EXECUTE_JOB goes out at 5.0, which the embedded engine refuses
-        (real Batsim applies it late). This subclass reads the unfloored time batsim-py keeps.
+        at ``now = 5.5`` an EXECUTE_JOB goes out at 5.0, which Batsim (and the embedded
+        engine) applies late, at 5.5, while batsim-py records 5.0. This subclass reads the
+        unfloored time batsim-py keeps, so that the mapper's view is Batsim's.
         """
 
         @property
@@ -188,10 +189,15 @@ class BatsimPyMapper:
 
     # ------------------------------------------------------------ wiring
     def attach(self, simulator: Any) -> None:
-        """Follow ``simulator``'s job submissions and completions (call before ``start``)."""
+        """Follow ``simulator``'s job submissions and completions (call before ``start``).
+
+        Attaching again to the same simulator changes nothing (so :func:`run_loop` may follow
+        an explicit ``attach``); attaching to another one is refused."""
         events = _batsim_py().JobEvent
+        if self._simulator is simulator:
+            return
         if self._simulator is not None:
-            raise RuntimeError("this mapper is already attached to a simulator")
+            raise RuntimeError("this mapper is already attached to another simulator")
         self._simulator = simulator
         simulator.subscribe(events.SUBMITTED, self._on_submitted)
         simulator.subscribe(events.COMPLETED, self._on_completed)
@@ -324,7 +330,8 @@ class BatsimPyMapper:
 def run_loop(
     mapper: BatsimPyMapper, simulator: Any, platform: str, workload: str, **start: Any
 ) -> tuple[TaskRecord, ...]:
-    """Attach ``mapper``, start ``simulator`` on the files, loop until Batsim ends; the tasks.
+    """Attach ``mapper`` (if not yet), start ``simulator`` on the files, loop until Batsim
+    ends; the tasks.
 
     ``start`` goes to ``SimulatorHandler.start`` (e.g. ``verbosity``). The simulator is closed
     (its ``batsim`` process ended) whatever happens.

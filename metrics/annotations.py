@@ -95,6 +95,8 @@ class WorkloadInfo:
     jobs: Mapping[str, JobAnnotations]
     measure_window: tuple[float, float] | None = None
     energy_budget: float | None = None
+    delay_profiles: frozenset[str] = frozenset()
+    """Names of the workload's ``delay`` profiles (SimGrid charges them idle power)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", MappingProxyType(dict(self.jobs)))
@@ -206,7 +208,14 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
     budget = meta.get("energy_budget")
     if budget is not None:
         budget = _number(meta, "energy_budget", f"{path}: hetsched")
+    profiles = data.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise WorkloadError(f"{path}: field 'profiles' must be an object")
+    delays = frozenset(
+        name for name, profile in profiles.items()
+        if isinstance(profile, dict) and profile.get("type") == "delay"
+    )
     try:
-        return WorkloadInfo(workload_name, jobs, window, budget)
+        return WorkloadInfo(workload_name, jobs, window, budget, delays)
     except ValueError as error:
         raise WorkloadError(f"{path}: {error}") from None

@@ -13,9 +13,9 @@ end and P-state change), so the cumulative energy is exactly linear between rows
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from hetsched.metrics.outputs import EnergySample
+from hetsched.metrics.outputs import EnergySample, JobRecord
 
 
 def total_energy(samples: Sequence[EnergySample]) -> float:
@@ -56,3 +56,43 @@ def energy_between(samples: Sequence[EnergySample], t0: float, t1: float) -> flo
     if t1 < t0:
         raise ValueError(f"energy between {t0} and {t1}: the interval ends before it starts")
     return cumulative_energy(samples, t1) - cumulative_energy(samples, t0)
+
+
+def delay_busy_power(
+    jobs: Sequence[JobRecord],
+    delay_profiles: Collection[str],
+    busy_watts: Sequence[float],
+    window: tuple[float, float] | None = None,
+) -> float:
+    """Joules SimGrid did not charge to executed ``delay`` jobs, that an execution twin draws.
+
+    A stock scheduler (pybatsim, batsched) runs the workload's static jobs, whose profiles
+    are ``delay``s: SimGrid charges their hosts idle power, as nothing computes. hetsched's
+    schedulers run execution twins (``docs/architecture.md``): computations of the same
+    duration, one executor per host, charged ``busy_watts[host]`` -- the power at a load of
+    one core over the host's idle power (``PowerRange.watts(1 / cores) - idle``). Adding
+    this sum, over every executed job of a ``delay_profiles`` profile and every host it held
+    (within ``window`` if given), to the platform's energy gives the energy the same schedule
+    draws with twins, so that stock and hetsched rows compare like with like (issue 29).
+    Jobs of other profiles (twins, computations) are already charged by SimGrid.
+
+    >>> job = JobRecord("1", "w0", "d10", 0.0, 2, 100.0, True, "COMPLETED_SUCCESSFULLY",
+    ...                 5.0, 10.0, 15.0, (0, 2))
+    >>> delay_busy_power([job], {"d10"}, [90.0, 90.0, 50.0])  # 10 s x (90 + 50) W
+    1400.0
+    >>> delay_busy_power([job], {"d10"}, [90.0, 90.0, 50.0], window=(0.0, 10.0))
+    700.0
+    >>> delay_busy_power([job], set(), [90.0, 90.0, 50.0])
+    0.0
+    """
+    joules = 0.0
+    for job in jobs:
+        if job.profile not in delay_profiles or job.starting_time is None:
+            continue
+        assert job.finish_time is not None
+        start, end = job.starting_time, job.finish_time
+        if window is not None:
+            start, end = max(start, window[0]), min(end, window[1])
+        if end > start:
+            joules += (end - start) * sum(busy_watts[host] for host in job.allocated_resources)
+    return joules

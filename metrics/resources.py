@@ -1,4 +1,4 @@
-"""Batsim resource id -> cluster, read from a SimGrid platform file.
+"""Batsim resource id -> cluster (and power), read from a SimGrid platform file.
 
 Batsim 4.2.1 (``src/machines.cpp``) numbers the compute hosts (role ``compute_node``
 or no role) from 0 in the order of SimGrid's ``Engine::get_all_hosts()``, which is
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.errors import PlatformError
@@ -38,9 +39,18 @@ def _properties(element: ET.Element) -> dict[str, str]:
     return {p.get("id", ""): p.get("value", "") for p in element.findall("prop")}
 
 
-def _hosts(element: ET.Element, zone: str, path: Path) -> list[tuple[str, str, str]]:
-    """``(name, role, cluster)`` of every host defined under ``element``."""
-    hosts: list[tuple[str, str, str]] = []
+@dataclass(frozen=True)
+class _Host:
+    name: str
+    role: str
+    cluster: str
+    element: ET.Element
+    """The ``<host>`` or ``<cluster>`` element that defines it (cores, P-state, power)."""
+
+
+def _hosts(element: ET.Element, zone: str, path: Path) -> list[_Host]:
+    """Every host defined under ``element``."""
+    hosts: list[_Host] = []
     for child in element:
         if child.tag in ("zone", "AS"):
             hosts.extend(_hosts(child, child.get("id", zone), path))
@@ -49,14 +59,16 @@ def _hosts(element: ET.Element, zone: str, path: Path) -> list[tuple[str, str, s
             name = child.get("id")
             if not name:
                 raise PlatformError(f"{path}: a <host> has no id")
-            hosts.append((name, props.get("role", ""), props.get("cluster", zone)))
+            hosts.append(_Host(name, props.get("role", ""), props.get("cluster", zone), child))
         elif child.tag == "cluster":
             props = _properties(child)
             cluster_id = child.get("id", "")
             where = f"{path}: cluster {cluster_id!r}"
             for number in _radical(child.get("radical", ""), where):
                 name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
-                hosts.append((name, props.get("role", ""), props.get("cluster", cluster_id)))
+                hosts.append(
+                    _Host(name, props.get("role", ""), props.get("cluster", cluster_id), child)
+                )
     return hosts
 
 
@@ -76,20 +88,69 @@ def resource_clusters(platform: str | Path) -> tuple[str, ...]:
     ...     resource_clusters(path)
     ('gpu', 'gpu', 'big', 'small')
     """
-    path = Path(platform)
+    return tuple(host.cluster for host in _compute_hosts(Path(platform)))
+
+
+def _compute_hosts(path: Path) -> list[_Host]:
+    """The compute hosts in Batsim resource id order."""
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as error:
         raise PlatformError(f"{path}: not a SimGrid platform XML file: {error}") from None
     hosts = _hosts(root, "", path)
-    counts = Counter(name for name, _, _ in hosts)
+    counts = Counter(host.name for host in hosts)
     duplicates = sorted(name for name, count in counts.items() if count > 1)
     if duplicates:
         raise PlatformError(f"{path}: host names defined twice: {', '.join(duplicates)}")
-    for name, role, _ in hosts:
-        if role not in (*COMPUTE_ROLES, "master", "storage"):
-            raise PlatformError(f"{path}: host {name}: unknown Batsim role {role!r}")
-    compute = sorted((name, cluster) for name, role, cluster in hosts if role in COMPUTE_ROLES)
+    for host in hosts:
+        if host.role not in (*COMPUTE_ROLES, "master", "storage"):
+            raise PlatformError(f"{path}: host {host.name}: unknown Batsim role {host.role!r}")
+    compute = sorted((host for host in hosts if host.role in COMPUTE_ROLES),
+                     key=lambda host: host.name)  # fmt: skip
     if not compute:
         raise PlatformError(f"{path}: no compute host")
-    return tuple(cluster for _, cluster in compute)
+    return compute
+
+
+def resource_one_core_watts(platform: str | Path) -> tuple[float, ...] | None:
+    """Per Batsim compute resource, the power over idle that one busy core draws at the host's
+    initial P-state: ``epsilon + (full - epsilon) / cores - idle`` (SimGrid 3.32's host
+    energy model, ``wattage_per_state`` ``idle:full`` or ``idle:epsilon:full`` per P-state,
+    ``epsilon = idle`` in the first form). ``None`` when a compute host has no
+    ``wattage_per_state`` (a platform without energy model).
+
+    >>> import tempfile, os
+    >>> xml = '''<platform version="4.1"><zone id="z" routing="Full">
+    ...   <host id="m" speed="1Gf"><prop id="role" value="master"/></host>
+    ...   <host id="n1" speed="2Gf,1Gf" pstate="1" core="4">
+    ...     <prop id="wattage_per_state" value="100:200, 50:60:140"/></host>
+    ...   <cluster id="c" prefix="g" suffix="" radical="0-1" speed="1Gf" bw="1Gbps" lat="0">
+    ...     <prop id="wattage_per_state" value="95.0:190.0"/></cluster>
+    ... </zone></platform>'''
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "p.xml")
+    ...     _ = open(path, "w").write(xml)
+    ...     resource_one_core_watts(path)  # g0, g1: 190 - 95; n1: 60 + 80 / 4 - 50
+    (95.0, 95.0, 30.0)
+    """
+    path = Path(platform)
+    watts = []
+    for host in _compute_hosts(path):
+        power = _properties(host.element).get("wattage_per_state")
+        if power is None:
+            return None
+        try:
+            cores = int(host.element.get("core", "1"))
+            pstate = int(host.element.get("pstate", "0"))
+            levels = [float(value) for value in power.split(",")[pstate].split(":")]
+        except (ValueError, IndexError):
+            levels = []
+        if len(levels) not in (2, 3) or cores < 1:
+            raise PlatformError(
+                f"{path}: host {host.name}: wattage_per_state {power!r} has no 'idle:full' or"
+                " 'idle:epsilon:full' for its P-state"
+            )
+        idle, full = levels[0], levels[-1]
+        epsilon = levels[1] if len(levels) == 3 else idle
+        watts.append(epsilon + (full - epsilon) / cores - idle)
+    return tuple(watts)

@@ -10,7 +10,10 @@ papers' metrics identically for stock and hetsched schedulers (docs/architecture
 Per-task metrics (task counts, value, utility, mean waiting time) count the tasks
 submitted in the workload's ``measure_window`` ``[t0, t1)`` when it has one
 (Khemka sec. 5, Machovec sec. IV); the makespan and the energy are the whole run's,
-plus the energy consumed in the window.
+plus the energy consumed in the window. The energy is SimGrid's; the busy power SimGrid did
+not charge to ``delay`` jobs (a stock scheduler's static jobs) is given beside it, so that
+stock and hetsched schedulers compare like with like
+(:func:`~hetsched.metrics.energy.delay_busy_power`).
 """
 
 from __future__ import annotations
@@ -21,20 +24,27 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
-from hetsched.metrics.annotations import read_workload_info
-from hetsched.metrics.energy import energy_between, total_energy
+from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
+from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
 from hetsched.metrics.outcomes import Outcome, account
-from hetsched.metrics.outputs import read_consumed_energy, read_jobs
+from hetsched.metrics.outputs import (
+    JobRecord,
+    read_consumed_energy,
+    read_jobs,
+    read_pstate_changes,
+)
+from hetsched.metrics.resources import resource_one_core_watts
 from hetsched.metrics.robustness import goals_met
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
-``makespan_goals_met``, Hansen sec. II.D). Summaries of another version are
+``makespan_goals_met``, Hansen sec. II.D; 5: ``energy_delay_busy_joules`` and
+``energy_delay_busy_window_joules``, issue 29). Summaries of another version are
 recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
@@ -94,6 +104,8 @@ class RunSummary:
     mapping_latency_max: float | None
     makespan_goals: int | None = None
     makespan_goals_met: int | None = None
+    energy_delay_busy_joules: float | None = None
+    energy_delay_busy_window_joules: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     version: int = SUMMARY_VERSION
@@ -147,7 +159,8 @@ def summarize(
     """
     prefix = Path(prefix)
     workload = read_workload_info(workload_path)
-    accounting = account(read_jobs(_output(prefix, "jobs.csv")), workload)
+    jobs = read_jobs(_output(prefix, "jobs.csv"))
+    accounting = account(jobs, workload)
     if accounting.problems:
         raise OutputFileError(
             f"{_output(prefix, 'jobs.csv')} does not account for the workload's tasks: "
@@ -164,6 +177,9 @@ def summarize(
     window_energy = None
     if energy is not None and workload.measure_window is not None:
         window_energy = energy_between(energy, *workload.measure_window)
+    delay_busy = delay_busy_window = None
+    if energy is not None:
+        delay_busy, delay_busy_window = _delay_busy_energy(prefix, jobs, workload, platform_path)
 
     events_path = _output(prefix, "mapping_events.csv")
     events = read_mapping_events(events_path) if events_path.exists() else None
@@ -204,4 +220,30 @@ def summarize(
         mapping_latency_max=None if latency is None else latency.max,
         makespan_goals=None if goals is None else goals.applications,
         makespan_goals_met=None if goals is None else goals.met,
+        energy_delay_busy_joules=delay_busy,
+        energy_delay_busy_window_joules=delay_busy_window,
     )
+
+
+def _delay_busy_energy(
+    prefix: Path, jobs: list[JobRecord], workload: WorkloadInfo, platform_path: str | Path
+) -> tuple[float | None, float | None]:
+    """:func:`~hetsched.metrics.energy.delay_busy_power` over the run and over the measure
+    window (``None`` without a window): 0 when no ``delay`` job of the workload ran (hetsched's
+    twins); ``None`` when the run switched P-states, as a host's power then depends on when
+    (stock schedulers of compare never do), or when the platform has no power model."""
+    ran = [job for job in jobs if job.workload_name == workload.workload_name
+           and job.profile in workload.delay_profiles and job.starting_time is not None]
+    no_window = None if workload.measure_window is None else 0.0
+    if not ran:
+        return 0.0, no_window
+    changes = _output(prefix, "pstate_changes.csv")
+    if changes.exists() and any(change.pstate == -1 for change in read_pstate_changes(changes)):
+        return None, None
+    busy = resource_one_core_watts(platform_path)
+    if busy is None:
+        return None, None
+    total = delay_busy_power(ran, workload.delay_profiles, busy)
+    if workload.measure_window is None:
+        return total, None
+    return total, delay_busy_power(ran, workload.delay_profiles, busy, workload.measure_window)

@@ -6,15 +6,25 @@ that ``summary.json`` names when a run predates it), ``out_consumed_energy.csv``
 ``out_pstate_changes.csv``. The figures:
 
 * ``gantt.png`` (``gantt-<run>.png`` with several runs): each task a box over its resources
-  (y) and its execution (x), coloured by cluster; twins resolved, so the boxes are the tasks;
+  (y) and its execution (x), coloured by cluster, the same colour for a cluster name in every
+  chart of a platform (the platform's clusters in name order); twins resolved, so the boxes
+  are the tasks;
 * ``utilisation.png``: the share of the platform's resources computing, and the queue (tasks
   submitted and not yet started), over time, one line per run. A dropped task leaves no
   trace of when it was dropped in Batsim's files, so the queue counts only tasks that ran
   (evalys' ``JobSet.queue`` does the same);
 * ``value.png`` / ``utility.png``: the value (Khemka sec. 2) or final utility (Machovec
-  sec. II.C) earned so far, each task's at its completion, when the workload has them;
+  sec. II.C) earned so far, each task's at its completion, when the workload has them,
+  counted as the run's summary counts them (:mod:`hetsched.metrics.summary`): value only of
+  the tasks submitted in the measure window, so that the curve reaches ``value_earned`` at the
+  window's end and ``value_earned_total`` at the last completion; utility times the share of
+  the execution inside the window, so that it ends at ``utility_earned``. The legend gives
+  those totals;
 * ``energy.png``: the platform's cumulative energy (Batsim's ``out_consumed_energy.csv``),
   for runs with energy.
+
+Every figure but the Gantt chart marks the measure window (``summary.json``'s
+``measure_window``) and has a title.
 
 The platform's resource count comes from Batsim's first P-state row (every machine at time 0)
 or, without P-state file, from the platform that ``summary.json`` names. Figures are drawn on
@@ -23,6 +33,7 @@ matplotlib ``Figure`` objects (no pyplot, no display needed).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +43,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from hetsched.metrics.outcomes import TIME_TOLERANCE
 from hetsched.metrics.outputs import EnergySample, read_consumed_energy, read_pstate_changes
 from hetsched.metrics.resources import resource_clusters
 from hetsched.metrics.task_table import (
@@ -41,6 +53,7 @@ from hetsched.metrics.task_table import (
     task_table_path,
     write_task_table,
 )
+from hetsched.metrics.utility import window_share
 
 OUTPUT_PREFIX = "out"
 """Batsim export prefix of a run folder (as :mod:`hetsched.running.run` writes it)."""
@@ -57,6 +70,10 @@ class RunData:
     rows: tuple[TaskRow, ...]
     nb_resources: int
     energy: tuple[EnergySample, ...] | None
+    measure_window: tuple[float, float] | None = None
+    clusters: tuple[str, ...] = ()
+    """The platform's cluster names, sorted (the Gantt chart's colours); empty when the run's
+    folder does not name a readable platform (the tasks' clusters are used)."""
 
 
 def _summary(folder: Path) -> dict[str, object]:
@@ -89,17 +106,31 @@ def load_run(folder: str | Path) -> RunData:
         rows = task_table(prefix, _named_file(summary, "workload", folder),
                           _named_file(summary, "platform", folder))
         write_task_table(table, rows)
+    rows = tuple(read_task_table(table))
     pstates = folder / f"{OUTPUT_PREFIX}_pstate_changes.csv"
     changes = read_pstate_changes(pstates) if pstates.is_file() else []
+    platform = summary.get("platform")
+    if isinstance(platform, str) and Path(platform).is_file():
+        platform_clusters: tuple[str, ...] | None = resource_clusters(platform)
+    elif changes:
+        platform_clusters = None  # the run's own clusters give the colours
+    else:
+        platform_clusters = resource_clusters(_named_file(summary, "platform", folder))
     if changes:
         nb_resources = len(changes[0].machines)
     else:
-        nb_resources = len(resource_clusters(_named_file(summary, "platform", folder)))
+        assert platform_clusters is not None
+        nb_resources = len(platform_clusters)
+    clusters = sorted(set(platform_clusters or ()))
     energy_path = folder / f"{OUTPUT_PREFIX}_consumed_energy.csv"
     energy = tuple(read_consumed_energy(energy_path)) if energy_path.is_file() else None
     heuristic = summary.get("heuristic")
     label = heuristic if isinstance(heuristic, str) else folder.name
-    return RunData(label, tuple(read_task_table(table)), nb_resources, energy)
+    window = summary.get("measure_window")
+    measure_window = None
+    if isinstance(window, list) and len(window) == 2:
+        measure_window = (float(window[0]), float(window[1]))
+    return RunData(label, rows, nb_resources, energy, measure_window, tuple(clusters))
 
 
 def _steps(events: list[tuple[float, float]]) -> Series:
@@ -140,15 +171,55 @@ def queue_length(run: RunData) -> Series:
 
 
 def earned(run: RunData, what: str) -> Series | None:
-    """Cumulative ``value`` or ``utility`` earned at completions; ``None`` if no task has it."""
+    """Cumulative ``value`` or ``utility`` earned at completions, counted as the summary
+    counts it (module docstring); ``None`` if no task has it.
+
+    Hand-computed, window [10, 20): task 1 (submitted at 0) is not counted for value; task 2
+    earns 3 at 18; for utility, task 1 earns 4 x (20 - 10) / (20 - 0) = 2 at 20.
+
+    >>> done = "COMPLETED_SUCCESSFULLY"
+    >>> one = TaskRow("1", "w0", "p", 0.0, 1, 9.0, done, 0.0, 20.0, (0,), value=5.0, utility=4.0)
+    >>> two = TaskRow("2", "w0", "p", 12.0, 1, 9.0, done, 12.0, 18.0, (1,), value=3.0)
+    >>> run = RunData("r", (one, two), 2, None, (10.0, 20.0))
+    >>> earned(run, "value"), earned(run, "utility")
+    ([(0.0, 0.0), (18.0, 3.0)], [(0.0, 0.0), (20.0, 2.0)])
+    """
     if all(getattr(row, what) is None for row in run.rows):
         return None
-    events = [
-        (row.finish_time, getattr(row, what))
-        for row in run.rows
-        if row.finish_time is not None and getattr(row, what)
-    ]
+    window = run.measure_window
+    events = []
+    for row in run.rows:
+        amount = getattr(row, what)
+        if row.finish_time is None or not amount:
+            continue
+        if what == "utility":
+            assert row.starting_time is not None
+            amount *= window_share(row.starting_time, row.finish_time, window)
+        elif window is not None and not window[0] <= row.submission_time < window[1]:
+            continue
+        if amount:
+            events.append((row.finish_time, amount))
     return _steps(events)
+
+
+def earned_by(series: Series, time: float | None) -> float:
+    """The curve's total at ``time`` (completions within the summary's tolerance of it), or
+    at its end without a time.
+
+    >>> earned_by([(0.0, 0.0), (18.0, 3.0), (30.0, 5.0)], 20.0), earned_by([(0.0, 1.0)], None)
+    (3.0, 1.0)
+    """
+    if time is None:
+        return series[-1][1]
+    return max((v for t, v in series if t <= time + TIME_TOLERANCE), default=0.0)
+
+
+def _mark_window(axes: object, runs: Sequence[RunData]) -> None:
+    """Shade the runs' measure window (the first run's; runs of one comparison share it)."""
+    window = next((run.measure_window for run in runs if run.measure_window), None)
+    if window is not None:
+        axes.axvspan(*window, color="grey", alpha=0.12,  # type: ignore[attr-defined]
+                     label=f"measure window [{window[0]:g}, {window[1]:g}) s")
 
 
 def _step_plot(axes: object, series: Series, label: str, scale: float = 1.0) -> None:
@@ -161,8 +232,8 @@ def gantt_figure(run: RunData) -> Figure:
     """Each task a box over its resources and its execution, coloured by cluster."""
     figure = Figure(figsize=(12, 6))
     axes = figure.subplots()
+    colours = cluster_colours(run)
     clusters = sorted({row.cluster for row in run.rows if row.starting_time is not None})
-    colours = {name: f"C{index % 10}" for index, name in enumerate(clusters)}
     end = 0.0
     for cluster in clusters:
         boxes = []
@@ -187,6 +258,24 @@ def gantt_figure(run: RunData) -> Figure:
     return figure
 
 
+def cluster_colours(run: RunData) -> dict[str, str]:
+    """A colour per cluster name, from the platform's clusters in name order: the same in the
+    Gantt chart of every run on the platform, whichever clusters a run used. A stock
+    scheduler's job may span clusters (its task table's cluster ``c1 c2``): such labels get
+    the colours after the clusters'.
+
+    >>> done = "COMPLETED_SUCCESSFULLY"
+    >>> c2 = TaskRow("1", "w0", "p", 0.0, 1, 9.0, done, 0.0, 5.0, (1,), cluster="c2")
+    >>> both = TaskRow("2", "w0", "p", 0.0, 2, 9.0, done, 5.0, 9.0, (0, 1), cluster="c1 c2")
+    >>> cluster_colours(RunData("r", (c2, both), 2, None, clusters=("c1", "c2")))
+    {'c1': 'C0', 'c2': 'C1', 'c1 c2': 'C2'}
+    """
+    labels = {row.cluster for row in run.rows if row.cluster}
+    names = sorted(set(run.clusters) | {name for label in labels for name in label.split()})
+    names += sorted(labels - set(names))
+    return {name: f"C{index % 10}" for index, name in enumerate(names)}
+
+
 def _intervals(resources: Sequence[int]) -> list[tuple[int, int]]:
     """Contiguous ``(first, last)`` runs of sorted resource ids.
 
@@ -209,9 +298,12 @@ def utilisation_figure(runs: Sequence[RunData]) -> Figure:
     for run in runs:
         _step_plot(top, utilisation(run), run.label, scale=100.0)
         _step_plot(bottom, queue_length(run), run.label)
+    _mark_window(top, runs)
+    _mark_window(bottom, runs)
     top.set_ylabel("resources computing (%)")
     bottom.set_ylabel("tasks waiting")
     bottom.set_xlabel("time (s)")
+    top.set_title("Utilisation of the platform and tasks waiting")
     top.legend(fontsize="small")
     return figure
 
@@ -224,11 +316,23 @@ def earned_figure(runs: Sequence[RunData], what: str) -> Figure | None:
         return None
     figure = Figure(figsize=(12, 5))
     axes = figure.subplots()
+    by_label = {run.label: run for run in runs}
     for label, series in curves:
         assert series is not None
-        _step_plot(axes, series, label)
+        window = by_label[label].measure_window
+        total = earned_by(series, None)
+        if what == "value" and window is not None:
+            text = f"{label}: {earned_by(series, window[1]):.1f} by the window's end, {total:.1f}"
+            text += " in all"
+        else:
+            text = f"{label}: {total:.1f}"
+        _step_plot(axes, series, text)
+    _mark_window(axes, runs)
     axes.set_xlabel("time (s)")
     axes.set_ylabel(f"{what} earned")
+    counted = "tasks submitted in the measure window" if what == "value" else (
+        "share of each execution inside the measure window")
+    axes.set_title(f"{what.capitalize()} earned at completions ({counted}, as the summary)")
     axes.legend(fontsize="small")
     return figure
 
@@ -244,8 +348,10 @@ def energy_figure(runs: Sequence[RunData]) -> Figure | None:
         assert run.energy is not None
         axes.plot([0.0] + [s.time for s in run.energy],
                   [0.0] + [s.energy / 1e6 for s in run.energy], label=run.label)
+    _mark_window(axes, with_energy)
     axes.set_xlabel("time (s)")
     axes.set_ylabel("energy (MJ)")
+    axes.set_title("Platform energy (SimGrid's, Batsim's out_consumed_energy.csv)")
     axes.legend(fontsize="small")
     return figure
 
@@ -269,8 +375,8 @@ def plot_runs(folders: Sequence[str | Path], outdir: str | Path | None = None) -
     runs = [load_run(folder) for folder in paths]
     labels = [run.label for run in runs]
     if len(set(labels)) < len(labels):  # the same heuristic twice: name runs by folder
-        runs = [RunData(str(p), r.rows, r.nb_resources, r.energy) for p, r in zip(paths, runs,
-                                                                                  strict=True)]
+        runs = [dataclasses.replace(run, label=str(path))
+                for path, run in zip(paths, runs, strict=True)]
     target = Path(outdir) if outdir is not None else default_output(paths)
     target.mkdir(parents=True, exist_ok=True)
     figures: list[tuple[str, Figure | None]] = []

@@ -14,7 +14,8 @@ default), or Dask distributed (``dask``): a local cluster of ``jobs`` single-thr
 processes, or the existing cluster at ``scheduler_address`` (``tcp://host:8786``). On Dask,
 a group is one task. The local cluster's workers share this process's working directory; for
 an existing cluster the folders are made absolute first, so its workers must see the study
-folder (and the trace folder) at the same paths (a shared file system) and have hetsched
+folder (and the trace folder, ``--trace-dir`` or ``HETSCHED_TRACE_DIR`` here, sent with each
+group) at the same paths (a shared file system) and have hetsched
 installed, and should run one thread each (``dask worker
 --nthreads 1``: a run redirects its process's standard output and logging to its
 ``scheduler.log``). Resuming works the same on every executor: a cell whose folder holds a
@@ -39,6 +40,7 @@ from typing import Any, Protocol
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.progress import ProgressBar
 from hetsched.studies.compare import run_or_resume
+from hetsched.workloads.traces import ENVIRONMENT_VARIABLE as TRACE_DIR_VARIABLE
 
 EXECUTORS = ("processes", "dask")
 """Where study cells can run: local worker processes, or Dask distributed."""
@@ -203,9 +205,14 @@ def exit_with_parent(parent: int, period: float = 1.0) -> None:
 
 
 def _absolute(group: ScenarioCells) -> ScenarioCells:
-    """The group with absolute folders (remote workers do not share our working directory)."""
+    """The group with absolute folders (remote workers do not share our working directory,
+    nor our environment: a trace folder given by ``HETSCHED_TRACE_DIR`` here is sent as the
+    group's ``trace_dir``)."""
     cells = tuple(dataclasses.replace(cell, outdir=cell.outdir.resolve()) for cell in group.cells)
-    trace_dir = None if group.trace_dir is None else Path(group.trace_dir).resolve()
+    folder = group.trace_dir
+    if folder is None:
+        folder = os.environ.get(TRACE_DIR_VARIABLE) or None
+    trace_dir = None if folder is None else Path(folder).resolve()
     return dataclasses.replace(group, folder=group.folder.resolve(), cells=cells,
                                trace_dir=trace_dir)
 

@@ -106,13 +106,52 @@ def _scaled(attribute: str, factor: float) -> Callable[[RunSummary], float | Non
     return get
 
 
+def comparable_energy(summary: RunSummary) -> float | None:
+    """Joules the run's schedule draws with execution twins: SimGrid's figure, plus the busy
+    power it did not charge to ``delay`` jobs (a stock scheduler's static jobs,
+    :func:`~hetsched.metrics.energy.delay_busy_power`); ``None`` if either is unknown.
+
+    >>> from hetsched.metrics.summary import RunSummary
+    >>> s = RunSummary(heuristic="pybatsim:easyBackfill", engine="embedded", outdir="o",
+    ...     workload="w", platform="p", measure_window=None, tasks_total=0, tasks_completed=0,
+    ...     tasks_failed=0, tasks_dropped=0, value_earned=None, value_bound=None,
+    ...     value_percent=None, value_earned_total=None, value_percent_total=None,
+    ...     utility_earned=None, utility_bound=None, utility_percent=None, energy_joules=3000.0,
+    ...     energy_window_joules=None, energy_budget_joules=None, makespan=10.0,
+    ...     mean_waiting_time=None, mapping_events=None, mapping_latency_p50=None,
+    ...     mapping_latency_p95=None, mapping_latency_max=None, energy_delay_busy_joules=2000.0)
+    >>> comparable_energy(s)
+    5000.0
+    """
+    if summary.energy_joules is None or summary.energy_delay_busy_joules is None:
+        return None
+    return summary.energy_joules + summary.energy_delay_busy_joules
+
+
+ENERGY_MARK = "*"
+ENERGY_NOTE = (
+    "* energy: the run's jobs are the workload's delay profiles, which SimGrid charges at idle"
+    " power; the figure adds the busy power of the hosts they held for their run time, as"
+    " hetsched's execution twins draw (SimGrid's own figure: energy_joules in summary.json)"
+)
+"""The note :func:`format_table` prints under a table with a marked energy."""
+
+
+def _energy_cell(summary: RunSummary) -> str:
+    energy = comparable_energy(summary)
+    if energy is None:
+        return "-"
+    mark = ENERGY_MARK if summary.energy_delay_busy_joules else ""
+    return f"{energy * 1e-6:.1f}{mark}"
+
+
 COLUMNS: tuple[tuple[str, str, Callable[[RunSummary], object]], ...] = (
     ("heuristic", "{}", lambda s: s.heuristic),
     ("value %", "{:.1f}", lambda s: s.value_percent),
     ("value", "{:.1f}", lambda s: s.value_earned),
     ("done", "{}", lambda s: s.tasks_completed),
     ("dropped", "{}", lambda s: s.tasks_dropped),
-    ("energy MJ", "{:.1f}", _scaled("energy_joules", 1e-6)),
+    ("energy MJ", "{}", _energy_cell),
     ("makespan h", "{:.2f}", _scaled("makespan", 1 / 3600)),
     ("wait h", "{:.2f}", _scaled("mean_waiting_time", 1 / 3600)),
     ("event ms", "{:.2f}", _scaled("mapping_latency_p50", 1e3)),
@@ -121,7 +160,9 @@ COLUMNS: tuple[tuple[str, str, Callable[[RunSummary], object]], ...] = (
 
 
 def format_table(summaries: Sequence[RunSummary]) -> str:
-    """An aligned text table, one row per run (``-`` where a run has no such metric).
+    """An aligned text table, one row per run (``-`` where a run has no such metric); the
+    energy is :func:`comparable_energy`, marked and explained under the table where it adds
+    busy power to SimGrid's figure.
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="o", workload="w", platform="p",
@@ -149,4 +190,6 @@ def format_table(summaries: Sequence[RunSummary]) -> str:
         cells = [row[0].ljust(widths[0])]
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
+    if any(summary.energy_delay_busy_joules for summary in summaries):
+        lines.append(ENERGY_NOTE)
     return "\n".join(lines)

@@ -94,6 +94,22 @@ class ReferenceCase:
         }
 
 
+PENDING_DIR = Path(
+    os.environ.get("HETSCHED_BATSIM_PENDING") or REFERENCE_DIR.parent / "batsim-pending"
+)
+"""Runs of real Batsim recorded like the reference runs, kept apart until the engine matches
+them (``shared/data/batsim-pending``, its README); a case may move to :data:`REFERENCE_DIR`."""
+
+
+def pending_case(name: str) -> ReferenceCase:
+    """The case ``name`` of the pending folder (or of the reference folder, where it goes once
+    the engine matches it), or skip the test with the reason."""
+    for folder in (PENDING_DIR, REFERENCE_DIR):
+        if (folder / name / "transcript.jsonl.gz").is_file():
+            return ReferenceCase(name, folder / name)
+    pytest.skip(f"Batsim run {name!r} is neither in {PENDING_DIR} nor in {REFERENCE_DIR}")
+
+
 def reference_case(name: str) -> ReferenceCase:
     """The case ``name``, or skip the test with the reason."""
     path = REFERENCE_DIR / name

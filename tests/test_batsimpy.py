@@ -122,7 +122,11 @@ def test_fcfs_schedule_computed_by_hand(batsim_on_path: Path) -> None:
     directory = batsim_on_path
     platform, workload = _platform(directory), _workload(directory, _annotated_jobs())
     mapper = BatsimPyMapper(registry.create("fcfs"))
-    records = run_loop(mapper, simulator_handler(), platform, workload)
+    simulator = simulator_handler()
+    mapper.attach(simulator)  # as docs/batsim-py.md's loop does: run_loop may follow it
+    records = run_loop(mapper, simulator, platform, workload)
+    with pytest.raises(RuntimeError, match="already attached to another simulator"):
+        mapper.attach(simulator_handler())
     rows = _jobs_csv(directory / "batsim_jobs.csv")
     expected = {"1": (0.0, 10.0), "2": (0.0, 4.5), "3": (10.0, 13.25), "4": (10.0, 16.0),
                 "5": (16.0, 18.0)}  # fmt: skip
@@ -369,10 +373,12 @@ def test_stock_batsim_py_loop_runs_integer_times(batsim_on_path: Path) -> None:
 
 def test_stock_batsim_py_floors_its_clock(batsim_on_path: Path) -> None:
     """Job 2 arrives at 1.5 on a free node: batsim-py stamps its EXECUTE_JOB 1.0 (math.floor);
-    the engine aborts naming it (real Batsim would apply it late) and batsim-py waits forever."""
+    as real Batsim 4.2.1 does (``batsim-pending/floor-timestamps``), the engine applies it at
+    1.5 and runs to the end (issue 29: it used to abort and leave batsim-py waiting)."""
     directory = batsim_on_path
     jobs = [{"id": "1", "subtime": 0.0, "res": 1, "delay": 10.0},
             {"id": "2", "subtime": 1.5, "res": 1, "delay": 2.0}]  # fmt: skip
     code, err = _stock_loop(directory, _platform(directory), _workload(directory, jobs))
-    assert code is None  # hung after the engine's abort, killed
-    assert "(EXECUTE_JOB): timestamp 1.0 is before the time of the message it answers (1.5)" in err
+    assert code == 0, err
+    row = _jobs_csv(directory / "batsim_jobs.csv")["w0!2"]
+    assert (row["starting_time"], row["finish_time"]) == ("1.500000", "3.500000")

@@ -60,6 +60,56 @@ def test_command_line_errors_and_exit_codes(
     assert run_cli(["-h"], capsys)[0] == 0
 
 
+def test_version_is_batsims(capsys: pytest.CaptureFixture[str]) -> None:
+    """Scripts parse ``batsim --version``: Batsim 4.2.1 prints ``4.2.1`` (issue 29)."""
+    assert batsim_cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == "4.2.1\n"
+
+
+def test_a_missing_export_folder_aborts_as_batsim_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Batsim 4.2.1 does not create the ``-e`` folder: it aborts (134) on the first file it
+    opens, the Pajé trace; the engine too, and creates nothing."""
+    path = workload(tmp_path, [{"id": "1", "subtime": 0, "res": 1, "profile": "d10"}], PROFILES)
+    prefix = tmp_path / "missing" / "out"
+    arguments = ["-p", str(platform(tmp_path)), "-w", str(path), "-e", str(prefix)]
+    code, err = run_cli([*arguments, "-s", free_endpoint()], capsys)
+    assert code == batsim_cli.EXIT_ABORTED
+    assert f"Cannot write file '{prefix}_schedule.trace'" in err
+    assert not prefix.parent.exists()
+    code, err = run_cli([*arguments, "--disable-schedule-tracing", "-s", free_endpoint()], capsys)
+    assert f"Cannot write file '{prefix}_machine_states.csv'" in err
+
+
+def test_a_run_stopped_early_leaves_batsims_empty_files(tmp_path: Path) -> None:
+    """batsim-py's ``simulation_time`` terminates ``batsim``: Batsim 4.2.1 has opened its
+    machine-state, energy and jobs files at the start and leaves them empty (their headers
+    are still in the stream's buffer); ``_schedule.csv`` is only written at the end."""
+    path = workload(tmp_path, [{"id": "1", "subtime": 0, "res": 1, "profile": "d10"}], PROFILES)
+    with socket.socket() as probe:  # nobody answers on this endpoint: the engine waits
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+        batsim = subprocess.Popen(
+            [str(HETSCHED), "batsim", "-p", str(platform(tmp_path)), "-w", str(path), "-E",
+             "-e", str(tmp_path / "out"), "-s", endpoint],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            jobs = tmp_path / "out_jobs.csv"
+            for _ in range(600):
+                if jobs.exists() or batsim.poll() is not None:
+                    break
+                threading.Event().wait(0.1)
+        finally:
+            batsim.terminate()
+            batsim.wait(timeout=30)
+    written = sorted(p.name for p in tmp_path.glob("out_*"))
+    assert written == ["out_consumed_energy.csv", "out_jobs.csv", "out_machine_states.csv",
+                       "out_pstate_changes.csv"]  # fmt: skip
+    assert all((tmp_path / name).stat().st_size == 0 for name in written)
+
+
 def test_profile_with_communication_is_refused_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,12 +253,6 @@ CASES: dict[str, tuple[Script, list[str]]] = {
         else empty(n, m),
         ["message #2", "event 1 (EXECUTE_JOB)", "state (RUNNING) is not SUBMITTED"],
     ),
-    "time going backwards": (
-        lambda n, m: reply(2.0, execute("w0!1", "0", 2.0), execute("w0!2", "1", 1.0))
-        if n == 2
-        else empty(n, m),
-        ["message #2", "event 1 (EXECUTE_JOB)", "timestamp 1.0 is before the previous"],
-    ),
     "malformed JSON": (
         lambda n, m: '{"now": 0, "events": [' if n == 2 else empty(n, m),
         ["message #2", "could not be parsed"],
@@ -240,6 +284,35 @@ def test_misbehaving_scheduler_is_reported(
     assert code == batsim_cli.EXIT_ABORTED, err
     for fragment in expected:
         assert fragment in err
+
+
+def test_events_out_of_order_are_applied_late_as_batsim_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Batsim's ``send_message_at_time`` sleeps until an event's timestamp if it is later, else
+    sends at once: EXECUTE_JOB w0!1 at 2.0 then w0!2 at 1.0 start both jobs at 2.0 (the
+    engine refused such replies before issue 29)."""
+    endpoint = free_endpoint()
+
+    def script(number: int, message: dict[str, Any]) -> str:
+        if number == 2:
+            return reply(2.0, execute("w0!1", "0", 2.0), execute("w0!2", "1", 1.0))
+        return empty(number, message)
+
+    scheduler = ScriptedScheduler(endpoint, script)
+    scheduler.start()
+    try:
+        code, err = run_cli(
+            ["-p", str(platform(tmp_path)), "-w", str(workload(tmp_path, JOBS, PROFILES)),
+             "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", "30"],
+            capsys,
+        )  # fmt: skip
+    finally:
+        scheduler.stop.set()
+        scheduler.join(timeout=10)
+    assert code == 0, err
+    lines = (tmp_path / "o_jobs.csv").read_text().splitlines()[1:]
+    assert sorted(line.split(",")[8] for line in lines) == ["2.000000", "2.000000"]
 
 
 def test_silent_scheduler_times_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from batsim_reference import ReferenceCase, case_names, reference_case
+from batsim_reference import ReferenceCase, case_names, pending_case, reference_case
 
 from hetsched.engine import batsim_cli
 from hetsched.engine.errors import EngineWarning
@@ -105,3 +105,16 @@ def test_replay_matches_batsim(name: str, tmp_path: Path) -> None:
     assert case.exit_code == 0
     summary = (case.path / "batsim-summary.txt").read_text()
     assert ("Deadlock detected" in summary) == (result.deadlock is not None)
+
+
+def test_replies_dated_in_the_past_are_applied_late_as_batsim_does(tmp_path: Path) -> None:
+    """Issue 29, ``batsim-pending/floor-timestamps``: a scheduler that floors its times, as
+    batsim-py does, answers the submission at 5.5 with EXECUTE_JOB at 5.0 (and 7.25 with 7.0,
+    12.9 with 12.0). Batsim 4.2.1 starts the jobs at 5.5, 7.25 and 12.9 and runs to the end;
+    the engine refused such replies before."""
+    case = pending_case("floor-timestamps")
+    result = replay(case, tmp_path)
+    assert output_differences(case.outputs(), result.output_files) == []
+    assert case.exit_code == 0 and result.deadlock is None
+    starts = [line.split(",")[8] for line in result.jobs_csv.read_text().splitlines()[1:]]
+    assert starts == ["5.500000", "12.900000", "7.250000"]

@@ -468,8 +468,6 @@ MISUSES = [
      ProtocolError, r"event 1 .*state \(RUNNING\) is not SUBMITTED"),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "0 9"})],
      ProtocolError, r"machine 9 does not exist"),
-    (lambda bs, j: [_event(bs, "REJECT_JOB", {"job_id": j.id}, -1.0)],
-     ProtocolError, r"event 0 \(REJECT_JOB\): timestamp -1.0 is before"),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "0-1"}),
                     _event(bs, "REJECT_JOB", {"job_id": j.id})],
      ProtocolError, r"event 1 \(REJECT_JOB\).*cannot be rejected"),

@@ -7,13 +7,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 from test_task_table import write_case
 
 from hetsched.cli import main
-from hetsched.running.plots import earned, load_run, plot_runs, queue_length, utilisation
+from hetsched.running.plots import (
+    cluster_colours,
+    earned,
+    earned_by,
+    earned_figure,
+    gantt_figure,
+    load_run,
+    plot_runs,
+    queue_length,
+    utilisation,
+    utilisation_figure,
+)
 from hetsched.running.run import run_heuristic
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -72,3 +85,51 @@ def test_bad_folders_are_named(runs: Path, tmp_path: Path) -> None:
     (runs / "easy" / "summary.json").write_text("{}")
     with pytest.raises(FileNotFoundError, match="names no readable workload file"):
         plot_runs([runs / "easy"])
+
+
+def test_value_figure_totals_are_the_summarys_and_the_window_is_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29. Measure window [5, 120): job 1 (submitted at 0) does not count; jobs 2 and 3
+    earn 4 at 110 and 6.4 at 140, after the window: the summary's value_earned is 4,
+    value_earned_total 10.4, and so are the curve at 120 and at its end (not 20.4)."""
+    monkeypatch.chdir(tmp_path)
+    platform, workload = write_case(Path("."))
+    data = json.loads(workload.read_text())
+    data["hetsched"]["measure_window"] = [5.0, 120.0]
+    workload.write_text(json.dumps(data))
+    summary = run_heuristic("easy", platform, workload, Path("runs/easy"))
+    run = load_run("runs/easy")
+    assert run.measure_window == (5.0, 120.0)
+    value = earned(run, "value")
+    assert value is not None
+    assert earned_by(value, 120.0) == pytest.approx(summary.value_earned) == pytest.approx(4.0)
+    assert earned_by(value, None) == pytest.approx(summary.value_earned_total)
+    assert summary.value_earned_total == pytest.approx(10.4)
+    figure = earned_figure([run], "value")
+    assert figure is not None
+    axes = figure.axes[0]
+    assert axes.get_title()
+    labels = axes.get_legend_handles_labels()[1]
+    assert labels == ["easy: 4.0 by the window's end, 10.4 in all", "measure window [5, 120) s"]
+    for axes in utilisation_figure([run]).axes:
+        assert "measure window [5, 120) s" in axes.get_legend_handles_labels()[1]
+    assert utilisation_figure([run]).axes[0].get_title()
+
+
+def test_gantt_colours_are_fixed_per_cluster_name(runs: Path) -> None:
+    """A cluster keeps its colour whichever clusters a run used (issue 29: slow was C1 in
+    one chart and C0 in another, when a run used slow only)."""
+    easy = load_run(runs / "easy")
+    dropped = dataclasses.replace(easy.rows[0], final_state="REJECTED", starting_time=None,
+                                  finish_time=None, allocated_resources=(), cluster="")
+    only_slow = dataclasses.replace(  # and a dropped task, which has no cluster
+        easy, rows=(dropped, *(r for r in easy.rows if r.cluster == "slow")))
+    assert cluster_colours(easy) == cluster_colours(only_slow) == {"fast": "C0", "slow": "C1"}
+    spanning = dataclasses.replace(easy.rows[0], cluster="fast slow")  # a stock job on both
+    assert cluster_colours(dataclasses.replace(only_slow, rows=(*only_slow.rows, spanning))) == {
+        "fast": "C0", "slow": "C1", "fast slow": "C2"}  # fmt: skip
+    collection = gantt_figure(only_slow).axes[0].collections[0]
+    assert collection.get_label() == "slow"
+    assert tuple(collection.get_facecolor()[0][:3]) == pytest.approx(
+        (0xFF / 255, 0x7F / 255, 0x0E / 255))  # matplotlib's C1

@@ -23,7 +23,9 @@ core, as the platform generator writes it, so a twin loads its whole node):
 
 ``pybatsim:easyBackfill`` (stock, the static ``delay`` profiles): job 1 on 0-1 [0, 100),
 job 2 on 2-3 [10, 60). Values 10 + 6 (50 s <= soft 60) = 16: 100 %. Makespan 100.
-A delay job computes nothing: all hosts idle, 300 W x 100 s = 30000 J.
+A delay job computes nothing: all hosts idle, 300 W x 100 s = 30000 J. The busy power an
+execution twin would have drawn on top (``energy_delay_busy_joules``): fast 2 x (200 - 100) W
+x 100 s + slow 2 x (100 - 50) W x 50 s = 25000 J.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ JSON_KEYS = {
     "energy_joules", "energy_window_joules", "energy_budget_joules",
     "makespan", "mean_waiting_time",
     "mapping_events", "mapping_latency_p50", "mapping_latency_p95", "mapping_latency_max",
-    "makespan_goals", "makespan_goals_met", "wall_seconds", "checked_rules", "version",
+    "makespan_goals", "makespan_goals_met", "energy_delay_busy_joules",
+    "energy_delay_busy_window_joules", "wall_seconds", "checked_rules", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 
@@ -140,6 +143,7 @@ def assert_easy(summary: dict) -> None:
     assert summary["value_bound"] == pytest.approx(16.0)
     assert summary["value_percent"] == pytest.approx(87.5)
     assert summary["energy_joules"] == pytest.approx(63000.0)
+    assert summary["energy_delay_busy_joules"] == 0.0  # twins only: SimGrid charged them
     assert summary["makespan"] == pytest.approx(110.0)
     assert summary["mean_waiting_time"] == pytest.approx(0.0)
     assert summary["mapping_events"] >= 2  # at least the two arrivals
@@ -154,6 +158,8 @@ def assert_easy_backfill(summary: dict) -> None:
     assert summary["value_earned"] == pytest.approx(16.0)
     assert summary["value_percent"] == pytest.approx(100.0)
     assert summary["energy_joules"] == pytest.approx(30000.0)
+    # busy power the delays did not draw: fast 2 x 100 W x 100 s + slow 2 x 50 W x 50 s
+    assert summary["energy_delay_busy_joules"] == pytest.approx(25000.0)
     assert summary["makespan"] == pytest.approx(100.0)
     assert summary["mapping_events"] is None  # stock schedulers record none
     assert summary["checked_rules"] == list(BATSIM_RULES)

@@ -7,6 +7,7 @@ heuristics (one with an option), two scenarios so that two groups go to two Dask
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -111,6 +112,63 @@ def test_groups_sent_to_a_remote_cluster_have_absolute_folders(
     assert remote.folder == tmp_path / "s0" and remote.trace_dir == tmp_path / "traces"
     assert remote.cells[0].outdir == tmp_path / "s0" / "easy"
     assert remote.cells[0].key == ("a",) and remote.scenario == scenario
+
+
+
+def test_a_trace_folder_from_the_environment_goes_to_remote_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: workers do not share the client's environment, so ``HETSCHED_TRACE_DIR``
+    set only here must travel with the group, made absolute."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HETSCHED_TRACE_DIR", "traces")
+    scenario = Scenario(KTH, day=100, preset="khemka", seed=1)
+    group = ScenarioCells(scenario, Path("s0"), (Cell(("a",), "easy", Path("s0/easy")),))
+    assert _absolute(group).trace_dir == tmp_path / "traces"
+    explicit = ScenarioCells(scenario, Path("s0"), group.cells, "given")
+    assert _absolute(explicit).trace_dir == tmp_path / "given"  # --trace-dir wins
+    monkeypatch.delenv("HETSCHED_TRACE_DIR")
+    assert _absolute(group).trace_dir is None
+
+@needs_trace
+def test_a_remote_dask_study_finds_the_trace_folder_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: a Dask scheduler and a worker started apart, without ``HETSCHED_TRACE_DIR``
+    (and an empty trace cache, no trace to find); the study exports it on the client only and
+    gives no ``trace_dir``. The worker must read the trace from that folder (it used to try to
+    download it: "download of trace ... failed")."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HETSCHED_TRACE_DIR", str(TRACE_DIR))
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "HETSCHED_TRACE_DIR"}  # fmt: skip
+    environment["XDG_CACHE_HOME"] = str(tmp_path / "empty-cache")
+    dask = Path(sys.executable).parent / "dask"
+    address_file = tmp_path / "scheduler.json"
+    logs = (tmp_path / "dask.log").open("w")
+    processes = [subprocess.Popen(
+        [str(dask), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+         "--scheduler-file", str(address_file)],
+        env=environment, stdout=logs, stderr=subprocess.STDOUT, cwd=tmp_path)]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not address_file.is_file() or not address_file.read_text():
+            assert time.monotonic() < deadline, (tmp_path / "dask.log").read_text()
+            time.sleep(0.2)
+        address = json.loads(address_file.read_text())["address"]
+        processes.append(subprocess.Popen(
+            [str(dask), "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-nanny",
+             "--no-dashboard", "--local-directory", str(tmp_path / "worker")],
+            env=environment, stdout=logs, stderr=subprocess.STDOUT, cwd=tmp_path))  # fmt: skip
+        runs = run_study(Path("remote"), trace=KTH, nb_scenarios=1, heuristics=["easy"],
+                         arrivals=(1, 10**6), executor=CellExecutor(scheduler_address=address))
+        assert len(runs) == 1 and runs[0].summary.tasks_completed > 0
+        assert Path(runs[0].summary.workload).is_relative_to(tmp_path / "remote")
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            process.wait(timeout=30)
+        logs.close()
 
 
 ORPHAN_SCRIPT = """

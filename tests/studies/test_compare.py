@@ -1,0 +1,45 @@
+"""``hetsched compare`` (studies/compare.py): the energy column compares like with like.
+
+test_run.py's tiny case with the same ETC on both clusters (job 1: 100 s, job 2: 50 s), so
+that hetsched's ``easy`` and pybatsim's stock ``easyBackfill`` make the same schedule: job 1
+on ``fast`` (0-1) [0, 100), job 2 on ``slow`` (2-3) [10, 60). ``easy`` runs execution twins,
+which SimGrid charges busy power: [0, 10) fast 2 x 200 + slow 2 x 50 = 500 W -> 5000 J;
+[10, 60) 2 x 200 + 2 x 100 = 600 W -> 30000 J; [60, 100) 2 x 200 + 2 x 50 = 500 W -> 20000 J;
+55000 J. easyBackfill runs the static ``delay`` profiles, which SimGrid charges idle power
+(300 W x 100 s = 30000 J); the busy power they did not draw is fast 2 x 100 W x 100 s + slow
+2 x 50 W x 50 s = 25000 J, so the table's figure is 55000 J for both (issue 29).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_run import tiny  # noqa: F401  (fixture)
+
+from hetsched.studies.compare import ENERGY_NOTE, comparable_energy, compare, format_table
+
+
+def test_stock_and_hetsched_energies_compare_like_with_like(tiny: Path) -> None:  # noqa: F811
+    workload = json.loads((tiny / "workload.json").read_text())
+    for job in workload["jobs"]:
+        job["etc"]["slow"] = job["etc"]["fast"]
+    (tiny / "workload.json").write_text(json.dumps(workload))
+    easy, stock = compare(["easy", "pybatsim:easyBackfill"], Path("platform.xml"),
+                          Path("workload.json"), Path("cmp"))  # fmt: skip
+    for run in ("cmp/easy", "cmp/pybatsim-easyBackfill"):  # the same schedule
+        rows = (tiny / run / "out_jobset.csv").read_text().splitlines()[1:]
+        assert [row.split(",")[8:11] + row.split(",")[14:15] for row in rows] == [
+            ["0.0", "100.0", "100.0", "0-1"],
+            ["10.0", "50.0", "60.0", "2-3"],
+        ]
+    assert easy.energy_joules == pytest.approx(55000.0)
+    assert easy.energy_delay_busy_joules == 0.0
+    assert stock.energy_joules == pytest.approx(30000.0)  # SimGrid's: idle power only
+    assert stock.energy_delay_busy_joules == pytest.approx(25000.0)
+    assert comparable_energy(stock) == pytest.approx(comparable_energy(easy))
+    table = format_table([easy, stock]).splitlines()
+    assert table[1].split()[5] == "0.1" and table[2].split()[5] == "0.1*"
+    assert table[-1] == ENERGY_NOTE
+    assert "*" not in format_table([easy])  # nothing to explain without delay jobs
