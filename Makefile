@@ -70,9 +70,10 @@ docker-base: docker-daemon
 	docker/base-image $(DOCKER_BASE_IMAGE)
 
 # pybatsim without its pins, as in setup; `pip wheel .` builds hetsched and its dependencies.
+# SOURCE_DATE_EPOCH: the same sources give the same wheel, so Docker's cache keeps the images.
 wheels: setup
 	$(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) --no-deps $(PYBATSIM)
-	$(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) .
+	SOURCE_DATE_EPOCH=315532800 $(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) .
 
 docker-images: docker-base wheels
 	docker build -q -f docker/Dockerfile --build-arg BASE_IMAGE=$(DOCKER_BASE_IMAGE) \
