@@ -23,7 +23,7 @@ $(BIN)/hetsched: pyproject.toml
 setup: $(BIN)/hetsched
 
 # Debian packages the tests use: SimGrid's Python bindings load every generated
-# platform; docker-compose validates docker/compose.yaml (no Docker engine needed).
+# platform; docker-compose validates docker/compose.yaml and runs it in the Docker tests.
 SYSTEM_PACKAGES := python3-simgrid docker-compose
 system-deps:
 	@if ! /usr/bin/python3 -c 'import simgrid' 2>/dev/null || ! command -v docker-compose >/dev/null; then \
