@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
 BATSIM_PY := batsim-py==1.0.5
 
-.PHONY: setup system-deps quickstart test lint bench bench-engine
+.PHONY: setup system-deps quickstart test lint bench bench-engine \
+	docker-deps docker-daemon docker-base wheels docker-images
 
 $(BIN)/hetsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,7 +23,7 @@ $(BIN)/hetsched: pyproject.toml
 setup: $(BIN)/hetsched
 
 # Debian packages the tests use: SimGrid's Python bindings load every generated
-# platform; docker-compose validates docker/compose.yaml (no Docker engine needed).
+# platform; docker-compose validates docker/compose.yaml and runs it in the Docker tests.
 SYSTEM_PACKAGES := python3-simgrid docker-compose
 system-deps:
 	@if ! /usr/bin/python3 -c 'import simgrid' 2>/dev/null || ! command -v docker-compose >/dev/null; then \
@@ -32,7 +33,7 @@ system-deps:
 quickstart: setup
 	$(BIN)/hetsched compare --trace CEA-Curie-2011-2.1-cln --day 47 --preset khemka-20 --seed 1
 
-test: setup system-deps
+test: setup system-deps docker-images
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
@@ -46,3 +47,36 @@ bench: setup
 
 bench-engine: setup
 	$(BIN)/python -m benchmarks.bench_engine --repeat 3
+
+# Docker (docs/run.md, "Docker"), offline: Debian's docker.io, a daemon started when none
+# answers (a daemon that cannot start is an error saying why), a base image made with
+# debootstrap from this machine's Debian mirror (once, kept by name), the wheels of hetsched
+# and its dependencies built here, and from them, with no registry and no PyPI, the images
+# the tests run: the schedulers and the Batsim-compatible one (entry point `hetsched batsim`).
+DOCKER_PACKAGES := docker.io debootstrap
+DOCKER_BASE_IMAGE ?= hetsched/debian-python:bookworm
+SCHEDULER_IMAGE ?= hetsched:latest
+LOCAL_BATSIM_IMAGE ?= hetsched/batsim:4.2.1
+WHEELHOUSE := docker/wheels
+
+docker-deps:
+	@if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DOCKER_PACKAGES); fi
+
+docker-daemon: docker-deps
+	docker/daemon
+
+docker-base: docker-daemon
+	docker/base-image $(DOCKER_BASE_IMAGE)
+
+# pybatsim without its pins, as in setup; `pip wheel .` builds hetsched and its dependencies.
+# SOURCE_DATE_EPOCH: the same sources give the same wheel, so Docker's cache keeps the images.
+wheels: setup
+	$(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) --no-deps $(PYBATSIM)
+	SOURCE_DATE_EPOCH=315532800 $(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) .
+
+docker-images: docker-base wheels
+	docker build -q -f docker/Dockerfile --build-arg BASE_IMAGE=$(DOCKER_BASE_IMAGE) \
+	  --build-arg OFFLINE=1 --target scheduler -t $(SCHEDULER_IMAGE) .
+	docker build -q -f docker/Dockerfile --build-arg BASE_IMAGE=$(DOCKER_BASE_IMAGE) \
+	  --build-arg OFFLINE=1 --target batsim -t $(LOCAL_BATSIM_IMAGE) .

@@ -14,8 +14,9 @@ the host (pybatsim's launcher, or batsched) on a free port:
   ``bridge`` (Docker Desktop, where host networking is not the host's): on
   ``tcp://host.docker.internal:PORT``, mapped to the host's gateway;
 * the image is pulled on first use; Batsim's output goes to the run's ``batsim.log`` when the
-  container ends, and the container is removed on every way out: success, Batsim's failure,
-  the scheduler's exception, ``KeyboardInterrupt``.
+  container ends, and the container (named ``hetsched-batsim-<random>``) is removed on every
+  way out: success, Batsim's failure, the scheduler's exception, ``KeyboardInterrupt`` (also
+  one that comes while the daemon creates the container).
 
 The SDK is the ``docker`` extra (``pip install 'hetsched[docker]'``); without it, or without a
 reachable Docker daemon, the run stops with a message saying so.
@@ -36,6 +37,7 @@ import contextlib
 import os
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -118,6 +120,15 @@ class Container:
             self.container.kill()
 
 
+def _named_container(client: Any, name: str) -> Container | None:
+    """The container called ``name``, if the daemon has one."""
+    errors = require("docker.errors")
+    try:
+        return Container(client.containers.get(name))
+    except errors.NotFound:
+        return None
+
+
 class DockerBatsim:
     """Starts Batsim in a container of ``image`` (module docstring).
 
@@ -190,11 +201,16 @@ class DockerBatsim:
         self._ensure_image(client)
         arguments = self.run_arguments(command)
         log.write_text(f"$ docker run {self.image} {' '.join(command[1:])}\n")
+        name = f"hetsched-batsim-{uuid.uuid4().hex[:12]}"
         container: Container | None = None
         try:
-            container = Container(client.containers.run(self.image, **arguments))
+            container = Container(client.containers.run(self.image, name=name, **arguments))
             yield container
         finally:
+            # Ctrl-C inside ``run`` (the daemon created the container, the reply was not read
+            # yet) leaves ``container`` unset: the container is found again by its name.
+            if container is None:
+                container = _named_container(client, name)
             if container is not None:
                 self._clean_up(container, log)
 

@@ -11,7 +11,6 @@ records what was removed.
 
 from __future__ import annotations
 
-import itertools
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,6 @@ from typing import Any
 from docker.errors import APIError, ImageNotFound, NotFound
 
 FAKE_BATSIM = Path(__file__).with_name("test_run_fake_batsim.py")
-_NAMES = itertools.count(1)
 
 
 def _mounted(path: Path, volumes: dict[str, dict[str, str]], writable: bool) -> bool:
@@ -38,7 +36,7 @@ class FakeContainer:
         self.client = client
         self.image = image
         self.kwargs = kwargs
-        self.name = f"fake-batsim-{next(_NAMES)}"
+        self.name = kwargs["name"]
         self.status = "running"
         self.attrs: dict[str, Any] = {"State": {"ExitCode": 0}}
         self.removed = False
@@ -113,9 +111,15 @@ class FakeContainers:
         self.client.started.append(container)
         return container
 
+    def get(self, name: str) -> FakeContainer:
+        for container in self.client.started:
+            if container.name == name and not container.removed:
+                return container
+        raise NotFound(f"no such container: {name}")
+
 
 class FakeDockerClient:
-    """``images.get/pull``, ``containers.run``; what happened is kept for the tests."""
+    """``images.get/pull``, ``containers.run/get``; what happened is kept for the tests."""
 
     def __init__(self, local_images: set[str] | None = None) -> None:
         self.local_images = set(local_images or ())

@@ -1,4 +1,4 @@
-"""The Docker files are linted and validated (they cannot be run on this machine)."""
+"""The Docker files are linted and validated (test_docker_real.py runs them on a real daemon)."""
 
 from __future__ import annotations
 

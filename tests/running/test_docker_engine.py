@@ -145,6 +145,28 @@ def test_container_removed_when_the_scheduler_side_fails(
     assert (tiny / "runs/x/batsim.log").read_text().startswith("$ docker run")
 
 
+def test_container_removed_when_interrupted_while_the_daemon_creates_it(
+    tiny: Path, client: FakeDockerClient, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """Ctrl-C after the daemon made the container but before ``run`` returned it (found with
+    a real daemon, test_docker_real.py): the container is found by its name and removed."""
+    client.local_images.add(DEFAULT_BATSIM_IMAGE)
+    create = client.containers.run
+
+    def interrupted(image: str, **kwargs: object) -> None:
+        create(image, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(client.containers, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_heuristic("easy", "platform.xml", "workload.json", "runs/x", engine="docker",
+                      tools=ExternalTools(docker_client=lambda: client))  # fmt: skip
+    (container,) = client.started
+    assert container.name.startswith("hetsched-batsim-")
+    assert client.removed == [container.name]
+    assert container.process.poll() is not None
+
+
 def test_batsim_failing_in_the_container_is_reported_and_removed(
     tiny: Path, client: FakeDockerClient, capsys: pytest.CaptureFixture[str],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
