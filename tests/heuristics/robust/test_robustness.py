@@ -352,3 +352,14 @@ def test_actual_serial_times_read_from_the_workload() -> None:
     assert table[3, 0] == jobs[3]["actual"]["serial_time"][first]
     assert not np.isnan(table).any()
     assert np.isnan(r.actual_serial_times([{"id": "0"}], ["p"])).all()
+
+
+def test_a_completion_time_equal_to_the_goal_meets_it() -> None:
+    """P(i, (j, k)) is the cdf at Delta (sec. II.D), P(X <= Delta): a point mass whose final
+    time is exactly Delta completes by the goal with probability 1, one just above it with 0.
+    Y = 30 s on 1 or 2 processors with S(k) = 1, 1.5 and Delta = 20 s: Y / S(2) = 20 = Delta."""
+    final = np.array([[[30.0, 30.0]]])
+    deadlines = 20.0 * np.array([[1.0, 1.5]])  # Delta S(k)
+    assert r.completion_table(final, deadlines, np.array([2])).tolist() == [[[0.0, 1.0]]]
+    above = np.nextafter(30.0, math.inf)
+    assert r.completion_table(final * above / 30.0, deadlines, np.array([2]))[0, 0, 1] == 0.0
