@@ -12,7 +12,11 @@ like every metric (no scheduler state):
   prints 6 decimals); a dropped, killed or failed application does not;
 * where it ran: the cluster of its execution's resources and their number, the (j, k) of the
   allocation (:func:`resource_clusters` of the platform);
-* the batch meets the goal iff every application does (its makespan is at most Delta).
+* the batch meets the goal iff every application does (its makespan is at most Delta);
+* what the model predicted for the allocation the run realised (:func:`predict_batch`):
+  Psi(I) = min_i P(i, I[i]) (eq. 2), the *critical application's* probability, and the
+  probability that the *whole batch* meets Delta, the applications of a processor type
+  sharing its slowdown S_j (sec. II.C.2), which is lower.
 
 >>> from hetsched.metrics.annotations import JobAnnotations, WorkloadInfo
 >>> from hetsched.metrics.outcomes import Outcome, TaskOutcome
@@ -33,11 +37,17 @@ like every metric (no scheduler state):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
+from hetsched.heuristics.robust.robustness import (
+    AllocationProblem,
+    MoldableBatch,
+    batch_completion_probability,
+)
 from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
 from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome, account
 from hetsched.metrics.outputs import read_jobs
@@ -163,3 +173,51 @@ def read_goal_outcomes(
             + "; ".join(accounting.problems)
         )
     return goal_outcomes(accounting.outcomes, workload, resource_clusters(platform_path))
+
+
+MODEL_FIELDS = ("serial_time", "downey", "slowdown")
+"""The annotations of a Hansen batch that the stochastic model reads (docs/generators.md)."""
+
+
+@dataclass(frozen=True)
+class BatchPrediction:
+    """The stochastic model's prediction for the allocation a run realised: ``robustness``
+    Psi(I) = min_i P(i, I[i]) (eq. 2) and ``batch_probability``, the probability that every
+    application meets Delta (:func:`~hetsched.heuristics.robust.robustness.
+    batch_completion_probability`, one slowdown per processor type)."""
+
+    robustness: float
+    batch_probability: float
+
+
+def predict_batch(
+    goals: Mapping[str, GoalOutcome],
+    jobs: Sequence[Mapping[str, object]],
+    clusters: Sequence[str],
+) -> BatchPrediction | None:
+    """What the model of Hansen et al. predicts for the allocation in ``goals`` (each
+    application's cluster and processor count, as :func:`goal_outcomes` read them); ``jobs``
+    are the workload's jobs (their ``actual`` draws are not read), ``clusters`` the cluster of
+    every resource id. ``None`` when the jobs do not carry the model (:data:`MODEL_FIELDS`),
+    some application never ran, or the applications used more processors of a type than it
+    has (one after another): Psi is defined for the complete allocations of sec. II.A only.
+    """
+    by_id = {str(job["id"]): job for job in jobs}
+    batch_jobs = [by_id[task_id.split("!", 1)[1]] for task_id in goals]
+    if not batch_jobs or any(
+        goal.cluster is None for goal in goals.values()
+    ) or any(field not in job for job in batch_jobs for field in MODEL_FIELDS):
+        return None
+    processors = Counter(clusters)
+    used = Counter()
+    for goal in goals.values():
+        used[goal.cluster] += goal.processors
+    if any(count > processors[name] for name, count in used.items()):
+        return None  # processors reused one after another: not an allocation of sec. II.A
+    visible = [{k: v for k, v in job.items() if k != "actual"} for job in batch_jobs]
+    batch = MoldableBatch.from_jobs(visible, dict(processors))
+    allocation = AllocationProblem.from_batch(batch).allocation(
+        [batch.processor_types.index(str(goal.cluster)) for goal in goals.values()],
+        [goal.processors for goal in goals.values()],
+    )
+    return BatchPrediction(allocation.robustness, batch_completion_probability(batch, allocation))

@@ -20,31 +20,41 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
+from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
-from hetsched.metrics.outcomes import Outcome, account
+from hetsched.metrics.outcomes import Outcome, TaskOutcome, account
 from hetsched.metrics.outputs import (
     JobRecord,
     read_consumed_energy,
     read_jobs,
     read_pstate_changes,
 )
-from hetsched.metrics.resources import resource_one_core_watts
-from hetsched.metrics.robustness import goals_met
+from hetsched.metrics.resources import resource_clusters, resource_one_core_watts
+from hetsched.metrics.robustness import (
+    BatchPrediction,
+    RobustnessMetrics,
+    goal_outcomes,
+    goals_met,
+    predict_batch,
+)
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
 ``makespan_goals_met``, Hansen sec. II.D; 5: ``energy_delay_busy_joules`` and
-``energy_delay_busy_window_joules``, issue 29). Summaries of another version are
+``energy_delay_busy_window_joules``, issue 29; 6: ``makespan_goal``, ``batch_met``,
+``robustness_predicted``, ``batch_probability_predicted``, Hansen eq. 2 and the whole batch;
+``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2). Summaries of another version are
 recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
@@ -106,6 +116,12 @@ class RunSummary:
     makespan_goals_met: int | None = None
     energy_delay_busy_joules: float | None = None
     energy_delay_busy_window_joules: float | None = None
+    makespan_goal: float | None = None
+    batch_met: bool | None = None
+    robustness_predicted: float | None = None
+    batch_probability_predicted: float | None = None
+    makespan_lower_bound: float | None = None
+    makespan_ratio: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     version: int = SUMMARY_VERSION
@@ -190,6 +206,13 @@ def summarize(
     value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     goals = goals_met(outcomes, workload)
+    jobs = json.loads(Path(workload_path).read_text(encoding="utf-8"))["jobs"]  # as annotations.py
+    prediction = bound = None
+    if goals is not None:
+        prediction = _batch_prediction(outcomes, workload, jobs, resource_clusters(platform_path))
+    elif is_bag(jobs):
+        bound = bag_lower_bound(jobs, resource_clusters(platform_path), str(workload_path))
+    makespan = max(finishes, default=0.0)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -212,7 +235,7 @@ def summarize(
         energy_joules=None if energy is None else total_energy(energy),
         energy_window_joules=window_energy,
         energy_budget_joules=workload.energy_budget,
-        makespan=max(finishes, default=0.0),
+        makespan=makespan,
         mean_waiting_time=sum(waits) / len(waits) if waits else None,
         mapping_events=None if events is None else len(events),
         mapping_latency_p50=None if latency is None else latency.p50,
@@ -222,6 +245,11 @@ def summarize(
         makespan_goals_met=None if goals is None else goals.met,
         energy_delay_busy_joules=delay_busy,
         energy_delay_busy_window_joules=delay_busy_window,
+        **_goal_fields(goals, workload),
+        robustness_predicted=None if prediction is None else prediction.robustness,
+        batch_probability_predicted=None if prediction is None else prediction.batch_probability,
+        makespan_lower_bound=bound,
+        makespan_ratio=None if not bound else makespan / bound,
     )
 
 
@@ -247,3 +275,31 @@ def _delay_busy_energy(
     if workload.measure_window is None:
         return total, None
     return total, delay_busy_power(ran, workload.delay_profiles, busy, workload.measure_window)
+
+
+def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> dict[str, object]:
+    """``makespan_goal`` (Delta, when the batch has one) and ``batch_met`` (every application
+    met it: Hansen et al.'s robustness event, sec. II.D)."""
+    if goals is None:
+        return {}
+    deltas = {job.makespan_goal for job in workload.jobs.values()} - {None}
+    return {
+        "makespan_goal": deltas.pop() if len(deltas) == 1 else None,
+        "batch_met": goals.batch_met,
+    }
+
+
+def _batch_prediction(
+    outcomes: Mapping[str, TaskOutcome],
+    workload: WorkloadInfo,
+    jobs: list[dict],
+    clusters: tuple[str, ...],
+) -> BatchPrediction | None:
+    """Psi and P(batch meets Delta) of the allocation the run realised
+    (:func:`~hetsched.metrics.robustness.predict_batch`); ``None`` when an application ran on
+    processors of two types, outside the paper's allocations (sec. II.A)."""
+    try:
+        goals = goal_outcomes(outcomes, workload, clusters)
+    except OutputFileError:
+        return None
+    return predict_batch(goals, jobs, clusters)

@@ -33,6 +33,51 @@ def _check(rules: tuple[str, ...] | None) -> str:
     return "passed, all rules" if set(rules) == set(VIOLATION_KINDS) else "passed, Batsim rules"
 
 
+def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """The rows of the papers' own measures, for the runs that have them.
+
+    Hansen et al. (a batch with a makespan goal Delta): the predicted robustness Psi(I) =
+    min_i P(i, I[i]) (eq. 2, the critical application's probability), the predicted
+    probability that the whole batch meets Delta, Delta itself and whether the batch met it.
+    Tarplee et al. (a bag of tasks): the LP bound MS_LB (sec. 2.2) and makespan / MS_LB.
+
+    >>> from hetsched.metrics.summary import RunSummary
+    >>> s = RunSummary("rf-duplex", "embedded", "o", "w.json", "p.xml", None, 2, 2, 0, 0,
+    ...                None, None, None, None, None, None, None, None, None, None, None, 130.0,
+    ...                0.0, 2, 0.1, 0.1, 0.1, makespan_goals=2, makespan_goals_met=1,
+    ...                makespan_goal=120.0, batch_met=False, robustness_predicted=0.674,
+    ...                batch_probability_predicted=0.0028)
+    >>> for row in family_rows(s): print(row)
+    ('robustness Psi, predicted (min_i P_i)', '0.6740')
+    ('P(batch meets goal), predicted', '0.0028')
+    ('makespan goal Delta (s)', '120.000')
+    ('batch met the goal', 'no (makespan 1.083 x Delta)')
+    """
+    rows = []
+    if summary.makespan_goals is not None:
+        rows += [
+            ("robustness Psi, predicted (min_i P_i)", _probability(summary.robustness_predicted)),
+            ("P(batch meets goal), predicted", _probability(summary.batch_probability_predicted)),
+            ("makespan goal Delta (s)", _number(summary.makespan_goal)),
+        ]
+        if summary.batch_met is not None:
+            ratio = "" if not summary.makespan_goal else (
+                f" (makespan {summary.makespan / summary.makespan_goal:.3f} x Delta)"
+            )
+            rows.append(("batch met the goal", ("yes" if summary.batch_met else "no") + ratio))
+    if summary.makespan_lower_bound is not None:
+        rows += [
+            ("makespan lower bound MS_LB (s)", _number(summary.makespan_lower_bound)),
+            ("makespan / MS_LB", "-" if summary.makespan_ratio is None
+             else f"{summary.makespan_ratio:.5f}"),
+        ]
+    return rows
+
+
+def _probability(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
 def summary_table(summary: RunSummary) -> str:
     """The summary as a two-column table, labels left-aligned and values right-aligned.
 
@@ -101,6 +146,7 @@ def summary_table(summary: RunSummary) -> str:
         )
     rows += [
         ("makespan (s)", _number(summary.makespan)),
+        *family_rows(summary),
         ("mean waiting time (s)", _number(summary.mean_waiting_time)),
         ("mapping events", "-" if summary.mapping_events is None else str(summary.mapping_events)),
         ("mapping latency p50 (s)", _number(summary.mapping_latency_p50, 6)),

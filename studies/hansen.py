@@ -15,7 +15,11 @@ Two measures per allocation I:
   application and type, drawn at generation and never shown to the heuristics): application
   i completes by the goal iff ``actual[i, j_i] / S_i(k_i) <= Delta``. Over trials, the rate
   at which the *critical* application (the one that sets Psi) completes estimates the mean
-  robustness; over every application, the completion rate estimates the mean P(i, I[i]).
+  robustness; over every application, the completion rate estimates the mean P(i, I[i]);
+  over trials, the rate at which the *whole batch* completes (every application) estimates
+  the mean predicted probability that the batch meets Delta (applications of a type share its
+  slowdown draw, sec. II.C.2: :func:`~hetsched.heuristics.robust.robustness.
+  batch_completion_probability`), which Psi, the critical application's probability, is not.
   Each rate comes with its Wilson 95% interval; the model agrees when the predicted mean lies
   inside;
 * **realised on the engine** (``engine="embedded"`` or ``"batsim"``): the trial's platform and
@@ -30,9 +34,11 @@ Two measures per allocation I:
   SimGrid's microseconds (``engine_mismatches`` counts the applications where they differ).
 
 Choices: trial t of every scenario uses seed ``seed + t`` for both platform and workload; the
-PB heuristics draw their random choices from the same seed. Finished trials are kept as JSON
-(``trials/<scenario>/t<t>.json``) and reused when the study is run again with the same
-parameters.
+PB heuristics draw their random choices from the same seed. The generator's ``parallelism``
+(Downey's A from 1, the cited model, or from M, ``share``) and ``slowdown_draw`` (``per-type``,
+the paper's, or ``per-application``) are study settings (:class:`Regime`). Finished trials
+are kept as JSON (``trials/<scenario>/t<t>.json``) and reused when the study is run again with
+the same parameters.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from hetsched.heuristics.robust.robustness import (
     AllocationProblem,
     MoldableBatch,
     actual_serial_times,
+    batch_completion_probability,
     completes_by_goal,
 )
 from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMinMin
@@ -65,6 +72,7 @@ from hetsched.metrics.robustness import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.gen_hansen import PARALLELISM, SLOWDOWN_DRAWS
 from hetsched.workloads.generators import generate as generate_workload
 
 ENGINES = ("embedded", "batsim")
@@ -131,15 +139,40 @@ def scenarios(
 
 
 @dataclass(frozen=True)
+class Regime:
+    """The generator's options that are study settings (module docstring).
+
+    >>> Regime().label, Regime("share", "per-application").label
+    ('cited-per-type', 'share-per-application')
+    """
+
+    parallelism: str = PARALLELISM[0]
+    slowdown_draw: str = SLOWDOWN_DRAWS[0]
+
+    def __post_init__(self) -> None:
+        if self.parallelism not in PARALLELISM:
+            raise ValueError(f"parallelism {self.parallelism!r}: choose from {PARALLELISM}")
+        if self.slowdown_draw not in SLOWDOWN_DRAWS:
+            raise ValueError(f"slowdown_draw {self.slowdown_draw!r}: choose from {SLOWDOWN_DRAWS}")
+
+    @property
+    def label(self) -> str:
+        """``<parallelism>-<slowdown_draw>``."""
+        return f"{self.parallelism}-{self.slowdown_draw}"
+
+
+@dataclass(frozen=True)
 class HeuristicResult:
     """One heuristic on one trial: predicted P(i, I[i]) and realised completions, from the
-    draws (``completed``) and on the engine (``engine_completed``, None when not run)."""
+    draws (``completed``) and on the engine (``engine_completed``, None when not run), and the
+    predicted probability that the whole batch meets Delta (``batch_probability``)."""
 
     heuristic: str
     probabilities: tuple[float, ...]
     completed: tuple[bool, ...]
     seconds: float
     engine_completed: tuple[bool, ...] | None = None
+    batch_probability: float = math.nan
 
     @property
     def robustness(self) -> float:
@@ -157,6 +190,16 @@ class HeuristicResult:
         if self.engine_completed is None:
             return None
         return self.engine_completed[int(np.argmin(self.probabilities))]
+
+    @property
+    def batch_completed(self) -> bool:
+        """Whether every application completed by Delta (the batch met the goal)."""
+        return all(self.completed)
+
+    @property
+    def engine_batch_completed(self) -> bool | None:
+        """The same on the engine (None when not run)."""
+        return None if self.engine_completed is None else all(self.engine_completed)
 
     @property
     def engine_mismatches(self) -> int:
@@ -179,6 +222,7 @@ class Trial:
     model_seconds: float
     results: tuple[HeuristicResult, ...]
     engine: str | None = None
+    regime: Regime = Regime()
 
     def result(self, heuristic: str) -> HeuristicResult:
         """The result of ``heuristic``."""
@@ -202,6 +246,7 @@ class Trial:
                 float(r["seconds"]),
                 None if r.get("engine_completed") is None
                 else tuple(bool(c) for c in r["engine_completed"]),
+                float(r["batch_probability"]),
             )
             for r in data["results"]
         )
@@ -214,6 +259,7 @@ class Trial:
             float(data["model_seconds"]),
             results,
             data.get("engine"),
+            Regime(**data["regime"]),
         )
 
 
@@ -235,6 +281,7 @@ def run_trial(
     heuristics: Sequence[str] = tuple(HEURISTICS),
     points: int = DEFAULT_POINTS,
     engine: str | None = None,
+    regime: Regime = Regime(),
 ) -> Trial:
     """Draw the trial's platform and batch from ``seed``, run every heuristic, measure; with
     ``engine``, run every heuristic on it too (module docstring)."""
@@ -249,6 +296,8 @@ def run_trial(
         platform.clusters,
         applications=scenario.applications,
         slowdown=scenario.slowdown,
+        parallelism=regime.parallelism,
+        slowdown_draw=regime.slowdown_draw,
     )
     jobs = workload["jobs"]
     processors = {cluster.name: cluster.nb_nodes for cluster in platform.clusters}
@@ -279,15 +328,16 @@ def run_trial(
                 on_engine = realised_on_engine(
                     name, options, engine, *files, problem.assignment(allocation)
                 )
+            shared = regime.slowdown_draw == "per-type"
             results.append(
                 HeuristicResult(
                     name, allocation.probabilities, tuple(bool(c) for c in completed), elapsed,
-                    on_engine,
+                    on_engine, batch_completion_probability(batch, allocation, points, shared),
                 )
             )
     return Trial(
         scenario, trial, seed, points, problem.upper_bound(), model_seconds, tuple(results),
-        engine,
+        engine, regime,
     )
 
 
@@ -338,6 +388,7 @@ def run_study(
     points: int = DEFAULT_POINTS,
     engine: str | None = None,
     on_trial: Callable[[Trial, bool, int, int], None] | None = None,
+    regime: Regime = Regime(),
 ) -> list[Trial]:
     """Run (or resume) every trial of every scenario, on ``engine`` too when given;
     ``on_trial(trial, resumed, done, total)`` reports progress. A stored trial is reused only
@@ -363,6 +414,7 @@ def run_study(
                 stored is not None
                 and stored.seed == seed + index
                 and stored.points == points
+                and stored.regime == regime
                 and [r.heuristic for r in stored.results] == list(heuristics)
                 and engine in (None, stored.engine)
             ):
@@ -370,7 +422,9 @@ def run_study(
                 if engine is None and stored.engine is not None:
                     trial = _without_engine(stored)
             else:
-                trial = run_trial(scenario, index, seed + index, heuristics, points, engine)
+                trial = run_trial(
+                    scenario, index, seed + index, heuristics, points, engine, regime
+                )
                 path.write_text(json.dumps(trial.to_json()))
                 resumed = False
             done.append(trial)
@@ -452,6 +506,8 @@ class ScenarioSummary:
     engine_robustness_agreement: Agreement | None = None
     engine_application_agreement: Agreement | None = None
     engine_mismatches: int = 0
+    batch_agreement: Agreement | None = None
+    engine_batch_agreement: Agreement | None = None
 
 
 def b_norm(upper_bound: float, robustness: float) -> float:
@@ -470,8 +526,12 @@ def summarize(
     when every trial ran on an engine."""
     results = [t.result(heuristic) for t in trials]
     robustness = [r.robustness for r in results]
-    engine_robustness = engine_applications = None
+    engine_robustness = engine_applications = engine_batch = None
+    batch_probabilities = [r.batch_probability for r in results]
     if trials and all(r.engine_completed is not None for r in results):
+        engine_batch = Agreement.of(
+            batch_probabilities, [bool(r.engine_batch_completed) for r in results]
+        )
         engine_robustness = Agreement.of(
             robustness, [bool(r.engine_critical_completed) for r in results]
         )
@@ -498,6 +558,8 @@ def summarize(
         engine_robustness,
         engine_applications,
         sum(r.engine_mismatches for r in results),
+        Agreement.of(batch_probabilities, [r.batch_completed for r in results]),
+        engine_batch,
     )
 
 
@@ -525,7 +587,9 @@ SUMMARY_COLUMNS = (
     "mean_allocate_seconds", "engine_critical_rate", "engine_critical_ci_low",
     "engine_critical_ci_high", "engine_robustness_agrees", "engine_application_rate",
     "engine_application_ci_low", "engine_application_ci_high", "engine_applications_agree",
-    "engine_draws_mismatches",
+    "engine_draws_mismatches", "predicted_mean_batch_probability", "realised_batch_rate",
+    "realised_batch_ci_low", "realised_batch_ci_high", "batch_agrees", "engine_batch_rate",
+    "engine_batch_ci_low", "engine_batch_ci_high",
 )  # fmt: skip
 """Columns of ``summary.csv`` (scenario ``all``: every trial of the study); the ``engine_``
 columns are empty when the study did not run on an engine."""
@@ -570,7 +634,7 @@ def write_csv(trials: Sequence[Trial], rows: Sequence[ScenarioSummary], outdir: 
                  f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees), aa.n,
                  f"{aa.predicted:.4f}", f"{aa.realised:.4f}", f"{aa.low:.4f}",
                  f"{aa.high:.4f}", int(aa.agrees), f"{row.mean_seconds:.6f}",
-                 *_engine_cells(row)]
+                 *_engine_cells(row), *_batch_cells(row)]
             )  # fmt: skip
 
 
@@ -581,6 +645,33 @@ def _engine_cells(row: ScenarioSummary) -> list[object]:
     return [f"{ra.realised:.4f}", f"{ra.low:.4f}", f"{ra.high:.4f}", int(ra.agrees),
             f"{aa.realised:.4f}", f"{aa.low:.4f}", f"{aa.high:.4f}", int(aa.agrees),
             row.engine_mismatches]  # fmt: skip
+
+
+def _batch_cells(row: ScenarioSummary) -> list[object]:
+    ba, ea = row.batch_agreement, row.engine_batch_agreement
+    assert ba is not None
+    engine = ["", "", ""] if ea is None else [f"{ea.realised:.4f}", f"{ea.low:.4f}",
+                                               f"{ea.high:.4f}"]  # fmt: skip
+    return [f"{ba.predicted:.4f}", f"{ba.realised:.4f}", f"{ba.low:.4f}", f"{ba.high:.4f}",
+            int(ba.agrees), *engine]  # fmt: skip
+
+
+def format_batch(rows: Sequence[ScenarioSummary]) -> str:
+    """Per scenario and heuristic: mean predicted Psi (the critical application's probability)
+    beside the mean predicted probability that the whole batch meets Delta and the realised
+    batch rate (from the draws, and on the engine when run), with 95% intervals."""
+    lines = [["scenario", "heuristic", "trials", "mean Psi", "critical realised",
+              "P(batch)", "batch realised [95% CI]", "on engine"]]  # fmt: skip
+    for row in rows:
+        ra, ba, ea = row.robustness_agreement, row.batch_agreement, row.engine_batch_agreement
+        assert ba is not None
+        lines.append(
+            [row.scenario.label if row.scenario else "all", row.heuristic, str(ba.n),
+             f"{ra.predicted:.3f}", f"{ra.realised:.3f}", f"{ba.predicted:.4f}",
+             f"{ba.realised:.3f} [{ba.low:.3f}, {ba.high:.3f}]{'' if ba.agrees else ' !'}",
+             "-" if ea is None else f"{ea.realised:.3f}"]
+        )  # fmt: skip
+    return _columns(lines)
 
 
 def format_scenarios(rows: Sequence[ScenarioSummary]) -> str:

@@ -12,6 +12,7 @@ from hetsched.heuristics.robust.robustness import DEFAULT_POINTS
 from hetsched.running.progress import ProgressBar
 from hetsched.studies import hansen
 from hetsched.studies.hansen_figures import plot_figures
+from hetsched.workloads.gen_hansen import PARALLELISM, SLOWDOWN_DRAWS
 
 
 def _list(text: str, parse: type = str) -> list:
@@ -48,6 +49,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         points=args.points,
         engine=engine,
         on_trial=report,
+        regime=hansen.Regime(args.parallelism, args.slowdown_draw),
     )
     bar.close()
     rows = hansen.summarize_study(runs)
@@ -57,6 +59,9 @@ def experiment_command(args: argparse.Namespace) -> int:
     print(hansen.format_scenarios(rows))
     print("\npredicted against realised (actual draws of the workloads), all trials")
     print(hansen.format_agreement(rows))
+    print("\nthe whole batch against Delta: Psi (critical application) beside P(every"
+          " application meets Delta), predicted and realised, per scenario")
+    print(hansen.format_batch(rows))
     on_engine = hansen.format_engine_agreement(rows)
     if on_engine:
         print(f"\npredicted against realised on the {engine} engine (from out_jobs.csv),"
@@ -95,6 +100,12 @@ def register(studies: argparse._SubParsersAction) -> None:
                        " and measure realised completion from its output files: the"
                        " embedded engine, real Batsim ('batsim' on PATH), or none"
                        " (default: %(default)s)")
+    study.add_argument("--parallelism", choices=PARALLELISM, default=PARALLELISM[0],
+                       help="Downey's A log-uniform from 1 (cited, the paper's source) or from"
+                       " M, the processor-balance share (share) (default: %(default)s)")
+    study.add_argument("--slowdown-draw", choices=SLOWDOWN_DRAWS, default=SLOWDOWN_DRAWS[0],
+                       help="actual slowdown drawn once per processor type and trial"
+                       " (per-type, sec. II.C.2) or per application (default: %(default)s)")
     study.add_argument("--points", type=int, default=DEFAULT_POINTS,
                        help="values per discretised distribution (default: %(default)s)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),

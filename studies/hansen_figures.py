@@ -117,6 +117,7 @@ def plot_fig5(
     ax.boxplot(boxes, positions=positions, widths=0.4, whis=(0, 100), showfliers=False)
     for x, values in zip(positions, boxes, strict=True):
         ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
+    labelled = False  # the first scenario with B > 0 labels the markers (B = 0: no B_norm)
     for x, scenario in zip(positions, chosen, strict=True):
         members = groups[scenario]
         bound = float(np.mean([t.upper_bound for t in members]))
@@ -127,10 +128,11 @@ def plot_fig5(
             realised = 1 - rate / bound
             ax.errorbar(x + 0.3, realised, yerr=[[(high - rate) / bound], [(rate - low) / bound]],
                         fmt="o", capsize=3, color=REALISED,
-                        label="realised: 1 - rate / mean B" if x == 0 else None)
+                        label=None if labelled else "realised: 1 - rate / mean B")
             mean = 1 - float(np.mean([t.result(heuristic).robustness for t in members])) / bound
             ax.plot(x + 0.3, mean, "_", markersize=14, mew=2, color=PREDICTED,
-                    label="predicted: 1 - mean Psi / mean B" if x == 0 else None)
+                    label=None if labelled else "predicted: 1 - mean Psi / mean B")
+            labelled = True
     ax.axhline(0.0, color="0.6", linewidth=0.8)
     ax.set_xticks(positions, [str(s.types) for s in chosen])
     ax.set_xlabel("processor types")
@@ -140,7 +142,8 @@ def plot_fig5(
         f" {len(groups[chosen[0]])} trials per point",
         fontsize="medium",
     )
-    ax.legend(fontsize="small")
+    if labelled:
+        ax.legend(fontsize="small")
     fig.tight_layout()
     path = outdir / "fig5.png"
     fig.savefig(path, dpi=120)

@@ -50,7 +50,8 @@ from hetsched.heuristics.bags.batch_mappers import (
 from hetsched.heuristics.bags.lp_makespan import LpMakespan, makespan_lower_bound
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.khemka import confidence_half_width
-from hetsched.workloads.gen_tarplee import draw_bag
+from hetsched.workloads.gen_common import resolve_options
+from hetsched.workloads.gen_tarplee import OPTIONS, draw_bag
 
 PRESET = "tarplee"
 MAPPERS: dict[str, type[BagMapper]] = {
@@ -110,6 +111,21 @@ def study_bag(settings: Settings, tasks: int, seed: int) -> BagOfTasks:
     if settings.order == "random":
         types = np.random.default_rng(seed).permutation(types)
     return BagOfTasks(etc, types, [c.nb_nodes for c in platform.clusters])
+
+
+def tasks_per_machine(settings: Settings, ratios: Sequence[float], seed: int) -> list[int]:
+    """Numbers of tasks for ``ratios`` tasks per machine on the platform of ``seed``: ``round(r
+    x machines)``, at least one task per task type. Sec. 1 expects the LP's recovery to be most
+    accurate "when the number of tasks assigned to each machine type is large"; this sweep
+    shows from how many tasks per machine on.
+
+    >>> tasks_per_machine(Settings(), [0.1, 1, 10], 1)      # 64 machines, 30 task types
+    [30, 64, 640]
+    """
+    platform = generate_platform(PRESET, seed, **dict(settings.platform_options))
+    machines = sum(cluster.nb_nodes for cluster in platform.clusters)
+    options = resolve_options(PRESET, settings.workload_options, OPTIONS, {})
+    return [max(int(options["task_types"]), round(r * machines)) for r in ratios]
 
 
 @dataclass(frozen=True)

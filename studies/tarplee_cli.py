@@ -21,6 +21,16 @@ def _counts(text: str) -> list[int]:
     return values
 
 
+def _ratios(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 1,10,100, got {text!r}") from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"expected numbers > 0, got {text!r}")
+    return values
+
+
 def command(args: argparse.Namespace) -> int:
     """Run or resume the study, print the table, write the CSV files and the figures."""
     replicates = args.seeds or (tarplee.FULL_REPLICATES if args.full else tarplee.REPLICATES)
@@ -40,9 +50,13 @@ def command(args: argparse.Namespace) -> int:
               f" makespan / MS_LB {run.ratio:.4f} ({how})", file=sys.stderr, flush=True)
         bar.update(done, total, f"{run.tasks:,} tasks")
 
+    tasks = args.tasks
+    if args.tasks_per_machine is not None:
+        tasks = tarplee.tasks_per_machine(settings, args.tasks_per_machine, args.seed)
+        print(f"tasks per machine {args.tasks_per_machine}: {tasks} tasks", file=sys.stderr)
     runs = tarplee.run_study(
         args.outdir,
-        tasks=args.tasks,
+        tasks=tasks,
         seeds=range(args.seed, args.seed + replicates),
         mappers=mappers,
         quadratic_cap=cap,
@@ -69,8 +83,12 @@ def register(studies: argparse._SubParsersAction) -> None:
         description=tarplee.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    study.add_argument("--tasks", type=_counts, default=list(tarplee.TASKS),
+    sizes = study.add_mutually_exclusive_group()
+    sizes.add_argument("--tasks", type=_counts, default=list(tarplee.TASKS),
                        help="numbers of tasks, comma-separated (default: 100 to 1,000,000)")
+    sizes.add_argument("--tasks-per-machine", type=_ratios, metavar="R,R,...",
+                       help="numbers of tasks as tasks per machine of the platform (e.g."
+                       " 1,10,100,1000), instead of --tasks")
     study.add_argument("--mappers", default=",".join(tarplee.MAPPERS),
                        help="comma-separated (default: %(default)s)")
     study.add_argument("--seeds", type=int,
@@ -87,7 +105,7 @@ def register(studies: argparse._SubParsersAction) -> None:
                        " machines_per_type); repeatable")
     study.add_argument("--workload-option", action="append", default=[], metavar="K=V",
                        help="option of the tarplee workload preset (task_types, mean_etc,"
-                       " task_cov, machine_cov); repeatable")
+                       " task_cov, machine_cov, special_purpose); repeatable")
     study.add_argument("--order", choices=tarplee.ORDERS, default="random",
                        help="order of the tasks: a seeded permutation (default) or the"
                        " workload file's (type by type)")

@@ -28,14 +28,14 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
 
 * COV method parameters: mean serial time ``SERIAL_MEAN_S`` = 8 h, task and machine
   heterogeneity 0.3 each; the COV of each ``T_ij`` uniform in [0.1, 0.3].
-* Downey parameters, our reading of Cirne & Berman (JPDC 2002): sigma normal of mean 1.209 and
-  standard deviation 1.132, redrawn while negative; A log-uniform (Downey's own model of
-  parallelism) on [M, max_j n_j]: the applications are parallel applications of the system,
-  at least as parallel as their processor-balance share M. From A = 1 instead, nearly every
-  batch holds an application too serial ever to meet the goal, whose eq. 4 averages the
-  batch at M processors: B = 0 on almost every trial of sec. V (the study of
-  ``hetsched experiment hansen`` measured a median B of 0.00 in every scenario), where the
-  paper's Fig. 4 and 5 show robustness well above 0.
+* Downey parameters ("the distributions from [23]", Cirne & Berman, JPDC 2002; the seed
+  names them without their parameters): sigma normal of mean 1.209 and standard deviation
+  1.132, redrawn while negative; A log-uniform, Downey's own model of parallelism, which
+  Cirne & Berman keep. Option ``parallelism``: ``cited`` (default) draws A on [1, max_j n_j],
+  the cited model; ``share`` (the project's earlier regime) on [M, max_j n_j], applications
+  at least as parallel as their processor-balance share M. With ``cited`` many batches hold
+  an application too serial ever to meet the goal, whose eq. 4 averages the batch at M
+  processors, and the upper bound B is often 0 (docs/reproductions/hansen.md measures both).
 * Slowdown: availability ``Beta(alpha_j, 2)``; a type's mean slowdown ``s_j`` =
   ``E[1/availability]`` = ``(alpha_j + 1) / (alpha_j - 1)``, hence ``alpha_j = (s_j + 1) /
   (s_j - 1)``; ``s_j = 1 + (Gamma - 1) w_j / w`` with ``w_j`` uniform in [0.25, 1.75] and ``w``
@@ -45,9 +45,14 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
 
 Actual run times (hidden from the scheduler, which sees only the distributions): when the
 workload is generated, every application i and processor type j gets one draw of its final
-serial time, ``S T`` with ``T`` from its gamma ``T_ij`` and ``S = 1 / A``, ``A`` from the type's
-``Beta(alpha_j, 2)``: one independent ``(T, A)`` pair per (application, type), so two
-applications on one type do not share a slowdown draw (:func:`draw_actual_serial_times`).
+serial time, ``S_j T`` with ``T`` from its gamma ``T_ij`` and ``S_j = 1 / A``, ``A`` from the
+type's ``Beta(alpha_j, 2)`` (:func:`draw_actual_serial_times`). Option ``slowdown_draw``:
+``per-type`` (default, the paper's sec. II.C.2: "S_j, a random variable describing the
+slowdown of processor type j") draws one ``A`` per processor type for the whole batch, shared
+by every application on that type; ``per-application`` draws one ``A`` per (application,
+type), so two applications on one type do not share it (the project's earlier draw). The
+marginal of each application is the same; what differs is the chance that the whole batch
+meets Delta (:func:`hetsched.heuristics.robust.robustness.batch_completion_probability`).
 The job carries it as ``"actual": {"serial_time": {cluster: seconds}}`` (workload schema v1):
 on k processors the application actually runs ``serial_time / S(k)``. It lists the clusters of
 ``etc`` (those where the job can run; every cluster of the ``hansen`` platform presets). These
@@ -103,6 +108,11 @@ RUN_TIME_COV_RANGE = (0.1, 0.3)
 """Our choice: the COV of each serial time distribution T_ij is uniform in this range."""
 CIRNE_BERMAN_SIGMA = (1.209, 1.132)
 """Downey sigma: normal (mean, standard deviation), our reading of Cirne & Berman, redrawn < 0."""
+PARALLELISM = ("cited", "share")
+"""Option ``parallelism``: Downey's A log-uniform from 1 (the cited model) or from M (ours)."""
+SLOWDOWN_DRAWS = ("per-type", "per-application")
+"""Option ``slowdown_draw``: one actual slowdown per processor type (the paper's S_j) or per
+(application, type)."""
 AVAILABILITY_BETA = 2.0
 """Our choice: the second parameter of the Beta distribution of availability."""
 SLOWDOWN_WEIGHT_RANGE = (0.25, 1.75)
@@ -129,8 +139,12 @@ _FIXED: dict[str, dict[str, object]] = {
 OPTIONS = (
     Option("applications", 32, positive_int),
     Option("slowdown", "mixed", choice(*OVERALL_SLOWDOWN)),
+    Option("parallelism", PARALLELISM[0], choice(*PARALLELISM)),
+    Option("slowdown_draw", SLOWDOWN_DRAWS[0], choice(*SLOWDOWN_DRAWS)),
 )
-"""Options: batch size N_a; slowdown category (low, mixed, high)."""
+"""Options: batch size N_a; slowdown category (low, mixed, high); where Downey's A starts
+(``cited``: 1, ``share``: M); how the actual slowdowns are drawn (``per-type``,
+``per-application``)."""
 
 
 def platform_preset(preset: str, options: Mapping[str, object]) -> tuple[str, dict[str, object]]:
@@ -167,11 +181,12 @@ def mean_slowdowns(
 
 
 def draw_downey(
-    rng: np.random.Generator, nb_applications: int, share: int, max_processors: int
+    rng: np.random.Generator, nb_applications: int, lowest: int, max_processors: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Downey (A, sigma) of each application: A log-uniform on [share, max_processors] (share
-    = M), sigma normal(1.209, 1.132) redrawn while negative."""
-    low, high = math.log(share), math.log(max_processors)
+    """Downey (A, sigma) of each application: A log-uniform on [lowest, max_processors]
+    (``lowest`` 1 with ``parallelism`` ``cited``, M with ``share``), sigma normal(1.209,
+    1.132) redrawn while negative."""
+    low, high = math.log(lowest), math.log(max_processors)
     a = np.exp(rng.uniform(low, high, size=nb_applications))
     sigma = rng.normal(*CIRNE_BERMAN_SIGMA, size=nb_applications)
     while (negative := sigma < 0).any():
@@ -185,24 +200,33 @@ def draw_actual_serial_times(
     serial_cov: np.ndarray,
     alpha: np.ndarray,
     beta: float = AVAILABILITY_BETA,
+    slowdown_draw: str = SLOWDOWN_DRAWS[0],
 ) -> np.ndarray:
     """One draw of the final serial time ``S_j T_ij`` per application i and processor type j
-    (N_a x N_p), every (i, j) independent: ``T_ij`` gamma of mean ``serial_mean[i, j]`` and COV
-    ``serial_cov[i, j]`` (the mean itself where the COV is 0), then ``S_j = 1 / A`` with ``A``
-    ~ ``Beta(alpha[j], beta)``.
+    (``... x N_a x N_p``, leading axes for many batches at once): ``T_ij`` gamma of mean
+    ``serial_mean[..., i, j]`` and COV ``serial_cov[..., i, j]`` (the mean itself where the
+    COV is 0), every (i, j) independent; ``S_j = 1 / A`` with ``A`` ~ ``Beta(alpha[j],
+    beta)``, one ``A`` per processor type of each batch shared by its N_a applications
+    (``per-type``, sec. II.C.2) or one per (i, j) (``per-application``).
 
     >>> rng = np.random.default_rng(0)
     >>> draws = draw_actual_serial_times(rng, np.full((2, 3), 100.0), np.zeros((2, 3)),
     ...                                  np.array([5.0, 5.0, 50.0]))
-    >>> draws.shape, bool((draws >= 100.0).all())
-    ((2, 3), True)
+    >>> draws.shape, bool((draws >= 100.0).all()), bool((draws[0] == draws[1]).all())
+    ((2, 3), True, True)
     """
+    if slowdown_draw not in SLOWDOWN_DRAWS:
+        raise ValueError(f"slowdown_draw must be one of {SLOWDOWN_DRAWS}, got {slowdown_draw!r}")
     cov = np.asarray(serial_cov, dtype=float)
     mean = np.asarray(serial_mean, dtype=float)
     random = cov > 0
     safe = np.where(random, cov, 1.0)
     serial = np.where(random, rng.gamma(1.0 / safe**2, mean * safe**2), mean)
-    availability = rng.beta(np.broadcast_to(alpha, mean.shape), beta)
+    shape = (
+        mean.shape if slowdown_draw == "per-application"
+        else (*mean.shape[:-2], 1, mean.shape[-1])
+    )
+    availability = rng.beta(np.broadcast_to(alpha, shape), beta)
     return serial / availability
 
 
@@ -244,12 +268,15 @@ def generate(
         len(clusters),
     )
     serial_cov = rng.uniform(*RUN_TIME_COV_RANGE, size=serial_mean.shape)
-    a, sigma = draw_downey(rng, nb_apps, share, int(processors.max()))
+    lowest = 1 if opts["parallelism"] == "cited" else share
+    a, sigma = draw_downey(rng, nb_apps, lowest, int(processors.max()))
     slowdown = mean_slowdowns(rng, processors, OVERALL_SLOWDOWN[str(opts["slowdown"])])
     alpha = slowdown_alpha(slowdown)
 
     goal = makespan_goal(slowdown[None, :] * serial_mean / downey_speedup(share, a, sigma)[:, None])
-    actual = draw_actual_serial_times(rng, serial_mean, serial_cov, alpha)
+    actual = draw_actual_serial_times(
+        rng, serial_mean, serial_cov, alpha, slowdown_draw=str(opts["slowdown_draw"])
+    )
     slowdown_json = {
         cluster.name: {"alpha": float(alpha[j]), "beta": AVAILABILITY_BETA}
         for j, cluster in enumerate(clusters)

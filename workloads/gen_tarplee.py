@@ -17,7 +17,17 @@ parameters: ``task_types`` = 30, mean ETC ``mean_etc`` = 600 s, task heterogenei
 type gets one task, the other ``tasks - task_types`` are dealt to the types uniformly at random
 (multinomial), so ``T_i >= 1`` and ``sum T_i = tasks`` (default 1,000).
 
-Job annotations: ``cores``, ``etc`` (the row of the ETC matrix), ``task_type``.
+Special-purpose machines (sec. 1: "special-purpose machines that can perform specific tasks
+quickly, while other tasks might not be able to run on them"), option ``special_purpose`` (the
+number of machine types that are special-purpose, default 0; at most all but one): the last
+``special_purpose`` machine types of the platform each run only a random share
+``SPECIAL_PURPOSE_SHARE`` of the task types (each type independently, at least one type per
+machine), ``SPECIAL_PURPOSE_SPEEDUP`` times faster than the COV method drew; every other task
+type has an infinite ETC there, absent from its jobs' ``etc``. Share and speedup are our
+choices (the text we have gives no numbers).
+
+Job annotations: ``cores``, ``etc`` (the row of the ETC matrix, the machine types that can run
+the task), ``task_type``.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from hetsched.workloads.gen_common import (
     check_clusters,
     cov_method,
     gamma_mean_cov,
+    non_negative_int,
     positive_float,
     positive_int,
     resolve_options,
@@ -53,9 +64,15 @@ OPTIONS = (
     Option("mean_etc", 600.0, positive_float),
     Option("task_cov", 0.6, positive_float),
     Option("machine_cov", 0.3, positive_float),
+    Option("special_purpose", 0, non_negative_int),
 )
 """Options: number of task types T, number of tasks, mean ETC (s), COV of task heterogeneity
-(V_task) and of machine heterogeneity (V_mach) of the COV method."""
+(V_task) and of machine heterogeneity (V_mach) of the COV method, number of special-purpose
+machine types."""
+SPECIAL_PURPOSE_SHARE = 0.25
+"""Our choice: the probability that a special-purpose machine type can run a task type."""
+SPECIAL_PURPOSE_SPEEDUP = 4.0
+"""Our choice: how many times faster a special-purpose machine type runs the types it can."""
 
 
 def draw_etc(
@@ -74,6 +91,31 @@ def draw_etc(
     """
     means = gamma_mean_cov(rng, mean_etc, task_cov, task_types)
     return cov_method(rng, means, machine_cov, machine_types)
+
+
+def special_purpose(
+    rng: np.random.Generator, etc: np.ndarray, machine_types: int
+) -> np.ndarray:
+    """The ETC matrix with its last ``machine_types`` columns special-purpose: each task type
+    runs there with probability :data:`SPECIAL_PURPOSE_SHARE` (at least one per column),
+    :data:`SPECIAL_PURPOSE_SPEEDUP` times faster; ``inf`` elsewhere.
+
+    >>> etc = special_purpose(np.random.default_rng(0), np.full((8, 3), 400.0), 1)
+    >>> bool((etc[:, :2] == 400.0).all()), sorted(set(etc[:, 2].tolist()))
+    (True, [100.0, inf])
+    """
+    nb_types, nb_machine_types = etc.shape
+    if machine_types >= nb_machine_types:
+        raise ValueError(
+            f"option 'special_purpose' ({machine_types}) must leave at least one of the"
+            f" {nb_machine_types} machine types general-purpose"
+        )
+    etc = etc.copy()
+    for j in range(nb_machine_types - machine_types, nb_machine_types):
+        runs = rng.random(nb_types) < SPECIAL_PURPOSE_SHARE
+        runs[rng.integers(nb_types)] = True
+        etc[:, j] = np.where(runs, etc[:, j] / SPECIAL_PURPOSE_SPEEDUP, np.inf)
+    return etc
 
 
 def draw_counts(rng: np.random.Generator, task_types: int, tasks: int) -> np.ndarray:
@@ -115,6 +157,8 @@ def draw_bag(
         float(opts["machine_cov"]),
     )
     counts = draw_counts(rng, task_types, tasks)
+    if int(opts["special_purpose"]):
+        etc = special_purpose(rng, etc, int(opts["special_purpose"]))
     return np.vectorize(seconds)(etc), counts, opts
 
 
@@ -126,7 +170,11 @@ def generate(
     etc, counts, opts = draw_bag(preset, seed, len(clusters), options)
     records = []
     for i in range(etc.shape[0]):
-        row = {cluster.name: float(etc[i, j]) for j, cluster in enumerate(clusters)}
+        row = {
+            cluster.name: float(etc[i, j])
+            for j, cluster in enumerate(clusters)
+            if np.isfinite(etc[i, j])
+        }
         annotations = {"task_type": f"t{i:02d}"}
         records.extend(
             TaskRecord(subtime=0.0, cores=1, etc=row, annotations=annotations)

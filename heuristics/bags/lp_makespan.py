@@ -28,7 +28,11 @@ Choices where the text is silent, and why:
   is the case of a re-plan where the running tasks end before the bag's work does.
 * **Rounding** (phase 1): largest remainder per row. ``n[i, j] = floor(mu[i, j])``, and the
   ``T_i - sum_j n[i, j]`` tasks left go one each to the machine types with the largest
-  fractional parts ``mu[i, j] - n[i, j]`` (ties: lowest machine type). Each count moves by less
+  fractional parts ``mu[i, j] - n[i, j]`` (ties: lowest machine type). Sec. 1 says "rounding
+  to the nearest integer", which alone can lose or add tasks (2.4 + 2.4 + 0.2 = 5 rounds to
+  4); largest remainder *is* nearest rounding on every row where that keeps ``T_i``, and
+  otherwise the integer row of sum ``T_i`` closest to ``mu`` (least ``sum_j |n - mu|``), as
+  tested (tests/heuristics/bags/test_lp_makespan.py). Each count moves by less
   than one task and only rows with a fractional entry move. HiGHS's solution is a vertex of
   the LP: at most ``T + M`` basic variables, ``MS_LB`` one of them, so at most ``T + M - 1``
   nonzero ``mu[i, j]``; every row with tasks has one, so at most ``M - 1`` task types are split

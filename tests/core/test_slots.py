@@ -315,3 +315,18 @@ def test_earliest_starts_is_earliest_start_for_each_request(
         ]
         assert vector.tolist() == one_by_one
     assert len(schedule.bookings(kind=Action.RESERVE)) > 5  # gaps to search
+
+
+def test_rule_3_prefers_the_gap_that_starts_with_the_task() -> None:
+    """Two finite idle slots of one length (8 s) and one change in idle slots (0: the task
+    of 5 s at t = 10 starts one at its start, ends the other at its end): node 0 idle over
+    [7, 15) would leave a new idle slot of 3 s before the task, node 1 idle over [10, 18)
+    none. Rule 3 (the smallest new idle slot before the task) picks node 1, though rule 4
+    (the lowest index) would pick node 0."""
+    free_from = np.array([30.0, 30.0])
+    gap_start, gap_end, gap_node = np.array([7.0, 10.0]), np.array([15.0, 18.0]), np.array([0, 1])
+    chosen = slots.select_nodes(
+        free_from, np.sort(free_from), gap_start, gap_end, gap_node,
+        nb_nodes=1, duration=5.0, start=10.0, not_before=0.0,
+    )  # fmt: skip
+    assert chosen.tolist() == [1]

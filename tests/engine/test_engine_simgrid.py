@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -433,10 +432,6 @@ def test_parallel_tasks_and_energy_match_simgrid(platform_file: Path) -> None:
     energy.set_usage(0, 0.0, 60.0)
     energy.set_usage(1, 0.0, 60.0)
     assert [energy.host_energy(host, 60.0) for host in (0, 1)] == pytest.approx(simgrid60)
-
-
-def test_scenarios_are_valid_python() -> None:
-    compile(textwrap.dedent(SCENARIOS), "scenarios", "exec")
 
 
 QUERY_PLATFORM = """<?xml version='1.0'?>

@@ -138,3 +138,49 @@ def test_a_missing_job_is_an_error_naming_the_file(tmp_path: Path) -> None:
 def test_a_bad_makespan_goal_names_the_job(tmp_path: Path, goal: object) -> None:
     with pytest.raises(WorkloadError, match=r"workload\.json.*makespan_goal"):
         read_goal_outcomes(*_write(tmp_path, goal=goal))
+
+
+def _hansen_batch(tmp_path: Path, jobs_csv: str) -> tuple[Path, ...]:
+    """Two applications with the model's annotations: serial time 50 s on a and b (COV 0),
+    Downey A = 1 (S(k) = 1), availability Beta(1, 1) on both types, Delta = 100 s; job 3 is
+    not an application (no goal). In the 64-point model P = P(A >= 50 / 100) = 0.5 exactly
+    (32 of the availability's quantiles (m + 1/2) / 64 are >= 0.5)."""
+    (tmp_path / "out_jobs.csv").write_text(jobs_csv)
+    model = {
+        "serial_time": {"a": {"mean": 50.0, "cov": 0.0}, "b": {"mean": 50.0, "cov": 0.0}},
+        "downey": {"A": 1.0, "sigma": 0.0},
+        "slowdown": {"a": {"alpha": 1.0, "beta": 1.0}, "b": {"alpha": 1.0, "beta": 1.0}},
+        "makespan_goal": 100.0,
+    }
+    jobs = [{"id": str(n), "subtime": 10.0, "res": 1, "profile": "p", **(model if n < 3 else {})}
+            for n in (1, 2, 3)]
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps({"nb_res": 3, "jobs": jobs,
+                                    "profiles": {"p": {"type": "delay", "delay": 1.0}}}))
+    platform = tmp_path / "platform.xml"
+    platform.write_text(PLATFORM_XML)
+    return tmp_path / "out", workload, platform
+
+
+def test_a_run_summary_predicts_psi_and_the_whole_batch(tmp_path: Path) -> None:
+    """Application 1 on 2 processors of a, 2 on 1 of b: P = 0.5 each, so Psi = 0.5; the types
+    have their own slowdowns, so P(batch meets Delta) = 0.25. Both end 50 s after submission:
+    the batch met Delta, makespan 0.6 x Delta (60 s, the run's end)."""
+    dropped = '3,w0,p,10.000000,1,-1.000000,0,REJECTED,,,,,,,,,""\n'
+    summary = summarize(*_hansen_batch(tmp_path, HEADER + _twin(1, "0-1", 60.0)
+                                       + _twin(2, "2", 60.0) + dropped))
+    assert summary.robustness_predicted == 0.5
+    assert summary.batch_probability_predicted == 0.25
+    assert (summary.makespan_goal, summary.batch_met) == (100.0, True)
+    table = summary_table(summary)
+    assert "robustness Psi, predicted (min_i P_i)" in table and "0.2500" in table
+    assert "yes (makespan 0.600 x Delta)" in table
+    # Both on a (1 processor each): they share a's slowdown, P(batch) = P(A_a >= 0.5) = 0.5.
+    shared = summarize(*_hansen_batch(tmp_path, HEADER + _twin(1, "0", 60.0)
+                                      + _twin(2, "1", 120.0) + dropped))
+    assert (shared.robustness_predicted, shared.batch_probability_predicted) == (0.5, 0.5)
+    assert shared.batch_met is False and "no (makespan 1.200 x Delta)" in summary_table(shared)
+    # Application 2 after 1 on the same 2 processors of a: no allocation of sec. II.A.
+    reused = summarize(*_hansen_batch(tmp_path, HEADER + _twin(1, "0-1", 60.0)
+                                      + _twin(2, "0-1", 60.0) + dropped))
+    assert reused.robustness_predicted is None and reused.batch_met is True

@@ -84,7 +84,9 @@ JSON_KEYS = {
     "makespan", "mean_waiting_time",
     "mapping_events", "mapping_latency_p50", "mapping_latency_p95", "mapping_latency_max",
     "makespan_goals", "makespan_goals_met", "energy_delay_busy_joules",
-    "energy_delay_busy_window_joules", "wall_seconds", "checked_rules", "version",
+    "energy_delay_busy_window_joules", "makespan_goal", "batch_met",
+    "robustness_predicted", "batch_probability_predicted", "makespan_lower_bound",
+    "makespan_ratio", "wall_seconds", "checked_rules", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 

@@ -45,6 +45,25 @@ def test_trial_measures_predicted_and_realised() -> None:
     assert hansen.Trial.from_json(json.loads(json.dumps(trial.to_json()))) == trial
 
 
+def test_trial_predicts_the_whole_batch_and_records_its_regime() -> None:
+    """P(every application meets Delta) <= Psi for every heuristic; the batch completed iff
+    every application did; the regime (Downey's A from M, slowdown per application) travels
+    with the trial, and with per-application draws the batch probability is the product."""
+    regime = hansen.Regime("share", "per-application")
+    trial = hansen.run_trial(Scenario(8, 64, 2, "high"), 0, 3, regime=regime)
+    assert trial.regime == regime
+    for result in trial.results:
+        assert 0.0 <= result.batch_probability <= result.robustness
+        assert result.batch_probability == pytest.approx(np.prod(result.probabilities))
+        assert result.batch_completed == all(result.completed)
+    shared = hansen.run_trial(Scenario(8, 64, 2, "high"), 0, 3, regime=hansen.Regime("share"))
+    duplex, apart = shared.result("rf-duplex"), trial.result("rf-duplex")
+    assert duplex.probabilities == apart.probabilities  # same model, other actual draws
+    assert duplex.batch_probability > apart.batch_probability
+    with pytest.raises(ValueError, match="parallelism 'all'"):
+        hansen.Regime("all")
+
+
 def test_actual_draws_are_hidden_from_the_heuristics(monkeypatch: pytest.MonkeyPatch) -> None:
     """Changing the workload's actual times changes what is realised, never what the
     heuristics decide nor what they predict."""
@@ -79,6 +98,11 @@ def test_study_resumes_finished_trials(tmp_path: Path) -> None:
     hansen.run_study(tmp_path, batch_sizes=[8], slowdowns=["low"], trials=1, points=16,
                      on_trial=lambda t, resumed, done, total: seen.append(resumed))
     assert not any(seen)  # other points: run again
+    seen.clear()
+    hansen.run_study(tmp_path, batch_sizes=[8], slowdowns=["low"], trials=1,
+                     regime=hansen.Regime("share"),
+                     on_trial=lambda t, resumed, done, total: seen.append(resumed))
+    assert not any(seen)  # another regime: run again
     with pytest.raises(ValueError, match="unknown heuristic"):
         hansen.run_study(tmp_path, heuristics=["pb-x"])
 
@@ -135,6 +159,10 @@ def test_tables_and_figures(tmp_path: Path) -> None:
     text = hansen.format_scenarios(rows)
     assert text.splitlines()[0].split()[:3] == ["scenario", "trials", "B"]
     assert "rf-duplex" in hansen.format_agreement(rows)
+    batch = hansen.format_batch(rows)
+    assert batch.splitlines()[0].split()[:5] == ["scenario", "heuristic", "trials", "mean", "Psi"]
+    assert len(batch.splitlines()) == 1 + len(rows)
+    assert {row["batch_agrees"] for row in table} <= {"0", "1"}
     from hetsched.studies.hansen_figures import plot_figures
 
     paths = plot_figures(trials, tmp_path)

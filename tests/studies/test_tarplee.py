@@ -149,3 +149,29 @@ def test_command_line_refuses_bad_task_counts(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         main(["experiment", "tarplee", "--tasks", "0,100"])
     assert "expected numbers >= 1, got '0,100'" in capsys.readouterr().err
+
+
+def test_command_line_sizes_by_tasks_per_machine_with_special_purpose_machines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10 machines, 5 task types: 1 and 2.5 tasks per machine are 10 and 25 tasks; with one
+    special-purpose machine type every schedule is still checked (the mappers never use an
+    infinite ETC) and ends at MS_LB or later."""
+    outdir = tmp_path / "study"
+    code = main(["experiment", "tarplee", "--tasks-per-machine", "1,2.5", "--seeds", "1",
+                 "--mappers", "lp,min-min,mct", "--platform-option", "machines=10",
+                 "--workload-option", "task_types=5", "--workload-option", "special_purpose=1",
+                 "-o", str(outdir)])  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "tasks per machine [1.0, 2.5]: [10, 25] tasks" in captured.err
+    with (outdir / "summary.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["tasks"] for r in rows} == {"10", "25"}
+    assert all(float(r["mean_ratio"]) >= 1.0 for r in rows)
+    with pytest.raises(SystemExit):
+        main(["experiment", "tarplee", "--tasks", "10", "--tasks-per-machine", "1"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["experiment", "tarplee", "--tasks-per-machine", "0"])
+    assert "expected numbers > 0, got '0'" in capsys.readouterr().err

@@ -48,7 +48,8 @@ def test_serial_times_cov_method(big: dict) -> None:
 
 def test_downey_parameters(big: dict) -> None:
     """sigma: normal(1.209, 1.132) truncated at 0, whose mean is 1.209 + 1.132 phi(a) / (1 -
-    Phi(a)) with a = -1.209/1.132 (= 1.507); log A uniform on [log M, log 1024], M = 2."""
+    Phi(a)) with a = -1.209/1.132 (= 1.507); log A uniform on [log 1, log 1024] (the cited
+    model, ``parallelism`` ``cited``, the default)."""
     sigma = np.array([j["downey"]["sigma"] for j in big["jobs"]])
     a = np.array([j["downey"]["A"] for j in big["jobs"]])
     mu, sd = h.CIRNE_BERMAN_SIGMA
@@ -57,6 +58,15 @@ def test_downey_parameters(big: dict) -> None:
     assert sigma.min() >= 0
     assert sigma.mean() == pytest.approx(truncated.mean(), abs=0.06)
     assert sigma.std() == pytest.approx(truncated.std(), rel=0.06)
+    assert a.min() >= 1 and a.max() <= 1024 and a.min() < 2
+    assert np.log(a).mean() == pytest.approx(math.log(1024) / 2, abs=0.15)
+
+
+def test_downey_a_from_the_share_in_the_project_regime() -> None:
+    """``parallelism`` ``share``: log A uniform on [log M, log 1024], M = 2; sigma as drawn in
+    the cited regime (same seed, same draws before A's)."""
+    shared = generate("hansen", 1, BIG, applications=2048, parallelism="share")
+    a = np.array([j["downey"]["A"] for j in shared["jobs"]])
     assert a.min() >= 2 and a.max() <= 1024
     assert np.log(a).mean() == pytest.approx((math.log(2) + math.log(1024)) / 2, abs=0.15)
 
@@ -131,9 +141,12 @@ def test_actual_serial_times_travel_in_every_job(big: dict) -> None:
         assert all(value > 0 and round(value, 3) == value for value in actual.values())
 
 
-def test_actual_draws_follow_the_distributions(big: dict) -> None:
-    """One draw S T per (application, type): E[S T] = E[S] E[T] = s_j mean_ij, and log(S T /
-    mean) of two types of one application are uncorrelated (independent draws)."""
+def test_actual_draws_follow_the_distributions() -> None:
+    """``per-application``: one draw S T per (application, type): E[S T] = E[S] E[T] = s_j
+    mean_ij, and log(S T / mean) of two types of one application are uncorrelated
+    (independent draws). (``per-type`` shares one S_j among the 2,048 applications: the
+    sample mean would be that one draw's.)"""
+    big = generate("hansen", 1, BIG, applications=2048, slowdown_draw="per-application")
     ratio = np.array([
         [
             job["actual"]["serial_time"][c] / job["serial_time"][c]["mean"]
@@ -147,15 +160,33 @@ def test_actual_draws_follow_the_distributions(big: dict) -> None:
     assert abs(np.corrcoef(logs[:, 0], logs[:, 1])[0, 1]) < 0.08
 
 
-def test_actual_slowdowns_are_drawn_per_application() -> None:
-    """With COV 0, draw = mean / A: A = mean / draw ~ Beta(alpha_j, 2), independent across
-    the applications of one type (a shared draw would make them all equal)."""
+def test_actual_slowdowns_can_be_drawn_per_application() -> None:
+    """``per-application``, with COV 0: draw = mean / A, A = mean / draw ~ Beta(alpha_j, 2),
+    independent across the applications of one type (a shared draw would make them equal)."""
     rng = np.random.default_rng(4)
     alpha = np.array([3.0, 20.0])
-    draws = h.draw_actual_serial_times(rng, np.full((4000, 2), 50.0), np.zeros((4000, 2)), alpha)
+    draws = h.draw_actual_serial_times(
+        rng, np.full((4000, 2), 50.0), np.zeros((4000, 2)), alpha, slowdown_draw="per-application"
+    )
     for j in range(2):
         availability = 50.0 / draws[:, j]
         assert stats.kstest(availability, stats.beta(alpha[j], 2.0).cdf).pvalue > 0.01
+
+
+def test_actual_slowdown_is_one_per_processor_type() -> None:
+    """``per-type`` (sec. II.C.2, the default): with COV 0 every application of a type gets
+    the same draw mean / A_j; over 4,000 batches (leading axis) A_j ~ Beta(alpha_j, 2)."""
+    rng = np.random.default_rng(4)
+    alpha = np.array([3.0, 20.0])
+    draws = h.draw_actual_serial_times(
+        rng, np.full((4000, 5, 2), 50.0), np.zeros((4000, 5, 2)), alpha
+    )
+    assert (draws == draws[:, :1, :]).all()
+    for j in range(2):
+        availability = 50.0 / draws[:, 0, j]
+        assert stats.kstest(availability, stats.beta(alpha[j], 2.0).cdf).pvalue > 0.01
+    w = generate("hansen-8-high", 3, [Cluster(f"p{j}", 1, 16) for j in range(4)])
+    assert w["hetsched"]["source"]["options"]["slowdown_draw"] == "per-type"
 
 
 def test_actual_time_as_the_interface_reads_it() -> None:

@@ -60,7 +60,27 @@ def test_workload_is_a_bag_of_one_node_tasks_at_time_zero() -> None:
     assert w["hetsched"]["measure_window"] is None
     assert w["hetsched"]["source"]["options"] == {
         "task_types": 12, "tasks": 600, "mean_etc": 100.0, "task_cov": 0.6, "machine_cov": 0.3,
+        "special_purpose": 0,
     }  # fmt: skip
+
+
+def test_special_purpose_machine_types_run_some_task_types_faster() -> None:
+    """``special_purpose`` 1 on m0, m1, m2: m0 and m1 keep the COV method's ETC (the same
+    draws as without the option), m2 runs about a quarter of the 400 task types (at least
+    one), 4 times faster than drawn, and is absent from the other types' ``etc`` (infinite ETC,
+    sec. 1); a task that cannot run on the reference cluster still gets a static job."""
+    plain, _, _ = t.draw_bag("tarplee", 5, 3, {"task_types": 400, "tasks": 400})
+    etc, _, _ = t.draw_bag("tarplee", 5, 3, {"task_types": 400, "tasks": 400,
+                                             "special_purpose": 1})
+    assert (etc[:, :2] == plain[:, :2]).all()
+    runs = np.isfinite(etc[:, 2])
+    assert runs.mean() == pytest.approx(t.SPECIAL_PURPOSE_SHARE, abs=0.07)
+    assert etc[runs, 2] == pytest.approx(plain[runs, 2] / t.SPECIAL_PURPOSE_SPEEDUP, abs=0.001)
+    w = generate("tarplee", 5, TARPLEE, task_types=40, tasks=80, special_purpose=1)
+    rows = {j["task_type"]: j["etc"] for j in w["jobs"]}
+    assert {tuple(row) for row in rows.values()} == {("m0", "m1", "m2"), ("m0", "m1")}
+    with pytest.raises(ValueError, match="at least one of the 3 machine types general-purpose"):
+        generate("tarplee", 5, TARPLEE, special_purpose=3)
 
 
 def test_defaults_are_recorded() -> None:

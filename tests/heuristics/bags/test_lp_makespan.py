@@ -216,3 +216,34 @@ def test_a_solver_failure_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lp_makespan, "linprog", failing)
     with pytest.raises(lp_makespan.LpError, match="HiGHS status 4: numerical difficulties"):
         makespan_lower_bound(BagOfTasks.from_counts([[1.0]], [1], [1]))
+
+
+def test_rounding_is_to_the_nearest_integer_when_that_keeps_the_row_sums() -> None:
+    """Sec. 1 speaks of "rounding to the nearest integer"; nearest rounding alone may break a
+    row sum T_i (2.4 + 2.4 + 0.2 = 5 rounds to 2 + 2 + 0 = 4). Largest remainder is nearest
+    rounding on every row where that keeps T_i, and otherwise the integer row with sum T_i
+    closest to mu (least sum of |n - mu|: every entry floor or ceil, the ceilings on the
+    largest fractions). Checked on 2,000 random rows of 2-6 entries against both
+    definitions, found by enumeration."""
+    import itertools
+
+    rng = np.random.default_rng(8)
+    nearest_rows = 0
+    for _ in range(2000):
+        width, total = int(rng.integers(2, 7)), int(rng.integers(1, 12))
+        mu = rng.dirichlet(np.ones(width)) * total
+        counts = round_counts(mu[None, :], np.array([total]), np.ones((1, width)))[0]
+        assert counts.sum() == total and (np.abs(counts - mu) < 1).all()
+        if np.round(mu).sum() == total:
+            nearest_rows += 1
+            assert counts.tolist() == np.round(mu).astype(int).tolist()
+        best = min(
+            np.abs(np.array(c) - mu).sum()
+            for c in itertools.product(*(range(int(x), int(x) + 2) for x in mu))
+            if sum(c) == total
+        )
+        assert np.abs(counts - mu).sum() == pytest.approx(best)
+    assert 500 < nearest_rows < 2000  # both cases occur
+    assert round_counts(np.array([[2.4, 2.4, 0.2]]), np.array([5]), np.ones((1, 3))).tolist() == [
+        [3, 2, 0]
+    ]

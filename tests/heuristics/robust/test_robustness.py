@@ -40,11 +40,14 @@ def batch(**changes: object) -> MoldableBatch:
     return MoldableBatch(**fields)  # type: ignore[arg-type]
 
 
-def generated(seed: int, applications: int = 32, types: int = 4, slowdown: str = "mixed"):
+def generated(
+    seed: int, applications: int = 32, types: int = 4, slowdown: str = "mixed", **options: str
+):
     """A hansen platform and batch of sec. V (8 processors per application)."""
     platform = generate_platform("hansen", seed, types=types, processors=8 * applications)
     workload = generate_workload(
-        "hansen", seed, platform.clusters, applications=applications, slowdown=slowdown
+        "hansen", seed, platform.clusters, applications=applications, slowdown=slowdown,
+        **options,
     )
     processors = {c.name: c.nb_nodes for c in platform.clusters}
     return workload, processors
@@ -352,3 +355,59 @@ def test_actual_serial_times_read_from_the_workload() -> None:
     assert table[3, 0] == jobs[3]["actual"]["serial_time"][first]
     assert not np.isnan(table).any()
     assert np.isnan(r.actual_serial_times([{"id": "0"}], ["p"])).all()
+
+
+def test_a_completion_time_equal_to_the_goal_meets_it() -> None:
+    """P(i, (j, k)) is the cdf at Delta (sec. II.D), P(X <= Delta): a point mass whose final
+    time is exactly Delta completes by the goal with probability 1, one just above it with 0.
+    Y = 30 s on 1 or 2 processors with S(k) = 1, 1.5 and Delta = 20 s: Y / S(2) = 20 = Delta."""
+    final = np.array([[[30.0, 30.0]]])
+    deadlines = 20.0 * np.array([[1.0, 1.5]])  # Delta S(k)
+    assert r.completion_table(final, deadlines, np.array([2])).tolist() == [[[0.0, 1.0]]]
+    above = np.nextafter(30.0, math.inf)
+    assert r.completion_table(final * above / 30.0, deadlines, np.array([2]))[0, 0, 1] == 0.0
+
+
+@pytest.mark.parametrize("slowdown_draw", ["per-type", "per-application"])
+def test_batch_probability_matches_the_generators_draws(slowdown_draw: str) -> None:
+    """P(every application meets Delta) against the frequency over 20,000 draws of the batch's
+    final serial times, as the generator draws them: with one slowdown per processor type
+    (``per-type``, sec. II.C.2) and with one per application (then the product of the
+    P(i, I[i])). Within 4 standard errors plus the discretisation's (0.02: the product of 8
+    applications' probabilities, 0.007 each at most, at most 2 per type sharing S_j)."""
+    from hetsched.heuristics.robust.robustness_floor import RfDuplex
+
+    workload, processors = generated(2, applications=8, types=2, parallelism="share")
+    b = MoldableBatch.from_jobs(workload["jobs"], processors)
+    allocation = RfDuplex().allocate(AllocationProblem.from_batch(b))  # Psi 0.71
+    shared = slowdown_draw == "per-type"  # P(batch) 0.28 shared, 0.13 independent
+    model = r.batch_completion_probability(b, allocation, shared_slowdown=shared)
+    draws = 20_000
+    shape = (draws, *b.serial_mean.shape)
+    samples = gen_hansen.draw_actual_serial_times(
+        np.random.default_rng(3), np.broadcast_to(b.serial_mean, shape),
+        np.broadcast_to(b.serial_cov, shape), b.slowdown_alpha, slowdown_draw=slowdown_draw,
+    )  # fmt: skip
+    rows, types = np.arange(b.nb_applications), np.array(allocation.processor_types)
+    deadline = b.makespan_goal * downey_speedup(
+        np.array(allocation.processors), b.downey_a, b.downey_sigma
+    )
+    frequency = (samples[:, rows, types] <= deadline).all(axis=1).mean()
+    assert abs(frequency - model) <= 4 * math.sqrt(model * (1 - model) / draws) + 0.02
+    if not shared:
+        assert model == pytest.approx(np.prod(allocation.probabilities))
+
+
+def test_a_shared_slowdown_makes_the_batch_likelier_than_the_product() -> None:
+    """Applications of one type meet Delta together when its slowdown is low: with the shared
+    S_j, P(batch) is at least the product of the P(i, I[i]) (positively associated events)
+    and at most Psi; here strictly above the product (sec. V-sized batch, 4 types, A from M
+    so that Psi > 0)."""
+    from hetsched.heuristics.robust.robustness_floor import RfDuplex
+
+    workload, processors = generated(2, parallelism="share")
+    b = MoldableBatch.from_jobs(workload["jobs"], processors)
+    allocation = RfDuplex().allocate(AllocationProblem.from_batch(b))
+    shared = r.batch_completion_probability(b, allocation)
+    independent = r.batch_completion_probability(b, allocation, shared_slowdown=False)
+    assert independent < shared <= allocation.robustness
