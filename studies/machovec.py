@@ -236,7 +236,7 @@ def run_study(
 
     ``scale`` multiplies the paper's tasks a day and, unless ``cores`` is given, its 100,000
     cores (``cores`` alone changes the oversubscription); ``cores_per_node`` are the node
-    sizes the platforms draw from (default: the preset's 8, 16, 24, 32). Files:
+    sizes the platforms draw from (default: the preset's 48, 64). Files:
     ``outdir/trial<i>/<level>/{platform.xml, workload.json, <config>/...}`` for the
     unconstrained runs, ``outdir/trial<i>/<level>/budget/{..., <config>/...}`` for the
     constrained ones. ``jobs`` runs that many (trial, level) groups at once in worker

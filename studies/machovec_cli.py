@@ -105,7 +105,7 @@ def register(studies: argparse._SubParsersAction) -> None:
                             " the same tasks oversubscribe the system more")
     study.add_argument("--cores-per-node", metavar="SIZES",
                        help="node sizes each cluster draws from, e.g. 64 or 32,64 (default:"
-                            " 8,16,24,32; the paper gives none); use another -o")
+                            " 48,64, what the paper's energy figures imply); use another -o")
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" {FULL_TRIALS} trials unless --trials")
