@@ -34,7 +34,11 @@ Presets (``PRESETS`` lists them with one line each):
   (``gp1``-``gp4``) and two special-purpose (``sp1``, ``sp2``) clusters. The paper only says each
   special-purpose cluster has more cores on average than a general-purpose one; we draw cluster
   weights ~ gamma(mean 1 general, 2 special, COV 0.25) and give each cluster its weight's share
-  of the cores, and draw cores per node uniformly in {8, 16, 24, 32} (not given by the paper).
+  of the cores, and draw cores per node uniformly in {48, 64}. The paper gives no node size, but
+  its energy constraints do: 12 and 15 GJ are 70 % of 17.1 and 21.4 GJ a day, and a 10,000-task
+  day that needs only 1.25 x a 5,000-task day's energy is bound by the machine: 21.4 GJ at
+  133 W a node with no idle draw is about 1,865 nodes busy all day, 54 cores a node for 100,000
+  cores (the arithmetic: docs/generators.md, "The size of the paper's system").
   Node power follows the paper's COV method for the APC matrix: the full power of a node at
   P-state 0 is drawn per cluster ~ gamma(mean 133 W, COV 0.2). Three P-states with power scaling
   factors 1.0, 0.75, 0.5: full power = factor x P-state-0 power, speed = sqrt(factor) x the
@@ -44,7 +48,7 @@ Presets (``PRESETS`` lists them with one line each):
   Options: ``cores`` (default 100,000), ``idle_fraction``, ``pstates`` (default 3; sec. V
   also times a mapping event with 15 P-states: their power scaling factors are then spread
   evenly from 1.0 down to 0.5, as 1.0, 0.75, 0.5 are for 3), ``cores_per_node`` (the sizes
-  drawn from, e.g. ``"64"``; default 8,16,24,32; a node's power does not depend on its size).
+  drawn from, e.g. ``"64"``; default 48,64; a node's power does not depend on its size).
 * ``tarplee`` -- Tarplee et al. JPDC 2015: ``types`` machine types (default 4) with M_j
   single-core machines each; ``machines`` (default 64) split uniformly at random among the
   types, at least one each, or ``machines_per_type`` given directly (e.g. ``"4,4,8,16"``). The
@@ -98,7 +102,9 @@ MACHOVEC_GENERAL = ("gp1", "gp2", "gp3", "gp4")
 MACHOVEC_SPECIAL = ("sp1", "sp2")
 MACHOVEC_WEIGHT_MEANS = {"general": 1.0, "special": 2.0}
 MACHOVEC_WEIGHT_COV = 0.25
-MACHOVEC_CORES_PER_NODE = (8, 16, 24, 32)
+MACHOVEC_CORES_PER_NODE = (48, 64)
+"""Node sizes the ``machovec`` clusters draw from: the sizes the paper's energy figures imply
+(about 1,865 nodes of 133 W for 100,000 cores, 54 cores a node; docs/generators.md)."""
 MACHOVEC_NODE_WATTS = 133.0
 MACHOVEC_NODE_WATTS_COV = 0.2
 MACHOVEC_POWER_FACTORS = (1.0, 0.75, 0.5)

@@ -161,6 +161,48 @@ def summary_table(summary: RunSummary) -> str:
     return "\n".join(f"{label:<{label_width}}  {value:>{value_width}}" for label, value in rows)
 
 
+def utility_energy_block(summary: RunSummary) -> str | None:
+    """The utility/energy family's result (Machovec et al. 2017, sec. II.D and IV.C.3), for a
+    workload with utility functions: utility earned over its bound (the utility if every task
+    started on arrival) and the %, the energy the budget counts (the measure window's when the
+    workload has one) and, with an energy budget, whether it held. ``None`` without utility.
+
+    >>> import dataclasses
+    >>> from hetsched.metrics.summary import RunSummary
+    >>> s = RunSummary("max-upe-ph", "embedded", "out/x", "w.json", "p.xml", (0.0, 10.0), 4,
+    ...                3, 0, 1, None, None, None, None, None, 41.5, 50.0, 83.0, 9.0e9, 8.0e9,
+    ...                1.0e10, 80.0, 10.0, 4, 0.25, 0.385, 0.4)
+    >>> print(utility_energy_block(s))
+    utility earned / bound: 41.500 / 50.000 (83.00% of the bound)
+    energy in [0, 10]: 8.000 GJ; budget 10.000 GJ: held (80.00% used)
+    >>> print(utility_energy_block(dataclasses.replace(s, energy_budget_joules=7.5e9)))
+    utility earned / bound: 41.500 / 50.000 (83.00% of the bound)
+    energy in [0, 10]: 8.000 GJ; budget 7.500 GJ: EXCEEDED (106.67% used)
+    """
+    if summary.utility_bound is None or summary.utility_earned is None:
+        return None
+    percent = "-" if summary.utility_percent is None else f"{summary.utility_percent:.2f}%"
+    lines = [f"utility earned / bound: {summary.utility_earned:,.3f} /"
+             f" {summary.utility_bound:,.3f} ({percent} of the bound)"]
+    if summary.measure_window is not None:
+        t0, t1 = summary.measure_window
+        where, energy = f"energy in [{t0:g}, {t1:g}]", summary.energy_window_joules
+    else:
+        where, energy = "energy", summary.energy_joules
+    if energy is None:
+        lines.append(f"{where}: - (not measured)")
+        return "\n".join(lines)
+    line = f"{where}: {energy / 1e9:,.3f} GJ"
+    budget = summary.energy_budget_joules
+    if budget is not None:
+        held = "held" if energy <= budget else "EXCEEDED"
+        line += f"; budget {budget / 1e9:,.3f} GJ: {held} ({100 * energy / budget:.2f}% used)"
+    else:
+        line += "; no energy budget"
+    lines.append(line)
+    return "\n".join(lines)
+
+
 def default_outdir(name: str, workload: str) -> Path:
     """``runs/<workload file stem>/<NAME>`` (``:`` of ``pybatsim:`` names becomes ``-``)."""
     return Path("runs") / Path(workload).stem / name.replace(":", "-")
@@ -223,6 +265,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_json()))
     else:
         print(summary_table(summary))
+        block = utility_energy_block(summary)
+        if block is not None:
+            print(block)
     return 0
 
 

@@ -38,7 +38,8 @@ def experiment_command(args: argparse.Namespace) -> int:
 
     def budget(b: machovec.Budget) -> None:
         print(f"{b.level} trial {b.trial}: best unconstrained {b.best} ({b.best_percent:.1f}%,"
-              f" {b.best_energy / 1e9:.3f} GJ): energy constraint {b.budget / 1e9:.3f} GJ",
+              f" {b.best_energy / 1e9:.3f} GJ); energy constraint 70% of {b.source}"
+              f" ({b.source_energy / 1e9:.3f} GJ): {b.budget / 1e9:.3f} GJ",
               file=sys.stderr, flush=True)
 
     constrained = machovec.CONSTRAINED
@@ -98,17 +99,18 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--levels", default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
     study.add_argument("--scale", type=float, default=machovec.DEFAULT_SCALE,
-                       help="fraction of the paper's 100,000 cores and of its tasks a day"
-                            " (default: %(default)s)")
+                       help="fraction of the paper's 100,000 cores, of its tasks a day and of"
+                            " Table II's core bounds; mapping events every 60 s / scale, the"
+                            " paper's arrivals per event (default: %(default)s)")
     study.add_argument("--cores", type=int,
                        help="platform cores (default: the scaled 100,000); fewer cores for"
                             " the same tasks oversubscribe the system more")
     study.add_argument("--cores-per-node", metavar="SIZES",
                        help="node sizes each cluster draws from, e.g. 64 or 32,64 (default:"
-                            " 8,16,24,32; the paper gives none); use another -o")
+                            " 48,64, what the paper's energy figures imply); use another -o")
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
-                            f" {FULL_TRIALS} trials unless --trials")
+                            f" mapping events every 60 s, {FULL_TRIALS} trials unless --trials")
     study.add_argument("--only", metavar="LABELS",
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"

@@ -30,8 +30,8 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   type's cores, the time is the single-core time divided by S(cores) on every cluster (the
   rest of its last node idles). Why nodes: of the readings the text allows, only it gives
   days of the paper's weight. Its energy constraints, 12 and 15 GJ, are 70 % of about 17 and
-  21 GJ consumed in a day by the best unconstrained heuristic. On the ``machovec`` platforms
-  of seeds 1-4 (100,000 cores, 3,906-5,850 nodes of 133 W on average), 5,000 tasks run each
+  21 GJ consumed in a day by the best unconstrained heuristic. On ``machovec`` platforms
+  of seeds 1-4 with 8-32-core nodes (3,906-5,850 nodes of 133 W on average), 5,000 tasks run each
   on its fastest cluster at P-state 0 need 13.8-18.4 GJ with nodes, 1.6-1.9 GJ with cores:
   21-39 % against 2.5-3.6 % of the node time of the day. With cores, a task needs about
   1.85 x its single-core time in core-seconds, whatever its size, since S(n) ~ n (sigma+1) /
@@ -184,6 +184,12 @@ def _non_negative_float(value: object) -> float:
     return float(value)
 
 
+def _core_scale(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError(f"must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
 def _special_count(value: object) -> int | None:
     return None if value is None else non_negative_int(value)
 
@@ -195,10 +201,14 @@ OPTIONS = (
     Option("hours", 28.0, positive_float),
     Option("warmup_hours", 4.0, _non_negative_float),
     Option("downey_processors", DOWNEY_PROCESSORS[0], choice(*DOWNEY_PROCESSORS)),
+    Option("core_scale", 1.0, _core_scale),
 )
 """Options: mean tasks a day; arrival pattern (``mixed`` is the paper's rule by cores);
 number of special-purpose clusters (the last ones); simulated and warm-up hours; what Downey's
-model counts as processors (``nodes`` or ``cores``)."""
+model counts as processors (``nodes`` or ``cores``); ``core_scale``, for a system scaled
+down from the paper's 100,000 cores: Table II's core bounds (2, 4, 5, 256, 257, 4,096, 4,097)
+and the 4,096-core cutoff of work-hours arrivals are multiplied by it (default 1: the paper's),
+so that tasks keep their share of the clusters and the same types arrive in work hours."""
 
 
 @dataclass(frozen=True)
@@ -318,13 +328,30 @@ def single_core_mean(priority: np.ndarray) -> np.ndarray:
     return MIN_SINGLE_CORE_S + (priority - 1.0) / 7.0 * (MAX_SINGLE_CORE_S - MIN_SINGLE_CORE_S)
 
 
-def _table_ii_cores(rng: np.random.Generator, max_cores: np.ndarray) -> np.ndarray:
-    """Cores of each type: a Table II row, then uniform in its range clipped to ``max_cores``."""
+def scaled_cores(cores: int, core_scale: float) -> int:
+    """A core count of Table II scaled with the system: ``cores x core_scale`` rounded, at
+    least 1 (``core_scale`` 1 leaves it unchanged).
+
+    >>> scaled_cores(4096, 0.05), scaled_cores(2, 0.05), scaled_cores(257, 1.0)
+    (205, 1, 257)
+    """
+    return max(1, round(cores * core_scale))
+
+
+def _table_ii_cores(
+    rng: np.random.Generator, max_cores: np.ndarray, core_scale: float = 1.0
+) -> np.ndarray:
+    """Cores of each type: a Table II row, then uniform in its range clipped to ``max_cores``;
+    the rows' explicit bounds scaled by ``core_scale`` (:func:`scaled_cores`)."""
     shares = np.array([row[0] for row in TABLE_II]) / 100.0
     rows = rng.choice(len(TABLE_II), size=max_cores.size, p=shares)
     cores = np.empty(max_cores.size, dtype=np.int64)
     for i, (row, top) in enumerate(zip(rows, max_cores, strict=True)):
         _, low, high = TABLE_II[row]
+        if low > 0:
+            low = scaled_cores(low, core_scale)
+        if high > 0:
+            high = scaled_cores(high, core_scale)
         high = {-1: top - 1, 0: top}.get(high, high)
         low = top if low == 0 else low
         high = max(min(high, top), 1)
@@ -351,11 +378,13 @@ def draw_task_types(
     nb_general: int = NB_GENERAL_TYPES,
     nb_special: int = NB_SPECIAL_TYPES,
     downey_processors: str = "nodes",
+    core_scale: float = 1.0,
 ) -> TaskTypes:
     """Draw the task types (sec. IV.B); the last ``special_clusters`` clusters are special.
 
     ``downey_processors`` is what Downey's model counts as processors: the task's ``"nodes"``
     on each cluster (our default) or its ``"cores"`` (see the module docstring).
+    ``core_scale`` scales Table II's explicit core bounds with a scaled-down system.
     """
     if downey_processors not in DOWNEY_PROCESSORS:
         raise ValueError(
@@ -399,7 +428,7 @@ def draw_task_types(
     total = np.array([c.cores_per_node * c.nb_nodes for c in clusters], dtype=np.int64)
     general_top = int(total[:first_special].max())
     max_cores = np.where(special < 0, general_top, total[np.maximum(special, 0)])
-    cores = _table_ii_cores(rng, max_cores)
+    cores = _table_ii_cores(rng, max_cores, core_scale)
     eligible = np.zeros((n, nb_clusters), dtype=bool)
     eligible[special < 0, :first_special] = True
     eligible[np.flatnonzero(special >= 0), special[special >= 0]] = True
@@ -520,13 +549,16 @@ def generate(
             f" for {len(clusters)} clusters, got {special_clusters}"
         )
     rng = np.random.default_rng(seed)
+    core_scale = float(opts["core_scale"])  # type: ignore[arg-type]
     types = draw_task_types(
-        rng, clusters, int(special_clusters), downey_processors=str(opts["downey_processors"])
+        rng, clusters, int(special_clusters), downey_processors=str(opts["downey_processors"]),
+        core_scale=core_scale,
     )
     n = len(types.names)
     if opts["arrival"] == "mixed":
+        cutoff = scaled_cores(SINUSOIDAL_MAX_CORES, core_scale)
         patterns = [
-            "sinusoidal" if types.cores[i] <= SINUSOIDAL_MAX_CORES else "workhours"
+            "sinusoidal" if types.cores[i] <= cutoff else "workhours"
             for i in range(n)
         ]
     else:

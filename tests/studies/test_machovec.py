@@ -4,6 +4,7 @@ resumption, tables and figures."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,15 +14,9 @@ from hetsched.metrics.summary import RunSummary
 from hetsched.studies import machovec
 from hetsched.studies.machovec import Config, StudyRun, Trial
 
-
-def quick(config: Config) -> Config:
-    """The configuration with mapping events every 10 minutes (a quicker test)."""
-    return Config(config.label, config.heuristic, {**config.options, "period": 600.0})
-
-
-FREE = (quick(machovec._config("max-util-ph")), quick(machovec._config("max-upe-ph")))
-BUDGET = (quick(machovec._config("conservative")), quick(machovec._config("max-upe-ph")),
-          quick(machovec._config("max-upr-ph", "per-resource")))
+FREE = (machovec._config("max-util-ph"), machovec._config("max-upe-ph"))
+BUDGET = (machovec._config("conservative"), machovec._config("max-upe-ph"),
+          machovec._config("max-upr-ph", "per-resource"))
 
 
 def test_configurations_are_the_papers() -> None:
@@ -55,8 +50,8 @@ def test_a_tiny_study_end_to_end(tmp_path: Path) -> None:
         free = {r.label: r.summary for r in runs
                 if (r.phase, r.trial) == ("free", budget.trial)}
         best = max(free, key=lambda label: free[label].utility_percent or 0.0)
-        assert budget.best == best
-        assert budget.budget == pytest.approx(0.7 * free[best].energy_window_joules)
+        assert budget.best == best and budget.source == "max-util-ph"
+        assert budget.budget == pytest.approx(0.7 * free["max-util-ph"].energy_window_joules)
     for run in runs:
         if run.phase == "budget":
             summary = run.summary
@@ -65,6 +60,9 @@ def test_a_tiny_study_end_to_end(tmp_path: Path) -> None:
             assert summary.energy_window_joules <= summary.energy_budget_joules
     workload = json.loads((outdir / "trial0" / "5k" / "budget" / "workload.json").read_text())
     assert workload["hetsched"]["energy_budget"] == budgets[0].budget
+    assert workload["hetsched"]["source"]["options"]["core_scale"] == 0.005
+    marker = json.loads((outdir / "trial0" / "5k" / machovec.SCENARIO_FILE).read_text())
+    assert (marker["core_scale"], marker["period"]) == (0.005, 60.0 / 0.005)
 
     again, _ = machovec.run_study(outdir, trials=2, levels=("5k",), scale=0.005,
                                   constrained=BUDGET, unconstrained=FREE, sweeps=False)
@@ -87,17 +85,20 @@ def test_a_prepared_folder_with_another_budget_is_refused(tmp_path: Path) -> Non
         Trial(3, 300, 10.0, 2e6).prepare_inputs(tmp_path)
 
 
-def test_node_sizes_make_other_inputs_and_keep_old_folders(tmp_path: Path) -> None:
-    """A trial with ``cores_per_node`` draws its platform with them; without, its folder
-    marker is the one studies wrote before the option existed (they resume)."""
+def test_node_sizes_scale_and_period_make_other_inputs(tmp_path: Path) -> None:
+    """A trial's folder marker names its node sizes (default the preset's 48, 64), its
+    ``core_scale`` and its mapping period: a folder of other inputs, or of a study written
+    before they were recorded, is refused rather than resumed with the wrong system."""
     platform, _ = Trial(3, 300, 10.0, None, (64,)).prepare_inputs(tmp_path / "big")
-    assert 'value="64"' in platform.read_text() and "cores_per_node" in (
-        tmp_path / "big" / machovec.SCENARIO_FILE).read_text()
-    with pytest.raises(FileExistsError, match="holds other inputs"):
-        Trial(3, 300, 10.0).prepare_inputs(tmp_path / "big")
+    assert 'value="64"' in platform.read_text()
+    for other in (Trial(3, 300, 10.0), Trial(3, 300, 10.0, None, (64,), 0.5),
+                  Trial(3, 300, 10.0, None, (64,), 1.0, 600.0)):
+        with pytest.raises(FileExistsError, match="holds other inputs"):
+            other.prepare_inputs(tmp_path / "big")
     Trial(3, 300, 10.0).prepare_inputs(tmp_path / "default")
     marker = json.loads((tmp_path / "default" / machovec.SCENARIO_FILE).read_text())
-    assert marker == {"seed": 3, "cores": 300, "tasks_per_day": 10.0, "energy_budget": None}
+    assert marker == {"seed": 3, "cores": 300, "tasks_per_day": 10.0, "energy_budget": None,
+                      "cores_per_node": [48, 64], "core_scale": 1.0, "period": 60.0}
 
 
 def test_the_command_line_reads_node_sizes(tmp_path: Path,
@@ -121,30 +122,35 @@ def test_bad_arguments_are_named(tmp_path: Path) -> None:
 
 
 def test_budget_and_aggregates_by_hand() -> None:
-    """Trial 0: Max Util-PH earns 90 % with 10 GJ, Max UPE-PH 80 % with 6 GJ: the best is Max
-    Util-PH, the budget 7 GJ. Two trials of 60 % and 70 %: mean 65, CI 12.706 x 7.071 / 1.414
-    = 63.53."""
-    def summary(percent: float, joules: float) -> RunSummary:
+    """5k trial 0: Max Util-PH earns 90 % with 10 GJ, Max UPE-PH 95 % with 6 GJ: the best is
+    Max UPE-PH, but the paper's 5k constraint comes from Max Util-PH: 7 GJ. At 10k it comes
+    from Max UPR-PH. Two trials of 60 % and 70 % with 5 GJ each under budgets of 7 and 10 GJ:
+    mean 65, CI 12.706 x 7.071 / 1.414 = 63.53; budget used 71.43 % and 50 %, mean 60.71."""
+    def summary(percent: float, joules: float, budget: float | None = None) -> RunSummary:
         return RunSummary(
             heuristic="h", engine="embedded", outdir="o", workload="w", platform="p",
             measure_window=(0.0, 1.0), tasks_total=1, tasks_completed=1, tasks_failed=0,
             tasks_dropped=0, value_earned=None, value_bound=None, value_percent=None,
             value_earned_total=None, value_percent_total=None, utility_earned=percent,
             utility_bound=100.0, utility_percent=percent, energy_joules=joules,
-            energy_window_joules=joules, energy_budget_joules=None, makespan=1.0,
+            energy_window_joules=joules, energy_budget_joules=budget, makespan=1.0,
             mean_waiting_time=0.0, mapping_events=None, mapping_latency_p50=None,
             mapping_latency_p95=None, mapping_latency_max=None,
         )
 
     free = [StudyRun("5k", 0, "free", "max-util-ph", summary(90.0, 10e9)),
-            StudyRun("5k", 0, "free", "max-upe-ph", summary(80.0, 6e9))]
+            StudyRun("5k", 0, "free", "max-upe-ph", summary(95.0, 6e9))]
     budget = machovec.best_and_budget(free, "5k", 0)
-    assert (budget.best, budget.budget) == ("max-util-ph", pytest.approx(7e9))
-    constrained = [StudyRun("5k", t, "budget", "easy", summary(p, 5e9))
-                   for t, p in ((0, 60.0), (1, 70.0))]
+    assert (budget.best, budget.best_energy) == ("max-upe-ph", 6e9)
+    assert (budget.source, budget.budget) == ("max-util-ph", pytest.approx(7e9))
+    with pytest.raises(ValueError, match="comes from max-upr-ph unconstrained"):
+        machovec.best_and_budget([dataclasses.replace(r, level="10k") for r in free], "10k", 0)
+    constrained = [StudyRun("5k", t, "budget", "easy", summary(p, 5e9, b))
+                   for t, p, b in ((0, 60.0, 7e9), (1, 70.0, 10e9))]
     (a,) = machovec.aggregate(constrained, [budget])
     assert (a.utility_percent, a.energy_gj, a.budget_gj) == (65.0, 5.0, pytest.approx(7.0))
     assert a.utility_ci95 == pytest.approx(63.531, abs=1e-3)
+    assert a.budget_use_percent == pytest.approx((500 / 7 + 50) / 2)
 
 
 def test_the_command_line_names_a_bad_configuration(
