@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.heuristics.robust.robustness import DEFAULT_POINTS
 from hetsched.running.progress import ProgressBar
 from hetsched.studies import hansen
@@ -24,7 +25,9 @@ def _list(text: str, parse: type = str) -> list:
 def experiment_command(args: argparse.Namespace) -> int:
     """Run (or resume) the study, write the tables and figures, print the summaries."""
     batch_sizes = list(hansen.BATCHES) if args.full else _list(args.batch_sizes, int)
-    trials = args.trials or (hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS)
+    trials = args.trials
+    if trials is None:
+        trials = hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS
     slowdowns = _list(args.slowdowns)
     engine = None if args.engine == "none" else args.engine
     args.outdir.mkdir(parents=True, exist_ok=True)
@@ -84,18 +87,18 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="comma-separated among 8, 32, 128 (default: %(default)s)")
     study.add_argument("--slowdowns", default=",".join(hansen.SLOWDOWNS),
                        help="comma-separated among low, mixed, high (default: all)")
-    study.add_argument("--trials", type=int,
+    study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per scenario (default {hansen.DEFAULT_TRIALS};"
                        f" {hansen.PAPER_TRIALS} with --full)")
     study.add_argument("--heuristics", default=",".join(hansen.HEURISTICS),
                        help="comma-separated (default: %(default)s)")
-    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
     study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
                        help="also run every heuristic as a Batsim scheduler on this engine"
                        " and measure realised completion from its output files: the"
                        " embedded engine, real Batsim ('batsim' on PATH), or none"
                        " (default: %(default)s)")
-    study.add_argument("--points", type=int, default=DEFAULT_POINTS,
+    study.add_argument("--points", type=ranges.positive_int, default=DEFAULT_POINTS,
                        help="values per discretised distribution (default: %(default)s)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),
                        help="output folder, reused to resume (default: %(default)s)")

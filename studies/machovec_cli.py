@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.platforms.presets import whole_numbers
 from hetsched.running.run import ENGINES
 from hetsched.studies import machovec
@@ -61,7 +62,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     )
     aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
     print(machovec.format_aggregates(aggregates))
-    cores = args.cores or round(machovec.FULL_CORES * scale)
+    cores = args.cores if args.cores is not None else round(machovec.FULL_CORES * scale)
     print(f"{len(runs)} runs ({trials} trials, scale {scale:g}: {cores:,} cores) in"
           f" {time.monotonic() - started:.0f} s")
     print(f"tables: {args.outdir / 'summary.csv'}, {args.outdir / 'runs.csv'},"
@@ -88,19 +89,19 @@ def register(studies: argparse._SubParsersAction) -> None:
     """Add ``machovec`` to the ``hetsched experiment`` sub-commands."""
     study = studies.add_parser(
         "machovec",
-        help="Machovec et al. (2017) sec. V: % of maximum utility and energy under a daily"
+        help="Machovec et al. (2017) sec. V: %% of maximum utility and energy under a daily"
              " energy constraint, Fig. 7-10",
         description=machovec.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    study.add_argument("--trials", type=int,
+    study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
     study.add_argument("--levels", default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
-    study.add_argument("--scale", type=float, default=machovec.DEFAULT_SCALE,
+    study.add_argument("--scale", type=ranges.positive_float, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores and of its tasks a day"
                             " (default: %(default)s)")
-    study.add_argument("--cores", type=int,
+    study.add_argument("--cores", type=ranges.positive_int,
                        help="platform cores (default: the scaled 100,000); fewer cores for"
                             " the same tasks oversubscribe the system more")
     study.add_argument("--cores-per-node", metavar="SIZES",
@@ -115,9 +116,9 @@ def register(studies: argparse._SubParsersAction) -> None:
                             " default: all of Fig. 9/10)")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
-    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
     study.add_argument("--engine", choices=ENGINES, default="embedded")
-    study.add_argument("--jobs", type=int, default=1,
+    study.add_argument("--jobs", type=ranges.positive_int, default=1,
                        help="(trial, level) groups run at once in worker processes")
     add_executor_arguments(study)
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),
