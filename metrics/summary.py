@@ -96,6 +96,7 @@ class RunSummary:
     makespan_goals_met: int | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
+    tasks_unrunnable: int | None = None
     version: int = SUMMARY_VERSION
 
     def __post_init__(self) -> None:
