@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
 def _integer(text: str, low: int, high: int | None) -> int:
@@ -100,4 +100,31 @@ def int_range(low: int, high: int) -> Callable[[str], int]:
         return _integer(text, low, high)
 
     parse.__name__ = f"integer in [{low}, {high}]"
+    return parse
+
+
+def names(choices: Iterable[object], what: str) -> Callable[[str], list[str]]:
+    """At least one comma-separated name among ``choices`` (a study's mappers, heuristics,
+    levels, ...); ``what`` names them in the message.
+
+    >>> names(["lp", "mct"], "mapper")("mct, lp")
+    ['mct', 'lp']
+    >>> names(["lp", "mct"], "mapper")("lp,nope")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: unknown mapper(s) 'nope': choose from lp, mct
+    """
+    known = [str(choice) for choice in choices]
+
+    def parse(text: str) -> list[str]:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        unknown = [item for item in items if item not in known]
+        if not items or unknown:
+            shown = ", ".join(repr(item) for item in unknown) if unknown else repr(text)
+            raise argparse.ArgumentTypeError(
+                f"unknown {what}(s) {shown}: choose from {', '.join(known)}"
+            )
+        return items
+
+    parse.__name__ = f"{what} names"
     return parse

@@ -43,6 +43,7 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import os
 import pkgutil
 import shutil
 import socket
@@ -256,6 +257,14 @@ def make_scheduler(
     return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
+
+
+def check_scheduler(
+    name: str, options: Mapping[str, Any] | None = None, batsched: str | Path | None = None
+) -> None:
+    """Refuse an unknown scheduler name or option before any run (a study checks all its
+    schedulers before its first run): builds the scheduler object, which writes nothing."""
+    make_scheduler(name, dict(options or {}), Path(os.devnull), batsched)
 
 
 def prepare_outdir(outdir: Path, force: bool) -> Path:

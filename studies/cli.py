@@ -10,7 +10,8 @@ from pathlib import Path
 from hetsched import options as ranges
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.cli import RUN_FAILURES, add_tool_arguments, external_tools
-from hetsched.running.run import ENGINES
+from hetsched.running.preflight import preflight
+from hetsched.running.run import ENGINES, check_scheduler
 from hetsched.studies import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
@@ -35,8 +36,11 @@ def compare_command(args: argparse.Namespace) -> int:
     if (args.platform is None) != (args.workload is None):
         raise ValueError("--platform and --workload go together")
     heuristics = _names(args.heuristics)
+    for name in heuristics:
+        check_scheduler(name, batsched=args.batsched)
     if args.platform is not None:
         platform, workload = Path(args.platform), Path(args.workload)
+        preflight(workload, platform)
         outdir = args.outdir or Path("runs") / f"compare-{workload.stem}"
     else:
         if args.trace is None or args.day is None:

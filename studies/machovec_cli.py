@@ -17,13 +17,6 @@ FULL_TRIALS = 48
 """Sec. IV.A: 48 simulation trials."""
 
 
-def _levels(text: str) -> list[str]:
-    levels = [level.strip() for level in text.split(",") if level.strip()]
-    if not levels:
-        raise ValueError("give at least one level (comma-separated: 5k,10k)")
-    return levels
-
-
 def experiment_command(args: argparse.Namespace) -> int:
     """Run (or resume) the study, print the table, write CSV files and figures."""
     scale = 1.0 if args.full else args.scale
@@ -44,17 +37,12 @@ def experiment_command(args: argparse.Namespace) -> int:
 
     constrained = machovec.CONSTRAINED
     if args.only is not None:
-        wanted = _levels(args.only)
         known = {c.label: c for c in machovec.CONSTRAINED}
-        unknown = [label for label in wanted if label not in known]
-        if unknown:
-            raise ValueError(f"--only: unknown configuration(s) {', '.join(unknown)} (choose"
-                             f" from {', '.join(known)})")
-        constrained = tuple(known[label] for label in wanted)
+        constrained = tuple(known[label] for label in args.only)
     node_sizes = _node_sizes(args.cores_per_node)
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
-        args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
+        args.outdir, trials=trials, levels=args.levels, scale=scale, cores=args.cores,
         cores_per_node=node_sizes, seed=args.seed,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
@@ -96,7 +84,7 @@ def register(studies: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
-    study.add_argument("--levels", default="5k,10k",
+    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"), default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
     study.add_argument("--scale", type=ranges.positive_float, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores and of its tasks a day"
@@ -111,6 +99,7 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" {FULL_TRIALS} trials unless --trials")
     study.add_argument("--only", metavar="LABELS",
+                       type=ranges.names((c.label for c in machovec.CONSTRAINED), "configuration"),
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
                             " default: all of Fig. 9/10)")

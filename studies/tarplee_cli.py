@@ -35,7 +35,6 @@ def command(args: argparse.Namespace) -> int:
         workload_options=dict(parse_option(text) for text in args.workload_option),
         order=args.order,
     )
-    mappers = [name.strip() for name in args.mappers.split(",") if name.strip()]
     bar = ProgressBar()
 
     def report(run: tarplee.StudyRun, resumed: bool, done: int, total: int) -> None:
@@ -49,7 +48,7 @@ def command(args: argparse.Namespace) -> int:
         args.outdir,
         tasks=args.tasks,
         seeds=range(args.seed, args.seed + replicates),
-        mappers=mappers,
+        mappers=args.mappers,
         quadratic_cap=cap,
         settings=settings,
         on_run=report,
@@ -76,7 +75,8 @@ def register(studies: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--tasks", type=_counts, default=list(tarplee.TASKS),
                        help="numbers of tasks, comma-separated (default: 100 to 1,000,000)")
-    study.add_argument("--mappers", default=",".join(tarplee.MAPPERS),
+    study.add_argument("--mappers", type=ranges.names(tarplee.MAPPERS, "mapper"),
+                       default=",".join(tarplee.MAPPERS),
                        help="comma-separated (default: %(default)s)")
     study.add_argument("--seeds", type=ranges.positive_int,
                        help=f"replicates per number of tasks (default {tarplee.REPLICATES},"

@@ -3,9 +3,15 @@ without writing anything (issue 26's audit cases; ranges: :mod:`hetsched.options
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from test_cli import commands
 
 from hetsched.cli import main
 from hetsched.studies import hwang_model_study
@@ -60,3 +66,41 @@ def test_the_hwang_model_study_refuses_a_bad_number(
     assert exit_.value.code == 2
     assert f"argument {argv[0]}" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+NAME_OPTIONS = [
+    (["experiment", "tarplee", "--tasks", "10"], "--mappers"),
+    (["experiment", "hansen"], "--batch-sizes"),
+    (["experiment", "hansen"], "--slowdowns"),
+    (["experiment", "hansen"], "--heuristics"),
+    (["experiment", "machovec"], "--levels"),
+    (["experiment", "machovec"], "--only"),
+]
+
+
+@given(case=st.sampled_from(NAME_OPTIONS),
+       text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+       | st.sampled_from(["", ",", "nope", "lp,nope", "16", "5k,3k", "low,", " mixed ,x"]))
+def test_a_study_refuses_unknown_names_before_running(
+    case: tuple[list[str], str], text: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Drawn names (unknown ones, empty lists, junk) for the studies' name options: exit 2
+    with one line naming the option, nothing written; names that are all known are left to
+    the studies' own tests (they would run the study)."""
+    argv, option = case
+    parser = dict(commands())[tuple(argv[:2])]
+    action = next(a for a in parser._actions if option in a.option_strings)
+    try:
+        action.type(text)
+    except argparse.ArgumentTypeError:
+        pass
+    else:
+        assume(False)
+    outdir = tmp_path_factory.mktemp("study") / "out"
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(SystemExit) as exit_:
+        main([*argv, f"{option}={text}", "-o", str(outdir)])
+    assert exit_.value.code == 2
+    last = stderr.getvalue().strip().splitlines()[-1]
+    assert last.startswith(f"hetsched experiment {argv[1]}: error: argument {option}: ")
+    assert not outdir.exists()
