@@ -87,6 +87,23 @@ def probability(text: str) -> float:
     return _real(text, 0.0, strict=False, high=1.0)
 
 
+def fraction(text: str) -> float:
+    """A finite number in (0, 1] (a share of a paper's system, as Machovec's ``--scale``).
+
+    >>> fraction("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number in (0, 1], got '0'
+    """
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0 < value <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be a finite number in (0, 1], got {text!r}")
+    return value
+
+
 def int_range(low: int, high: int) -> Callable[[str], int]:
     """An integer in [low, high] (Hwang et al.'s scenarios 1 to 23, ...).
 

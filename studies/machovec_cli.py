@@ -86,7 +86,7 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
     study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"), default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
-    study.add_argument("--scale", type=ranges.positive_float, default=machovec.DEFAULT_SCALE,
+    study.add_argument("--scale", type=ranges.fraction, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores and of its tasks a day"
                             " (default: %(default)s)")
     study.add_argument("--cores", type=ranges.positive_int,

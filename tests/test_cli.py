@@ -24,6 +24,7 @@ RANGES = {
     ranges.positive_float: lambda v: math.isfinite(v) and v > 0,
     ranges.non_negative_float: lambda v: math.isfinite(v) and v >= 0,
     ranges.probability: lambda v: math.isfinite(v) and 0 <= v <= 1,
+    ranges.fraction: lambda v: math.isfinite(v) and 0 < v <= 1,
 }
 """Each range type and what a value it lets through must satisfy."""
 
