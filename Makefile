@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
 BATSIM_PY := batsim-py==1.0.5
 
-.PHONY: setup system-deps quickstart test lint bench bench-engine \
+.PHONY: setup system-deps quickstart test lint fuzz bench bench-engine \
 	docker-deps docker-daemon docker-base wheels docker-images
 
 $(BIN)/hetsched: pyproject.toml
@@ -39,6 +39,13 @@ test: setup system-deps docker-images
 
 lint: setup
 	$(BIN)/ruff check .
+
+# The suite's Hypothesis tests are derandomised (tests/conftest.py); the fuzz run draws new
+# inputs: every test that uses Hypothesis, random, with FUZZ_EXAMPLES inputs per fuzz target.
+FUZZ_EXAMPLES ?= 1000
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz HETSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	  $(BIN)/pytest -q -p no:cacheprovider $$(grep -rl --include='test_*.py' hypothesis tests)
 
 # All benchmarks; bench-engine: the embedded engine against real Batsim on Curie day 47 only
 # (needs the reference runs: shared/ beside the repository or HETSCHED_BATSIM_REFERENCE).

@@ -124,6 +124,7 @@ class RunSummary:
     makespan_ratio: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
+    tasks_unrunnable: int | None = None
     version: int = SUMMARY_VERSION
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from hetsched import options as ranges
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
@@ -29,15 +30,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source = generate_parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="a preset name (see 'hetsched platform presets')")
     source.add_argument("--spec", help="a JSON or TOML file describing clusters by hand")
-    generate_parser.add_argument("--seed", type=int, help="random seed of the preset (default 0)")
+    generate_parser.add_argument("--seed", type=ranges.seed,
+                                 help="random seed of the preset (default 0)")
     generate_parser.add_argument("-o", "--output", required=True, help="platform XML to write")
     generate_parser.add_argument(
         "--force", action="store_true", help="overwrite the output file if it exists"
     )
-    generate_parser.add_argument("--cores", type=int, help="khemka: mean total number of cores")
-    generate_parser.add_argument("--max-procs", type=int, help="khemka: a trace's MaxProcs")
+    generate_parser.add_argument("--cores", type=ranges.positive_int,
+                                 help="khemka: mean total number of cores")
+    generate_parser.add_argument("--max-procs", type=ranges.positive_int,
+                                 help="khemka: a trace's MaxProcs")
     generate_parser.add_argument(
-        "--fraction", type=float, help="khemka: mean total cores = fraction x --max-procs"
+        "--fraction", type=ranges.positive_float,
+        help="khemka: mean total cores = fraction x --max-procs"
     )
     generate_parser.add_argument(
         "--option",

@@ -124,6 +124,10 @@ def summary_table(summary: RunSummary) -> str:
         ("tasks completed", str(summary.tasks_completed)),
         ("tasks failed", str(summary.tasks_failed)),
         ("tasks dropped", str(summary.tasks_dropped)),
+    ]
+    if summary.tasks_unrunnable:
+        rows.append(("of them no cluster can run", str(summary.tasks_unrunnable)))
+    rows += [
         ("value earned", _number(summary.value_earned)),
         ("value bound", _number(summary.value_bound)),
         ("% of value bound", percent["value"]),

@@ -43,6 +43,7 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import os
 import pkgutil
 import shutil
 import socket
@@ -64,6 +65,7 @@ from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
 from hetsched.metrics.summary import RunSummary, summarize
 from hetsched.metrics.task_table import task_table, task_table_path, write_task_table
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
+from hetsched.running.preflight import preflight
 from hetsched.running.progress import ProgressBar
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
@@ -255,6 +257,14 @@ def make_scheduler(
     return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
+
+
+def check_scheduler(
+    name: str, options: Mapping[str, Any] | None = None, batsched: str | Path | None = None
+) -> None:
+    """Refuse an unknown scheduler name or option before any run (a study checks all its
+    schedulers before its first run): builds the scheduler object, which writes nothing."""
+    make_scheduler(name, dict(options or {}), Path(os.devnull), batsched)
 
 
 def prepare_outdir(outdir: Path, force: bool) -> Path:
@@ -618,6 +628,7 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
+    checked = preflight(workload, platform)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
@@ -644,7 +655,12 @@ def run_heuristic(
     wall_seconds = time.monotonic() - started
     report = check_run(prefix, workload, platform, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
     summary = summarize(prefix, workload, platform, heuristic=name, engine=engine)
-    summary = dataclasses.replace(summary, wall_seconds=wall_seconds, checked_rules=report.rules)
+    summary = dataclasses.replace(
+        summary,
+        wall_seconds=wall_seconds,
+        checked_rules=report.rules,
+        tasks_unrunnable=len(checked.unrunnable),
+    )
     write_task_table(task_table_path(prefix), task_table(prefix, workload, platform))
     (outdir / "summary.json").write_text(summary.dumps() + "\n")
     return summary

@@ -14,6 +14,7 @@ import json
 import logging
 from typing import Any
 
+from hetsched import options as ranges
 from hetsched.heuristics import registry
 from hetsched.schedulers.generated import module_name
 
@@ -89,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='JSON options: {"period": s|null, "export_prefix": path|null, ...parameters}',
     )
     serve.add_argument(
-        "-t", "--timeout", type=int, default=DEFAULT_TIMEOUT_MS,
+        "-t", "--timeout", type=ranges.non_negative_int, default=DEFAULT_TIMEOUT_MS,
         help=f"milliseconds to wait for Batsim, 0 = forever (default {DEFAULT_TIMEOUT_MS})",
     )
     serve.set_defaults(func=_serve)

@@ -24,6 +24,11 @@ message, the event and the fault:
   scheduler never executed, or for a job already completed;
 * resource ids that are not an interval set of ``0 .. nb_resources - 1`` (job allocations,
   RESOURCE_STATE_CHANGED, machine (un)availability, resources added or removed).
+* a submitted job whose annotations break the workload schema or that cannot run on the
+  platform of SIMULATION_BEGINS as written (``res`` over its hosts, per-P-state annotations
+  of another length than its cluster's P-states): the checks of ``hetsched run``'s
+  validation (:mod:`hetsched.running.preflight`), so a real Batsim run refuses what the
+  embedded one does.
 
 A silent peer is pybatsim's timeout (``hetsched serve -t``, default 2 s):
 :meth:`HetschedScheduler.onDeadlock` raises a :class:`BatsimProtocolError`. ZeroMQ hides a
@@ -44,6 +49,9 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+from hetsched.running.preflight import PlatformView, check_job
+from hetsched.workloads.schema import check_job_annotations
 
 EVENT_TYPES = (
     "SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED", "JOB_KILLED",
@@ -98,7 +106,7 @@ class ProtocolGuard:
     """
 
     _OWN = ("_network", "_count", "_now", "_begun", "_nb_resources", "_forward_unknown",
-            "_arrived", "_known", "_executed", "_completed")
+            "_arrived", "_known", "_executed", "_completed", "_platform")
 
     def __init__(self, network: Any) -> None:
         self._network = network
@@ -111,6 +119,7 @@ class ProtocolGuard:
         self._known: set[str] = set()  # submitted by Batsim or registered by the scheduler
         self._executed: set[str] = set()
         self._completed: dict[str, float] = {}
+        self._platform: PlatformView | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._network, name)
@@ -237,6 +246,10 @@ class ProtocolGuard:
         missing = [name for name in CONFIG_FIELDS if name not in config]
         if missing:
             raise fail(f"config lacks {', '.join(missing)}")
+        try:
+            self._platform = PlatformView.from_compute_resources("of SIMULATION_BEGINS", resources)
+        except ValueError as error:
+            raise fail(f"compute_resources: {error}") from None
         self._begun = True
         self._nb_resources = nb
         self._forward_unknown = bool(config["forward-unknown-events"])
@@ -249,6 +262,13 @@ class ProtocolGuard:
             raise fail(f"job must be a JSON object, got {job!r}")
         if job_id in self._arrived:
             raise fail(f"job {job_id} submitted twice")
+        if job_id not in self._known and "etc" in job and self._platform is not None:
+            where = f"job {job_id}"
+            try:
+                check_job_annotations(job, where)
+                check_job(job, where, self._platform)
+            except ValueError as error:
+                raise fail(str(error)) from None
         self._arrived.add(job_id)
         self._known.add(job_id)
 

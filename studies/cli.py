@@ -7,9 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.cli import RUN_FAILURES, add_tool_arguments, external_tools
-from hetsched.running.run import ENGINES
+from hetsched.running.preflight import preflight
+from hetsched.running.run import ENGINES, check_scheduler
 from hetsched.studies import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
@@ -34,8 +36,11 @@ def compare_command(args: argparse.Namespace) -> int:
     if (args.platform is None) != (args.workload is None):
         raise ValueError("--platform and --workload go together")
     heuristics = _names(args.heuristics)
+    for name in heuristics:
+        check_scheduler(name, batsched=args.batsched)
     if args.platform is not None:
         platform, workload = Path(args.platform), Path(args.workload)
+        preflight(workload, platform)
         outdir = args.outdir or Path("runs") / f"compare-{workload.stem}"
     else:
         if args.trace is None or args.day is None:
@@ -159,16 +164,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--trace", help="trace registry name or SWF path")
-    parser.add_argument("--day", type=int, help="trace day (day 0: the first submission's)")
+    parser.add_argument("--day", type=ranges.non_negative_int,
+                        help="trace day (day 0: the first submission's)")
     parser.add_argument("--preset", default="khemka-20", help="platform preset (khemka-20)")
-    parser.add_argument("--cores", type=int, help="khemka preset: mean total cores")
-    parser.add_argument("--seed", type=int, default=1, help="platform and annotation seed")
-    parser.add_argument("--etc-cov", type=float, default=0.3, help="ETC heterogeneity (0.3)")
+    parser.add_argument("--cores", type=ranges.positive_int, help="khemka preset: mean total cores")
+    parser.add_argument("--seed", type=ranges.seed, default=1, help="platform and annotation seed")
+    parser.add_argument("--etc-cov", type=ranges.non_negative_float, default=0.3,
+                        help="ETC heterogeneity (0.3)")
     parser.add_argument(
         "--correlation", default="weak", choices=("exact", "weak", "none"),
         help="value-runtime correlation (weak)",
     )
-    parser.add_argument("--max-cores", type=int, default=4096,
+    parser.add_argument("--max-cores", type=ranges.non_negative_int, default=4096,
                         help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all)")
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
@@ -189,12 +196,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     studies = experiment.add_subparsers(dest="study", required=True)
     study = studies.add_parser(
         "khemka",
-        help="Khemka et al. (MIC 2015) sec. 5: % of the maximum value bound, Fig. 4 and 5",
+        help="Khemka et al. (MIC 2015) sec. 5: %% of the maximum value bound, Fig. 4 and 5",
         description=khemka.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
-    study.add_argument("--scenarios", type=int, default=2,
+    study.add_argument("--scenarios", type=ranges.positive_int, default=2,
                        help="scenarios (trace days) per environment; the paper has 48")
     study.add_argument("--only-scenarios", metavar="LIST",
                        help="run and summarise only these scenarios of the --scenarios chosen"
@@ -205,14 +212,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
                        help="comma-separated, each NAME or NAME:option=value[+option=value]"
                        " (default: %(default)s)")
-    study.add_argument("--seed", type=int, default=1, help="seed of scenario 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of scenario 0 (then +1 ...)")
     study.add_argument("--arrivals", default=f"{khemka.ARRIVALS[0]}:{khemka.ARRIVALS[1]}",
                        help="MIN:MAX task arrivals of a scenario day (the paper's days:"
                        " %(default)s)")
     study.add_argument("--accounting", choices=khemka.ACCOUNTINGS, default="window",
                        help="count the value earned by the end of the simulated window"
                        " (window, the paper's) or whenever tasks complete (total)")
-    study.add_argument("--jobs", type=int, default=1,
+    study.add_argument("--jobs", type=ranges.positive_int, default=1,
                        help="runs at once, in worker processes (default 1)")
     add_executor_arguments(study)
     study.add_argument("--engine", choices=ENGINES, default="embedded")

@@ -61,6 +61,7 @@ def run_or_resume(
         summary = dataclasses.replace(
             summary, wall_seconds=data.get("wall_seconds"),
             checked_rules=None if checked is None else tuple(checked),
+            tasks_unrunnable=data.get("tasks_unrunnable"),
         )
         summary_path.write_text(summary.dumps() + "\n")
         return summary, True

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.heuristics.robust.robustness import DEFAULT_POINTS
 from hetsched.running.progress import ProgressBar
 from hetsched.studies import hansen
@@ -15,20 +16,13 @@ from hetsched.studies.hansen_figures import plot_figures
 from hetsched.workloads.gen_hansen import PARALLELISM, SLOWDOWN_DRAWS
 
 
-def _list(text: str, parse: type = str) -> list:
-    values = [parse(part.strip()) for part in text.split(",") if part.strip()]
-    if not values:
-        raise ValueError("give at least one value (comma-separated)")
-    return values
-
-
 def experiment_command(args: argparse.Namespace) -> int:
     """Run (or resume) the study, write the tables and figures, print the summaries."""
-    batch_sizes = list(hansen.BATCHES) if args.full else _list(args.batch_sizes, int)
-    trials = args.trials or (hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS)
-    slowdowns = _list(args.slowdowns)
+    batch_sizes = list(hansen.BATCHES) if args.full else [int(b) for b in args.batch_sizes]
+    trials = args.trials
+    if trials is None:
+        trials = hansen.PAPER_TRIALS if args.full else hansen.DEFAULT_TRIALS
     engine = None if args.engine == "none" else args.engine
-    args.outdir.mkdir(parents=True, exist_ok=True)
     bar = ProgressBar()
     started = time.perf_counter()
 
@@ -42,10 +36,10 @@ def experiment_command(args: argparse.Namespace) -> int:
     runs = hansen.run_study(
         args.outdir,
         batch_sizes=batch_sizes,
-        slowdowns=slowdowns,
+        slowdowns=args.slowdowns,
         trials=trials,
         seed=args.seed,
-        heuristics=_list(args.heuristics),
+        heuristics=args.heuristics,
         points=args.points,
         engine=engine,
         on_trial=report,
@@ -85,16 +79,19 @@ def register(studies: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--full", action="store_true",
                        help="the paper's sizes: batches of 8, 32 and 128, 48 trials")
-    study.add_argument("--batch-sizes", default=",".join(map(str, hansen.DEFAULT_BATCH_SIZES)),
+    study.add_argument("--batch-sizes", type=ranges.names(hansen.BATCHES, "batch size"),
+                       default=",".join(map(str, hansen.DEFAULT_BATCH_SIZES)),
                        help="comma-separated among 8, 32, 128 (default: %(default)s)")
-    study.add_argument("--slowdowns", default=",".join(hansen.SLOWDOWNS),
+    study.add_argument("--slowdowns", type=ranges.names(hansen.SLOWDOWNS, "slowdown"),
+                       default=",".join(hansen.SLOWDOWNS),
                        help="comma-separated among low, mixed, high (default: all)")
-    study.add_argument("--trials", type=int,
+    study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per scenario (default {hansen.DEFAULT_TRIALS};"
                        f" {hansen.PAPER_TRIALS} with --full)")
-    study.add_argument("--heuristics", default=",".join(hansen.HEURISTICS),
+    study.add_argument("--heuristics", type=ranges.names(hansen.HEURISTICS, "heuristic"),
+                       default=",".join(hansen.HEURISTICS),
                        help="comma-separated (default: %(default)s)")
-    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
     study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
                        help="also run every heuristic as a Batsim scheduler on this engine"
                        " and measure realised completion from its output files: the"
@@ -106,7 +103,7 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--slowdown-draw", choices=SLOWDOWN_DRAWS, default=SLOWDOWN_DRAWS[0],
                        help="actual slowdown drawn once per processor type and trial"
                        " (per-type, sec. II.C.2) or per application (default: %(default)s)")
-    study.add_argument("--points", type=int, default=DEFAULT_POINTS,
+    study.add_argument("--points", type=ranges.positive_int, default=DEFAULT_POINTS,
                        help="values per discretised distribution (default: %(default)s)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),
                        help="output folder, reused to resume (default: %(default)s)")

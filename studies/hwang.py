@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import (
@@ -244,11 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full", action="store_true",
                         help="the paper's sizes: 23 scenarios, Table 6's tasks, every metric")
-    parser.add_argument("--scale", type=float,
+    parser.add_argument("--scale", type=ranges.positive_float,
                         help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
                         " 1 with --full)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--interarrival", type=float, nargs="*", default=[],
+    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
+    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
     parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
                         help="output folder, reused to resume (default: %(default)s)")

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import FirstLevelPolicy
 from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
@@ -377,15 +378,15 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    parser.add_argument("--scale", type=float, default=0.1, help="factor on Table 6's tasks")
-    parser.add_argument("--scenarios", type=int, nargs="+", default=list(range(1, 24)))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--interarrival", type=float, nargs="*", default=[],
+    parser.add_argument("--scale", type=ranges.positive_float, default=0.1,
+                        help="factor on Table 6's tasks")
+    parser.add_argument("--scenarios", type=ranges.int_range(1, len(SCENARIOS)), nargs="+",
+                        default=list(range(1, len(SCENARIOS) + 1)))
+    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
+    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
     args = parser.parse_args(argv)
-    if any(not 1 <= n <= len(SCENARIOS) for n in args.scenarios):
-        parser.error(f"scenarios are 1 to {len(SCENARIOS)}")
     runs = grid(args.scenarios, args.seeds, args.interarrival)
     rows = study(args.out, runs, args.scale, args.workers)
     text = summary(rows)

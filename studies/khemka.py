@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from hetsched.metrics.summary import RunSummary
+from hetsched.running.run import check_scheduler
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
 from hetsched.studies.scenario import Scenario
 from hetsched.studies.statistics import confidence_half_width
@@ -253,6 +254,8 @@ def run_study(
             f"unknown environment(s) {', '.join(unknown)}; choose from {', '.join(ENVIRONMENTS)}"
         )
     specs = [HeuristicSpec.parse(text) for text in heuristics]
+    for spec in specs:
+        check_scheduler(spec.name, spec.options)
     selection = select_days(daily_arrivals(trace, trace_dir), nb_scenarios, *arrivals)
     chosen = set(range(nb_scenarios) if only_scenarios is None else only_scenarios)
     outside = sorted(i for i in chosen if not 0 <= i < nb_scenarios)

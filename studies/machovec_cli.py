@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.platforms.presets import whole_numbers
 from hetsched.running.run import ENGINES
 from hetsched.studies import machovec
@@ -14,13 +15,6 @@ from hetsched.studies.cells import add_executor_arguments, executor_from_args
 
 FULL_TRIALS = 48
 """Sec. IV.A: 48 simulation trials."""
-
-
-def _levels(text: str) -> list[str]:
-    levels = [level.strip() for level in text.split(",") if level.strip()]
-    if not levels:
-        raise ValueError("give at least one level (comma-separated: 5k,10k)")
-    return levels
 
 
 def experiment_command(args: argparse.Namespace) -> int:
@@ -44,17 +38,12 @@ def experiment_command(args: argparse.Namespace) -> int:
 
     constrained = machovec.CONSTRAINED
     if args.only is not None:
-        wanted = _levels(args.only)
         known = {c.label: c for c in machovec.CONSTRAINED}
-        unknown = [label for label in wanted if label not in known]
-        if unknown:
-            raise ValueError(f"--only: unknown configuration(s) {', '.join(unknown)} (choose"
-                             f" from {', '.join(known)})")
-        constrained = tuple(known[label] for label in wanted)
+        constrained = tuple(known[label] for label in args.only)
     node_sizes = _node_sizes(args.cores_per_node)
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
-        args.outdir, trials=trials, levels=_levels(args.levels), scale=scale, cores=args.cores,
+        args.outdir, trials=trials, levels=args.levels, scale=scale, cores=args.cores,
         cores_per_node=node_sizes, seed=args.seed,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
@@ -62,7 +51,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     )
     aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
     print(machovec.format_aggregates(aggregates))
-    cores = args.cores or round(machovec.FULL_CORES * scale)
+    cores = args.cores if args.cores is not None else round(machovec.FULL_CORES * scale)
     print(f"{len(runs)} runs ({trials} trials, scale {scale:g}: {cores:,} cores) in"
           f" {time.monotonic() - started:.0f} s")
     print(f"tables: {args.outdir / 'summary.csv'}, {args.outdir / 'runs.csv'},"
@@ -89,20 +78,20 @@ def register(studies: argparse._SubParsersAction) -> None:
     """Add ``machovec`` to the ``hetsched experiment`` sub-commands."""
     study = studies.add_parser(
         "machovec",
-        help="Machovec et al. (2017) sec. V: % of maximum utility and energy under a daily"
+        help="Machovec et al. (2017) sec. V: %% of maximum utility and energy under a daily"
              " energy constraint, Fig. 7-10",
         description=machovec.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    study.add_argument("--trials", type=int,
+    study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
-    study.add_argument("--levels", default="5k,10k",
+    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"), default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
-    study.add_argument("--scale", type=float, default=machovec.DEFAULT_SCALE,
+    study.add_argument("--scale", type=ranges.fraction, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores, of its tasks a day and of"
                             " Table II's core bounds; mapping events every 60 s / scale, the"
                             " paper's arrivals per event (default: %(default)s)")
-    study.add_argument("--cores", type=int,
+    study.add_argument("--cores", type=ranges.positive_int,
                        help="platform cores (default: the scaled 100,000); fewer cores for"
                             " the same tasks oversubscribe the system more")
     study.add_argument("--cores-per-node", metavar="SIZES",
@@ -112,14 +101,15 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" mapping events every 60 s, {FULL_TRIALS} trials unless --trials")
     study.add_argument("--only", metavar="LABELS",
+                       type=ranges.names((c.label for c in machovec.CONSTRAINED), "configuration"),
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
                             " default: all of Fig. 9/10)")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
-    study.add_argument("--seed", type=int, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
     study.add_argument("--engine", choices=ENGINES, default="embedded")
-    study.add_argument("--jobs", type=int, default=1,
+    study.add_argument("--jobs", type=ranges.positive_int, default=1,
                        help="(trial, level) groups run at once in worker processes")
     add_executor_arguments(study)
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),

@@ -234,9 +234,13 @@ def run_study(
     """
     settings = settings or Settings()
     plan = planned(tasks, seeds, mappers, quadratic_cap)
+    instance: tuple[int, int] | None = None
+    if plan:  # the presets check their options while drawing: before anything is written
+        instance = plan[0][:2]
+        bag = study_bag(settings, *instance)
+        ms_lb = makespan_lower_bound(bag).ms_lb
     done = {(r.tasks, r.seed, r.mapper): r for r in _open_study(outdir, settings)}
     result: list[StudyRun] = []
-    instance: tuple[int, int] | None = None
     for n, seed, name in plan:
         key = (n, seed, name)
         resumed = key in done

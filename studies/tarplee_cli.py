@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from hetsched import options as ranges
 from hetsched.running.progress import ProgressBar
 from hetsched.running.run import parse_option
 from hetsched.studies import tarplee
@@ -33,14 +34,17 @@ def _ratios(text: str) -> list[float]:
 
 def command(args: argparse.Namespace) -> int:
     """Run or resume the study, print the table, write the CSV files and the figures."""
-    replicates = args.seeds or (tarplee.FULL_REPLICATES if args.full else tarplee.REPLICATES)
-    cap = args.quadratic_cap or (tarplee.FULL_QUADRATIC_CAP if args.full else tarplee.QUADRATIC_CAP)
+    replicates = args.seeds
+    if replicates is None:
+        replicates = tarplee.FULL_REPLICATES if args.full else tarplee.REPLICATES
+    cap = args.quadratic_cap
+    if cap is None:
+        cap = tarplee.FULL_QUADRATIC_CAP if args.full else tarplee.QUADRATIC_CAP
     settings = tarplee.Settings(
         platform_options=dict(parse_option(text) for text in args.platform_option),
         workload_options=dict(parse_option(text) for text in args.workload_option),
         order=args.order,
     )
-    mappers = [name.strip() for name in args.mappers.split(",") if name.strip()]
     bar = ProgressBar()
 
     def report(run: tarplee.StudyRun, resumed: bool, done: int, total: int) -> None:
@@ -58,7 +62,7 @@ def command(args: argparse.Namespace) -> int:
         args.outdir,
         tasks=tasks,
         seeds=range(args.seed, args.seed + replicates),
-        mappers=mappers,
+        mappers=args.mappers,
         quadratic_cap=cap,
         settings=settings,
         on_run=report,
@@ -89,13 +93,14 @@ def register(studies: argparse._SubParsersAction) -> None:
     sizes.add_argument("--tasks-per-machine", type=_ratios, metavar="R,R,...",
                        help="numbers of tasks as tasks per machine of the platform (e.g."
                        " 1,10,100,1000), instead of --tasks")
-    study.add_argument("--mappers", default=",".join(tarplee.MAPPERS),
+    study.add_argument("--mappers", type=ranges.names(tarplee.MAPPERS, "mapper"),
+                       default=",".join(tarplee.MAPPERS),
                        help="comma-separated (default: %(default)s)")
-    study.add_argument("--seeds", type=int,
+    study.add_argument("--seeds", type=ranges.positive_int,
                        help=f"replicates per number of tasks (default {tarplee.REPLICATES},"
                        f" {tarplee.FULL_REPLICATES} with --full)")
-    study.add_argument("--seed", type=int, default=1, help="seed of the first replicate")
-    study.add_argument("--quadratic-cap", type=int,
+    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of the first replicate")
+    study.add_argument("--quadratic-cap", type=ranges.positive_int,
                        help="largest number of tasks for Min-Min and Sufferage (default"
                        f" {tarplee.QUADRATIC_CAP:,}, {tarplee.FULL_QUADRATIC_CAP:,} with --full)")
     study.add_argument("--full", action="store_true",

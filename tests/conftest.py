@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import zmq
+from hypothesis import settings
 
 from hetsched.running.run import stock_package
 
@@ -28,6 +29,17 @@ for _folder in _FOLDERS:
 # own `schedulers/` folder shadows pybatsim's package of that name, which the tests import
 # (`from schedulers.easyBackfill import EasyBackfill`): make `schedulers` pybatsim's.
 stock_package()
+
+# Hypothesis: derandomised in the test suite (CI never fails on a newly drawn input: the
+# examples are a function of the test), random with more examples under `make fuzz`
+# (HYPOTHESIS_PROFILE=fuzz), which keeps finding new inputs. A test's own
+# @settings(max_examples=...) still wins over the profile's. No deadline: the machine is
+# shared, and an example's time says nothing of its correctness (speed is in benchmarks/).
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.register_profile("fuzz", derandomize=False, max_examples=1000, deadline=None,
+                          print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # pybatsim's NetworkHandler never terminates its ZeroMQ context. If such a context is
 # garbage-collected later, during another test, with a socket still holding an unsent

@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 from types import ModuleType
 
+from hetsched import options as ranges
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import ClusterLike, parse_clusters
 from hetsched.workloads.convert import ANNOTATIONS, DEFAULT_ETC_COV, swf_to_workload
@@ -47,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "validate", help="check workloads against Batsim 4.2.1's rules and the annotation schema"
     )
     validate.add_argument("files", nargs="+", help="Batsim workload JSON files")
+    validate.add_argument(
+        "-p", "--platform",
+        help="also check each workload against this SimGrid platform (clusters, P-states,"
+        " sizes), as 'hetsched run' does before it starts",
+    )
     validate.set_defaults(func=run_validate)
 
     traces = commands.add_parser("traces", help="list the registered Parallel Workloads traces")
@@ -67,22 +73,24 @@ def _register_from_swf(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", required=True, help="workload JSON to write")
     parser.add_argument("--force", action="store_true", help="overwrite the output file")
     parser.add_argument(
-        "--day", type=int, help="simulate day D (0 = the first submission's date), with warm-up"
+        "--day", type=ranges.non_negative_int,
+        help="simulate day D (0 = the first submission's date), with warm-up"
     )
     parser.add_argument(
         "--annotate", action="append", choices=ANNOTATIONS, default=[],
         help="add value (Khemka) or utility (Machovec) functions; may be repeated",
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=ranges.seed, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--etc-cov", type=float, default=DEFAULT_ETC_COV,
+        "--etc-cov", type=ranges.non_negative_float, default=DEFAULT_ETC_COV,
         help=f"machine heterogeneity COV of the ETC (default {DEFAULT_ETC_COV})",
     )
     parser.add_argument(
         "--value-correlation", choices=CORRELATIONS, default="weak",
         help="correlation of starting value and run time (default weak)",
     )
-    parser.add_argument("--max-cores", type=int, help="drop jobs asking more cores (Khemka: 4096)")
+    parser.add_argument("--max-cores", type=ranges.positive_int,
+                        help="drop jobs asking more cores (Khemka: 4096)")
     parser.add_argument("--drop-failed", action="store_true", help="drop failed jobs (status 0, 4)")
     parser.add_argument(
         "--drop-cancelled", action="store_true", help="drop cancelled jobs (status 5)"
@@ -94,8 +102,10 @@ def _register_from_swf(commands: argparse._SubParsersAction) -> None:
         "--walltime", choices=WALLTIME_POLICIES, default="clamp",
         help="run time >= requested time: raise the walltime (clamp) or let Batsim kill (keep)",
     )
-    parser.add_argument("--warmup-hours", type=float, default=4.0, help="warm-up (default 4)")
-    parser.add_argument("--measure-hours", type=float, default=24.0, help="measured (default 24)")
+    parser.add_argument("--warmup-hours", type=ranges.non_negative_float, default=4.0,
+                        help="warm-up (default 4)")
+    parser.add_argument("--measure-hours", type=ranges.positive_float, default=24.0,
+                        help="measured (default 24)")
     parser.add_argument("--trace-dir", help=f"local trace folder (default ${ENVIRONMENT_VARIABLE})")
     parser.set_defaults(func=run_from_swf)
 
@@ -103,7 +113,7 @@ def _register_from_swf(commands: argparse._SubParsersAction) -> None:
 def _register_generate(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("generate", help="draw a synthetic workload of a paper's preset")
     parser.add_argument("--preset", required=True, help="see 'hetsched workload presets'")
-    parser.add_argument("--seed", type=int, required=True, help="random seed")
+    parser.add_argument("--seed", type=ranges.seed, required=True, help="random seed")
     parser.add_argument(
         "--platform", help="platform XML (default: the preset's own platform preset)"
     )
@@ -122,10 +132,8 @@ def _platform_clusters(path: str) -> Sequence[ClusterLike]:
     return read_platform(path).clusters
 
 
-def _hours(value: float, option: str) -> int:
-    if not value >= 0:
-        raise ValueError(f"{option} must be >= 0, got {value}")
-    return round(value * 3600)
+def _seconds(hours: float) -> int:
+    return round(hours * 3600)
 
 
 def run_from_swf(args: argparse.Namespace) -> int:
@@ -150,8 +158,8 @@ def run_from_swf(args: argparse.Namespace) -> int:
         etc_cov=args.etc_cov,
         value_correlation=args.value_correlation,
         options=options,
-        warmup=_hours(args.warmup_hours, "--warmup-hours"),
-        measure=_hours(args.measure_hours, "--measure-hours"),
+        warmup=_seconds(args.warmup_hours),
+        measure=_seconds(args.measure_hours),
         trace_dir=args.trace_dir,
     )
     write_workload(document, args.output, force=args.force)
@@ -221,11 +229,18 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    """The validation every run starts with (:func:`hetsched.running.preflight.preflight`)."""
+    from hetsched.running.preflight import PlatformView, preflight
+
     _generators()
+    platform = None if args.platform is None else PlatformView.read(args.platform)
     for path in args.files:
-        document = load_workload(path)
-        kind = "annotated (schema 1)" if "hetsched" in document else "plain Batsim"
-        print(f"{path}: valid, {kind}, {len(document['jobs']):,} jobs")
+        checked = preflight(path, platform)
+        kind = "annotated (schema 1)" if checked.annotated else "plain Batsim"
+        where = "" if platform is None else f" on {args.platform}"
+        unrunnable = len(checked.unrunnable)
+        count = f", {unrunnable:,} that no cluster can run" if unrunnable else ""
+        print(f"{path}: valid{where}, {kind}, {checked.jobs:,} jobs{count}")
     return 0
 
 

@@ -548,25 +548,32 @@ def check_annotations(document: dict, filename: str = "<workload>") -> None:
     profiles = document["profiles"]
     for index, job in enumerate(document["jobs"]):
         where = f"{filename}: job '{job['id']}' (jobs[{index}])"
-        for key in REQUIRED_JOB_ANNOTATIONS:
-            if key not in job:
-                raise WorkloadError(f"{where}: missing annotation field '{key}'")
-        for key, value in job.items():
-            if key in BATSIM_JOB_FIELDS or key in _BATSIM_OPTIONAL_JOB_FIELDS:
-                continue
-            validator = _FIELD_VALIDATORS.get(key)
-            if validator is None:
-                raise WorkloadError(
-                    f"{where}: unknown annotation field '{key}' (schema version"
-                    f" {SCHEMA_VERSION} knows {', '.join(sorted(_FIELD_VALIDATORS))})"
-                )
-            try:
-                validator(value, f"{where}: field '{key}'")
-            except WorkloadError:
-                raise
-            except ValueError as error:
-                raise WorkloadError(str(error)) from None
+        check_job_annotations(job, where)
         _check_job_consistency(job, where, clusters, reference, document["nb_res"], profiles)
+
+
+def check_job_annotations(job: Mapping[str, object], where: str) -> None:
+    """Check one job's annotation fields (schema version 1): the required ones are there,
+    each known field passes its validator, no field is unknown. ``where`` names the file (or
+    the Batsim message) and the job."""
+    for key in REQUIRED_JOB_ANNOTATIONS:
+        if key not in job:
+            raise WorkloadError(f"{where}: missing annotation field '{key}'")
+    for key, value in job.items():
+        if key in BATSIM_JOB_FIELDS or key in _BATSIM_OPTIONAL_JOB_FIELDS:
+            continue
+        validator = _FIELD_VALIDATORS.get(key)
+        if validator is None:
+            raise WorkloadError(
+                f"{where}: unknown annotation field '{key}' (schema version"
+                f" {SCHEMA_VERSION} knows {', '.join(sorted(_FIELD_VALIDATORS))})"
+            )
+        try:
+            validator(value, f"{where}: field '{key}'")
+        except WorkloadError:
+            raise
+        except ValueError as error:
+            raise WorkloadError(str(error)) from None
 
 
 def _check_meta(meta: object, filename: str) -> dict:

@@ -56,6 +56,9 @@ think time)                                whole seconds
 ``submit_missing``: submit time -1         the record is read; the selection drops it
                                            (LLNL Thunder has 1,190 such records)
 ``job_number_missing``: job number -1      the record is read; the selection drops it
+``duplicate_job_number``: a job number     the record is read; the selection keeps the
+given by an earlier record                 first record of that number (Batsim job ids
+                                           are unique)
 ``submit_unsorted``: a submit time below   the record is read; the converter orders jobs
 an earlier record's                        by submit time
 =========================================  ================================================
@@ -82,6 +85,7 @@ real fields 6, 7 and 10.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import gzip
 import io
@@ -140,6 +144,7 @@ QUIRKS: Mapping[str, str] = MappingProxyType(
         "time_rounded": "times with a fraction (rounded to the second)",
         "submit_missing": "records without a submit time (dropped)",
         "job_number_missing": "records without a job number (dropped)",
+        "duplicate_job_number": "job numbers given twice (later records dropped)",
         "submit_unsorted": "records out of submit-time order (jobs ordered by submit time)",
     }
 )
@@ -544,6 +549,7 @@ def _records(
     max_records = header.max_records
     latest_submit = MISSING
     latest_line = 0
+    numbers = JobNumbers()
     count = 0
     number = first_number
     try:
@@ -567,6 +573,11 @@ def _records(
                 )
             if job.job_number == MISSING:
                 quirks.add("job_number_missing", number, "field 1 (job number) is missing (-1)")
+            elif not numbers.add(job.job_number):
+                quirks.add(
+                    "duplicate_job_number", number,
+                    f"job number {job.job_number} is given again (an earlier record has it)",
+                )
             if job.submit_time == MISSING:
                 quirks.add("submit_missing", number, "field 2 (submit time) is missing (-1)")
             elif job.submit_time < latest_submit:
@@ -591,6 +602,45 @@ def _records(
         ) from None
     finally:
         stream.close()
+
+
+class JobNumbers:
+    """The job numbers seen so far, as sorted disjoint intervals: an archive log numbers its
+    jobs 1, 2, 3 ... (SWF field 1), so a whole log is one interval, or one per gap of a
+    cleaned log, and the reader still streams in bounded memory.
+
+    >>> seen = JobNumbers()
+    >>> [seen.add(n) for n in (1, 2, 4, 3, 2, 9)], seen.intervals()
+    ([True, True, True, True, False, True], [(1, 4), (9, 9)])
+    """
+
+    def __init__(self) -> None:
+        self._firsts: list[int] = []
+        self._lasts: list[int] = []
+
+    def add(self, number: int) -> bool:
+        """Record ``number``; False if it was seen before."""
+        firsts, lasts = self._firsts, self._lasts
+        i = bisect.bisect_right(firsts, number) - 1
+        if i >= 0 and number <= lasts[i]:
+            return False
+        joins_left = i >= 0 and lasts[i] == number - 1
+        joins_right = i + 1 < len(firsts) and firsts[i + 1] == number + 1
+        if joins_left and joins_right:
+            lasts[i] = lasts[i + 1]
+            del firsts[i + 1], lasts[i + 1]
+        elif joins_left:
+            lasts[i] = number
+        elif joins_right:
+            firsts[i + 1] = number
+        else:
+            firsts.insert(i + 1, number)
+            lasts.insert(i + 1, number)
+        return True
+
+    def intervals(self) -> list[tuple[int, int]]:
+        """The numbers seen, as ``(first, last)`` intervals."""
+        return list(zip(self._firsts, self._lasts, strict=True))
 
 
 def _check_stream_to_the_end(stream: IO[str]) -> None:

@@ -86,7 +86,7 @@ JSON_KEYS = {
     "makespan_goals", "makespan_goals_met", "energy_delay_busy_joules",
     "energy_delay_busy_window_joules", "makespan_goal", "batch_met",
     "robustness_predicted", "batch_probability_predicted", "makespan_lower_bound",
-    "makespan_ratio", "wall_seconds", "checked_rules", "version",
+    "makespan_ratio", "wall_seconds", "checked_rules", "tasks_unrunnable", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 
@@ -191,10 +191,11 @@ def test_embedded_stock_easy_backfill_by_hand(
 def test_stock_scheduler_may_spread_a_job_over_clusters(
     tiny: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Job 2 asks for 3 nodes: easyBackfill, which knows no cluster, gives it resources
-    that span fast and slow. Batsim's rules pass; the papers' one-cluster rule would not."""
+    """Job 2 asks for 3 nodes (12 cores): easyBackfill, which knows no cluster, gives it
+    resources that span fast and slow. Batsim's rules pass; the papers' one-cluster rule would
+    not."""
     workload = json.loads((tiny / "workload.json").read_text())
-    workload["jobs"][1]["res"] = 3
+    workload["jobs"][1].update(res=3, cores=12)
     (tiny / "workload.json").write_text(json.dumps(workload))
     summary = run_json(capsys, "pybatsim:easyBackfill", "-o", "runs/split")
     assert summary["tasks_completed"] == 2

@@ -158,7 +158,10 @@ def test_the_command_line_names_a_bad_configuration(
 ) -> None:
     from hetsched.cli import main
 
-    assert main(["experiment", "machovec", "--only", "easy,max-upe-ph/per-task",
-                 "-o", str(tmp_path / "x")]) == 2
-    assert "unknown configuration(s) max-upe-ph/per-task" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "machovec", "--only", "easy,max-upe-ph/per-task",
+              "-o", str(tmp_path / "x")])
+    assert exit_.value.code == 2
+    assert ("argument --only: unknown configuration(s) 'max-upe-ph/per-task'"
+            in capsys.readouterr().err)
     assert not (tmp_path / "x").exists()

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hetsched.workloads.swf import FIELD_NAMES, SwfFormatError, SwfJob, SwfWarning, read_swf
+from hetsched.workloads.swf import (
+    FIELD_NAMES,
+    JobNumbers,
+    SwfFormatError,
+    SwfJob,
+    SwfWarning,
+    read_swf,
+)
 
 HEADER = """\
 ; Version: 2.2
@@ -196,7 +206,8 @@ QUIRKY_RECORDS = [
 def test_quirky_records_are_read_warned_and_counted(
     tmp_path: Path, record: str, kind: str, warning: str, read: tuple[str, object]
 ) -> None:
-    _, jobs = read_swf(write(tmp_path, "; MaxProcs: 8\n" + record + record))
+    again = record if record.startswith("-1") else "2" + record[1:]  # another job number
+    _, jobs = read_swf(write(tmp_path, "; MaxProcs: 8\n" + record + again))
     with pytest.warns(SwfWarning, match=warning) as caught:
         found = list(jobs)
     assert len([w for w in caught if issubclass(w.category, SwfWarning)]) == 1  # once a kind
@@ -339,3 +350,25 @@ def test_missing_file_is_file_not_found(tmp_path: Path) -> None:
 def test_a_folder_is_a_format_error(tmp_path: Path) -> None:
     with pytest.raises(SwfFormatError, match="cannot read the file"):
         read_swf(tmp_path)
+
+
+def test_a_job_number_given_twice_is_warned_with_its_line(tmp_path: Path) -> None:
+    """The same record repeated (issue 26) converted with no warning; now it is a quirk
+    named by its line, and the selection keeps the first record."""
+    record = "{n} 0 1 10 1 -1 -1 1 10 -1 1 1 1 1 1 1 -1 -1\n"
+    text = record.format(n=1) + record.format(n=2) + record.format(n=1) + record.format(n=3)
+    _, jobs = read_swf(write(tmp_path, text))
+    with pytest.warns(SwfWarning, match=r"t\.swf:3: job number 1 is given again"):
+        assert [job.job_number for job in jobs] == [1, 2, 1, 3]
+    assert jobs.quirks.counts() == {"duplicate_job_number": 1}
+
+
+@given(st.lists(st.integers(-3, 40), max_size=60))
+def test_job_numbers_seen_match_a_set(numbers: list[int]) -> None:
+    seen, reference = JobNumbers(), set()
+    for number in numbers:
+        assert seen.add(number) == (number not in reference)
+        reference.add(number)
+    intervals = seen.intervals()
+    assert {n for first, last in intervals for n in range(first, last + 1)} == reference
+    assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(intervals))

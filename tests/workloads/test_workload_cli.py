@@ -114,16 +114,18 @@ def test_corrupt_gzip_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--day", "-2"], "day must be an integer >= 0, got -2"),
-        (["--warmup-hours", "-1"], "--warmup-hours must be >= 0"),
-        (["--max-cores", "0"], "max_cores must be an integer >= 1"),
+        (["--day", "-2"], "argument --day: must be an integer >= 0, got '-2'"),
+        (["--warmup-hours", "-1"], "argument --warmup-hours: must be a finite number >= 0"),
+        (["--max-cores", "0"], "argument --max-cores: must be an integer >= 1, got '0'"),
     ],
 )
 def test_from_swf_option_errors(trace: Path, tmp_path: Path, extra: list[str], message: str,
                                 capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["workload", "from-swf", str(trace), "--clusters", "a:2:8", "-o",
-                 str(tmp_path / "w.json"), *extra])
-    assert code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["workload", "from-swf", str(trace), "--clusters", "a:2:8", "-o",
+              str(tmp_path / "w.json"), *extra])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "w.json").exists()
 
 
 def test_from_swf_with_a_platform_file(trace: Path, tmp_path: Path) -> None:

@@ -1,0 +1,163 @@
+"""One validation before every run (issue 26): ``hetsched run`` refuses, before a simulation
+starts and without writing outputs, what ``hetsched workload validate`` refuses; the workload
+is checked against its platform; jobs no cluster can run are warned about and counted."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from test_protocol import begins, submitted
+from test_run import tiny  # noqa: F401 (fixture)
+
+from hetsched.cli import main
+from hetsched.errors import InputWarning, WorkloadError
+from hetsched.running.preflight import PlatformView, preflight
+from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
+from hetsched.workloads.generators import generate
+
+
+def _edit(folder: Path, change: callable) -> None:  # type: ignore[valid-type]
+    path = folder / "workload.json"
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+
+
+def _refused(capsys: pytest.CaptureFixture[str], command: str, *needles: str) -> None:
+    """``hetsched run`` (or ``validate``) exited 2 with one line naming every needle, before
+    anything ran: no output folder."""
+    args = {
+        "run": ["run", "easy", "-p", "platform.xml", "-w", "workload.json", "-o", "out"],
+        "validate": ["workload", "validate", "workload.json", "-p", "platform.xml"],
+    }[command]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    for needle in needles:
+        assert needle in err[0], err[0]
+    assert not Path("out").exists()
+
+
+def _pstates(count: int) -> list[float]:
+    return [100.0 * (1 + 0.05 * k) for k in range(count)]
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        # A budget that is not a number ended in a TypeError inside the scheduler.
+        (lambda d: d["hetsched"].update(energy_budget="abc"), ["energy_budget", "'abc'"]),
+        # -1 failed only once the run had started.
+        (lambda d: d["hetsched"].update(energy_budget=-1), ["energy_budget", "-1"]),
+        # A workload made for 15 P-states on a platform of 1 ran silently wrong.
+        (lambda d: d["jobs"][0].update(etc_pstate={"fast": _pstates(15)}),
+         ["job '1'", "etc_pstate", "15 P-states", "cluster fast has 1"]),
+        # A P-state the platform lacks (power for 3 P-states).
+        (lambda d: d["jobs"][1].update(power={"slow": [100.0, 80.0, 60.0]}),
+         ["job '2'", "'power'['slow']", "3 P-states"]),
+        # res 1000 on a 4-host platform ran with no word.
+        (lambda d: (d.update(nb_res=1000), d["jobs"][0].update(res=1000, cores=4000)),
+         ["job '1'", "'res' 1000", "4 compute hosts"]),
+        # An ETC for a cluster the platform lacks failed mid-run, in the mapping driver.
+        (lambda d: (d["hetsched"]["clusters"].update(gpu=4),
+                    d["jobs"][1]["etc"].update(gpu=50.0)),
+         ["job '2'", "field 'etc' names cluster(s) ['gpu']"]),
+        # A workload made for 8-core nodes on the platform's 4-core ones.
+        (lambda d: (d["hetsched"]["clusters"].update(fast=8), d["jobs"][0].update(res=1),
+                    d["jobs"][1].update(res=1)),
+         ["clusters['fast']", "8 cores per node", "has 4"]),
+    ],
+    ids=["budget-abc", "budget-negative", "15-pstates", "power-pstates", "res-1000",
+         "unknown-cluster", "cores-per-node"],
+)
+@pytest.mark.usefixtures("tiny")
+def test_bad_input_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], change: callable,  # type: ignore[valid-type]
+    needles: list[str], command: str,
+) -> None:
+    _edit(Path.cwd(), change)
+    _refused(capsys, command, "workload.json", *needles)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.usefixtures("tiny")
+def test_an_infinite_etc_is_refused_naming_the_file(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``Infinity`` ended as "Batsim message 2: not JSON" from the protocol."""
+    text = Path("workload.json").read_text().replace('"fast": 100.0', '"fast": Infinity', 1)
+    Path("workload.json").write_text(text)
+    _refused(capsys, command, "workload.json", "Infinity")
+
+
+@pytest.mark.usefixtures("tiny")
+def test_jobs_no_cluster_can_run_are_warned_about_and_counted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A job that needs more nodes than any cluster has (12 cores: 3 four-core nodes, each
+    cluster has 2) is dropped by the heuristic: one warning before the run, and the count in
+    the summary."""
+    _edit(Path.cwd(), lambda d: d["jobs"][1].update(cores=12, res=3))
+    code = main(["run", "max-value", "-p", "platform.xml", "-w", "workload.json", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "warning: workload.json: 1 job(s) that no cluster of platform platform.xml" in err
+    assert err.rstrip().endswith("will be dropped: 2")
+    summary = json.loads(out)
+    assert summary["tasks_unrunnable"] == 1
+    assert summary["tasks_dropped"] == 1
+    assert main(["workload", "validate", "workload.json", "-p", "platform.xml"]) == 0
+    assert "2 jobs, 1 that no cluster can run" in capsys.readouterr().out
+
+
+def test_conflicting_makespan_goals_get_the_same_verdict_from_validate_and_run(
+    tmp_path: Path,
+) -> None:
+    """The applications of a Hansen batch share one makespan goal (sec. II): the robust
+    heuristics refuse two goals, so validation does too (it passed ``validate`` before)."""
+    document = generate("hansen", 1)
+    document["jobs"][3]["makespan_goal"] = document["jobs"][0]["makespan_goal"] * 2
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(WorkloadError, match=r"w\.json: Hansen batch of 32 applications: the"
+                       r" jobs have 2 makespan goals"):
+        preflight(path)
+    document["jobs"][3]["makespan_goal"] = document["jobs"][0]["makespan_goal"]
+    path.write_text(json.dumps(document))
+    assert preflight(path).jobs == 32
+
+
+def test_a_plain_batsim_platform_is_checked_for_its_hosts_only(tmp_path: Path) -> None:
+    view = PlatformView.from_compute_resources("p", [{"id": 0, "properties": {}}])
+    assert view.clusters is None and view.nb_hosts == 1
+
+
+def test_serve_refuses_a_submitted_job_the_platform_cannot_run() -> None:
+    """Under real Batsim, what JOB_SUBMITTED carries gets the run's checks, refused through
+    the protocol guard's clear error (never a traceback from the scheduler)."""
+    guard = ProtocolGuard(None)
+    guard.check(json.dumps(begins()))
+    event = submitted("w0!1")
+    event["data"]["job"]["etc_pstate"] = {"fast": _pstates(15)}
+    message = {"now": 1.0, "events": [{"timestamp": 1.0, **event}]}
+    with pytest.raises(BatsimProtocolError, match=r"Batsim message 2, event 0 \(JOB_SUBMITTED\):"
+                       r" job w0!1: field 'etc_pstate'\['fast'\] has 15 P-states, the"
+                       r" platform's cluster fast has 1"):
+        guard.check(json.dumps(message))
+    event["data"]["job"] = {**submitted("w0!2")["data"]["job"], "etc": {"fast": math.inf}}
+    event["data"]["job_id"] = "w0!2"
+    with pytest.raises(BatsimProtocolError, match=r"job w0!2: field 'etc'\['fast'\]: must be a"
+                       r" number > 0, got inf"):
+        guard.check(json.dumps({"now": 1.0, "events": [{"timestamp": 1.0, **event}]}))
+
+
+@pytest.mark.usefixtures("tiny")
+def test_the_unrunnable_warning_is_an_input_warning() -> None:
+    _edit(Path.cwd(), lambda d: d["jobs"][0].update(cores=9, res=3))
+    with pytest.warns(InputWarning, match="1 job"):
+        checked = preflight("workload.json", "platform.xml")
+    assert checked.unrunnable == ("1",)
