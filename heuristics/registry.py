@@ -26,7 +26,7 @@ import importlib
 import inspect
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 
 from hetsched.core.mapping import Heuristic
 
@@ -70,34 +70,55 @@ list`` shows them. A family's module is imported when one of its heuristics is f
 up, so that a command imports only the families (and their numerical libraries) it runs."""
 
 
-def class_name(name: str) -> str:
-    """The class name of heuristic ``name``, without importing its module (``max-vpr`` ->
-    ``MaxVpr``); KeyError for an unknown name."""
-    return _LOCATIONS[name].partition(":")[2]
+class _Registry(MutableMapping[str, type[Heuristic]]):
+    """The mapping name -> heuristic class, which imports a family on first look-up (the
+    class then replaces its ``module:Class``). Tests may add and remove entries."""
 
-
-class _Registry(Mapping[str, type[Heuristic]]):
-    """A read-only mapping name -> heuristic class that imports a family on first look-up."""
+    def __init__(self, locations: Mapping[str, str]) -> None:
+        self._entries: dict[str, str | type[Heuristic]] = dict(locations)
 
     def __getitem__(self, name: str) -> type[Heuristic]:
-        module, _, cls = _LOCATIONS[name].partition(":")
-        heuristic: type[Heuristic] = getattr(
-            importlib.import_module(f"hetsched.heuristics.{module}"), cls
-        )
-        return heuristic
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module, _, cls = entry.partition(":")
+            entry = getattr(importlib.import_module(f"hetsched.heuristics.{module}"), cls)
+            self._entries[name] = entry
+        return entry
+
+    def __setitem__(self, name: str, cls: type[Heuristic]) -> None:
+        self._entries[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_LOCATIONS)
+        return iter(self._entries)
 
     def __len__(self) -> int:
-        return len(_LOCATIONS)
+        return len(self._entries)
 
     def __repr__(self) -> str:
-        return f"HEURISTICS({', '.join(_LOCATIONS)})"
+        return f"HEURISTICS({', '.join(self._entries)})"
+
+    def class_name(self, name: str) -> str:
+        """The class name of heuristic ``name``, without importing its module."""
+        entry = self._entries[name]
+        return entry.partition(":")[2] if isinstance(entry, str) else entry.__name__
 
 
-HEURISTICS: Mapping[str, type[Heuristic]] = _Registry()
+HEURISTICS = _Registry(_LOCATIONS)
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""
+
+
+def class_name(name: str) -> str:
+    """The class name of heuristic ``name``, without importing its module (``max-vpr`` ->
+    ``MaxVpr``); KeyError for an unknown name.
+
+    >>> class_name("max-vpr")
+    'MaxVpr'
+    """
+    return HEURISTICS.class_name(name)
+
 
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", type(None): "null"}
 
