@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
 BATSIM_PY := batsim-py==1.0.5
 
-.PHONY: setup system-deps quickstart test lint bench bench-engine
+.PHONY: setup system-deps quickstart test lint bench bench-all bench-engine
 
 $(BIN)/hetsched: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -39,9 +39,14 @@ test: setup system-deps
 lint: setup
 	$(BIN)/ruff check .
 
-# All benchmarks; bench-engine: the embedded engine against real Batsim on Curie day 47 only
-# (needs the reference runs: shared/ beside the repository or HETSCHED_BATSIM_REFERENCE).
+# bench: the six cases of issue 23 (one reference run of each family) in process, next to real
+# Batsim's figures; bench-all: every benchmark; bench-engine: the embedded engine against real
+# Batsim on Curie day 47 only (these need the reference runs: shared/ beside the repository or
+# HETSCHED_BATSIM_REFERENCE).
 bench: setup
+	$(BIN)/python -m benchmarks.bench_cases
+
+bench-all: setup
 	$(BIN)/python -m benchmarks
 
 bench-engine: setup
