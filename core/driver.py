@@ -114,10 +114,17 @@ class NodeBookings:
     >>> bookings = NodeBookings()
     >>> bookings.add((0, 1), 0.0, 10.0)
     >>> bookings.add((1,), 10.0, 20.0)
-    >>> bookings.clashes((1, 2), 5.0, 10.0), bookings.clashes((1,), 15.0, 16.0)
+    >>> bookings.clashes((1, 2), 20.0, 25.0), bookings.clashes((1,), 15.0, 16.0)  # touches
     (False, True)
-    >>> bookings.clashes((0,), 9.5, 30.0), bookings.clashes((2,), 0.0, 30.0)
+    >>> bookings.clashes((0,), 9.5, 30.0), bookings.clashes((0, 2), 10.0, 30.0)
     (True, False)
+
+    On node 3, ``[5, 6)`` overlaps ``[0, 10)``: ``[7, 8)`` lies inside the longer one only.
+
+    >>> bookings.add((3,), 0.0, 10.0)
+    >>> bookings.add((3,), 5.0, 6.0)
+    >>> bookings.clashes((3,), 7.0, 8.0)
+    True
     """
 
     def __init__(self) -> None:
