@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PYBATSIM := pybatsim==3.2.1
 BATSIM_PY := batsim-py==1.0.5
 
-.PHONY: setup system-deps quickstart test lint fuzz bench bench-engine \
+.PHONY: setup system-deps quickstart test lint fuzz bench bench-all bench-engine \
 	docker-deps docker-daemon docker-base wheels docker-images
 
 $(BIN)/hetsched: pyproject.toml
@@ -47,9 +47,14 @@ fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz HETSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  $(BIN)/pytest -q -p no:cacheprovider $$(grep -rl --include='test_*.py' hypothesis tests)
 
-# All benchmarks; bench-engine: the embedded engine against real Batsim on Curie day 47 only
-# (needs the reference runs: shared/ beside the repository or HETSCHED_BATSIM_REFERENCE).
+# bench: the six cases of issue 23 (one reference run of each family) in process, next to real
+# Batsim's figures; bench-all: every benchmark; bench-engine: the embedded engine against real
+# Batsim on Curie day 47 only (these need the reference runs: shared/ beside the repository or
+# HETSCHED_BATSIM_REFERENCE).
 bench: setup
+	$(BIN)/python -m benchmarks.bench_cases
+
+bench-all: setup
 	$(BIN)/python -m benchmarks
 
 bench-engine: setup

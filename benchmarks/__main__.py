@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import (
+    bench_cases,
     bench_engine,
     bench_hansen,
     bench_hwang,
@@ -12,6 +13,8 @@ from benchmarks import (
 )
 
 if __name__ == "__main__":
+    print("== the six cases of issue 23 against real Batsim (benchmarks.bench_cases)")
+    bench_cases.main([])
     print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
     bench_engine.main([])
     print("\n== synthetic day: mapping-event latency (benchmarks.bench_mapping)")

@@ -47,7 +47,9 @@ Choices where the papers leave details open:
 
 from __future__ import annotations
 
+import heapq
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -98,6 +100,66 @@ def _overlap(a_start: float, a_end: float, b_start: float, b_end: float) -> bool
     return a_start < b_end and b_start < a_end
 
 
+class NodeBookings:
+    """The intervals booked on each node during one validation, to find in logarithmic time
+    whether a new decision overlaps one of them on a shared node.
+
+    A node's intervals are kept sorted by start. Intervals of positive length that do not
+    overlap each other (what validation accepts) then also have sorted ends, so the only one
+    of them that can overlap ``[start, end)`` is the last that starts before ``end``. A node
+    where two booked intervals overlap (not from a validated schedule) is searched one
+    interval at a time, so that the answer is always that of :func:`_overlap` over every
+    interval.
+
+    >>> bookings = NodeBookings()
+    >>> bookings.add((0, 1), 0.0, 10.0)
+    >>> bookings.add((1,), 10.0, 20.0)
+    >>> bookings.clashes((1, 2), 20.0, 25.0), bookings.clashes((1,), 15.0, 16.0)  # touches
+    (False, True)
+    >>> bookings.clashes((0,), 9.5, 30.0), bookings.clashes((0, 2), 10.0, 30.0)
+    (True, False)
+
+    On node 3, ``[5, 6)`` overlaps ``[0, 10)``: ``[7, 8)`` lies inside the longer one only.
+
+    >>> bookings.add((3,), 0.0, 10.0)
+    >>> bookings.add((3,), 5.0, 6.0)
+    >>> bookings.clashes((3,), 7.0, 8.0)
+    True
+    """
+
+    def __init__(self) -> None:
+        self._starts: dict[int, list[float]] = {}
+        self._ends: dict[int, list[float]] = {}
+        self._tangled: set[int] = set()
+
+    def add(self, nodes: Iterable[int], start: float, end: float) -> None:
+        """Book ``[start, end)`` on each of ``nodes``."""
+        for node in nodes:
+            starts = self._starts.setdefault(node, [])
+            ends = self._ends.setdefault(node, [])
+            index = bisect_right(starts, start)
+            if (index and ends[index - 1] > start) or (index < len(starts) and starts[index] < end):
+                self._tangled.add(node)
+            starts.insert(index, start)
+            ends.insert(index, end)
+
+    def clashes(self, nodes: Iterable[int], start: float, end: float) -> bool:
+        """Whether ``[start, end)`` overlaps an interval booked on one of ``nodes``."""
+        for node in nodes:
+            starts = self._starts.get(node)
+            if not starts:
+                continue
+            ends = self._ends[node]
+            if node in self._tangled:
+                if any(_overlap(start, end, s, e) for s, e in zip(starts, ends, strict=True)):
+                    return True
+                continue
+            index = bisect_left(starts, end)
+            if index and ends[index - 1] > start:
+                return True
+        return False
+
+
 class MappingDriver:
     """The state of one system, and the heuristic that maps its tasks.
 
@@ -144,6 +206,12 @@ class MappingDriver:
         self._records: dict[str, TaskRecord] = {}
         self._waiting: dict[str, Task] = {}
         self._reserved: dict[str, Decision] = {}
+        # The reservations by start, for start_due and next_wakeup without a pass over all of
+        # them: a heap of (start, order of booking, task id) still to come, and the ones due
+        # whose nodes were busy. Entries of reservations started since are skipped.
+        self._reserved_heap: list[tuple[float, int, str]] = []
+        self._reserved_due: list[tuple[float, int, str]] = []
+        self._nb_booked = 0
         self._running: dict[str, Decision] = {}
         self._node_task: dict[int, str] = {}
         self._freed_early: set[int] = set()
@@ -172,6 +240,12 @@ class MappingDriver:
     @property
     def clusters(self) -> tuple[Cluster, ...]:
         return tuple(self._clusters.values())
+
+    @property
+    def pending(self) -> bool:
+        """Whether a task waits or is reserved (``bool(waiting or reserved)`` without copying
+        either)."""
+        return bool(self._waiting or self._reserved)
 
     @property
     def waiting(self) -> tuple[Task, ...]:
@@ -307,6 +381,8 @@ class MappingDriver:
                 decision.action, decision.pstate,
             )
             self._reserved[task_id] = decision
+            heapq.heappush(self._reserved_heap, (decision.start, self._nb_booked, task_id))
+            self._nb_booked += 1
             self._records[task_id] = replace(
                 self._records[task_id], state=TaskState.RESERVED, decision=decision
             )
@@ -329,10 +405,15 @@ class MappingDriver:
         end, the ones that may move up); return them."""
         self._clock(now)
         started = []
-        due = [d for d in self._reserved.values() if d.start <= now + EPSILON]
-        for decision in sorted(due, key=lambda d: d.start):  # as in :attr:`reserved`
+        self._take_due(now)
+        due = sorted(entry for entry in self._reserved_due if entry[2] in self._reserved)
+        self._reserved_due = []
+        for entry in due:  # by start, then in booking order: as in :attr:`reserved`
+            decision = self._reserved[entry[2]]
             if self._startable(decision):
                 started.append(self._start(decision.task_id, decision))
+            else:
+                self._reserved_due.append(entry)
         if self._freed_early and self.early_start:
             started.extend(self._move_up(now))
         self._freed_early.clear()
@@ -345,7 +426,11 @@ class MappingDriver:
         while tasks wait, the next multiple of the period.
         """
         now = self._now
-        times = [d.start for d in self._reserved.values() if d.start > now + EPSILON]
+        self._take_due(now)
+        heap = self._reserved_heap
+        while heap and heap[0][2] not in self._reserved:
+            heapq.heappop(heap)
+        times = [heap[0][0]] if heap else []
         if self.period is not None and self._waiting:
             times.append((int((now + EPSILON) // self.period) + 1) * self.period)
         return min(times, default=None)
@@ -355,6 +440,14 @@ class MappingDriver:
         if now < self._now:
             raise ValueError(f"time went backwards: {now} after {self._now}")
         self._now = now
+
+    def _take_due(self, now: float) -> None:
+        """Move the reservations due at ``now`` from the heap to the due ones."""
+        heap = self._reserved_heap
+        while heap and heap[0][0] <= now + EPSILON:
+            entry = heapq.heappop(heap)
+            if entry[2] in self._reserved:
+                self._reserved_due.append(entry)
 
     def _startable(self, decision: Decision) -> bool:
         return self._node_task.keys().isdisjoint(decision.nodes)
@@ -418,7 +511,10 @@ class MappingDriver:
 
     def _validate(self, decisions: Iterable[Decision], now: float) -> None:
         seen: set[str] = set()
-        booked: list[Decision] = [*self._reserved.values()]  # and the running tasks
+        accepted: list[Decision] = [*self._reserved.values()]  # and the running tasks
+        booked = NodeBookings()  # the same, by node (running tasks: through the nodes they hold)
+        for reserved in accepted:
+            booked.add(reserved.nodes, reserved.start, reserved.end)
         for decision in decisions:
             if not isinstance(decision, Decision):
                 raise MappingError(
@@ -446,12 +542,13 @@ class MappingDriver:
                     task_id, f"reservation at {decision.start} is in the past (now {now})"
                 )
             if self._clashes(decision, booked):
-                self._raise_overlap(decision, [*self._running.values(), *booked])
-            booked.append(decision)
+                self._raise_overlap(decision, [*self._running.values(), *accepted])
+            accepted.append(decision)
+            booked.add(decision.nodes, decision.start, decision.end)
 
-    def _clashes(self, decision: Decision, booked: Sequence[Decision]) -> bool:
+    def _clashes(self, decision: Decision, booked: NodeBookings) -> bool:
         """Whether ``decision`` overlaps a running task (found through the nodes it holds) or
-        one of ``booked`` on a shared node."""
+        an interval of ``booked`` on a shared node."""
         nodes = set(decision.nodes)
         start, end = decision.start, decision.end
         running = set(map(self._node_task.get, nodes))
@@ -460,10 +557,7 @@ class MappingDriver:
             other = self._running[task_id]
             if _overlap(start, end, other.start, other.end):
                 return True
-        return any(
-            _overlap(start, end, other.start, other.end) and not nodes.isdisjoint(other.nodes)
-            for other in booked
-        )
+        return booked.clashes(nodes, start, end)
 
     def _raise_overlap(self, decision: Decision, booked: Sequence[Decision]) -> None:
         """Raise the MappingError naming the first of ``booked`` that ``decision`` overlaps."""

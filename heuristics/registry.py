@@ -22,65 +22,103 @@ A parameter typed ``typing.Literal["a", "b"]`` takes one of those strings.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 import typing
+from collections.abc import Iterator, Mapping, MutableMapping
 
 from hetsched.core.mapping import Heuristic
-from hetsched.heuristics.bags.bag_scheduling import BAG_HEURISTICS
-from hetsched.heuristics.baselines.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
-from hetsched.heuristics.baselines.multiqueue import ConservativeMultipleQueues
-from hetsched.heuristics.baselines.randomized import RandomMapping
-from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
-from hetsched.heuristics.robust.robust_batch import (
-    PbRBatch,
-    PbSBatch,
-    RfDuplexBatch,
-    RfMinMaxBatch,
-    RfMinMinBatch,
-)
-from hetsched.heuristics.utility.maxutility import (
-    MaxUpe,
-    MaxUpePh,
-    MaxUpr,
-    MaxUprPh,
-    MaxUpt,
-    MaxUptPh,
-    MaxUtil,
-    MaxUtilPh,
-)
-from hetsched.heuristics.value.maxvalue import MaxValue, MaxValuePh, MaxVpr, MaxVprPh
 
-HEURISTICS: dict[str, type[Heuristic]] = {
-    cls.name: cls
-    for cls in (
-        Fcfs,
-        EasyBackfilling,
-        ConservativeBackfilling,
-        RandomMapping,
-        ConservativeMultipleQueues,
-        MaxValue,
-        MaxValuePh,
-        MaxVpr,
-        MaxVprPh,
-        MaxUtil,
-        MaxUtilPh,
-        MaxUpt,
-        MaxUptPh,
-        MaxUpr,
-        MaxUprPh,
-        MaxUpe,
-        MaxUpePh,
-        *BAG_HEURISTICS,
-        PbRBatch,
-        PbSBatch,
-        RfMinMinBatch,
-        RfMinMaxBatch,
-        RfDuplexBatch,
-        TwoLevelFairness,
-    )
+_LOCATIONS: dict[str, str] = {
+    "fcfs": "baselines.backfilling:Fcfs",
+    "easy": "baselines.backfilling:EasyBackfilling",
+    "conservative": "baselines.backfilling:ConservativeBackfilling",
+    "random": "baselines.randomized:RandomMapping",
+    "cmq": "baselines.multiqueue:ConservativeMultipleQueues",
+    "max-value": "value.maxvalue:MaxValue",
+    "max-value-ph": "value.maxvalue:MaxValuePh",
+    "max-vpr": "value.maxvalue:MaxVpr",
+    "max-vpr-ph": "value.maxvalue:MaxVprPh",
+    "max-util": "utility.maxutility:MaxUtil",
+    "max-util-ph": "utility.maxutility:MaxUtilPh",
+    "max-upt": "utility.maxutility:MaxUpt",
+    "max-upt-ph": "utility.maxutility:MaxUptPh",
+    "max-upr": "utility.maxutility:MaxUpr",
+    "max-upr-ph": "utility.maxutility:MaxUprPh",
+    "max-upe": "utility.maxutility:MaxUpe",
+    "max-upe-ph": "utility.maxutility:MaxUpePh",
+    "lp-makespan": "bags.bag_scheduling:LpMakespanBatch",
+    "lp-makespan-online": "bags.bag_scheduling:LpMakespanOnline",
+    "min-min": "bags.bag_scheduling:MinMinBatch",
+    "min-min-online": "bags.bag_scheduling:MinMinOnline",
+    "sufferage": "bags.bag_scheduling:SufferageBatch",
+    "sufferage-online": "bags.bag_scheduling:SufferageOnline",
+    "mct": "bags.bag_scheduling:MctBatch",
+    "mct-online": "bags.bag_scheduling:MctOnline",
+    "met": "bags.bag_scheduling:MetBatch",
+    "met-online": "bags.bag_scheduling:MetOnline",
+    "pb-r": "robust.robust_batch:PbRBatch",
+    "pb-s": "robust.robust_batch:PbSBatch",
+    "rf-min-min": "robust.robust_batch:RfMinMinBatch",
+    "rf-min-max": "robust.robust_batch:RfMinMaxBatch",
+    "rf-duplex": "robust.robust_batch:RfDuplexBatch",
+    "two-level-fairness": "fairness.two_level_fairness:TwoLevelFairness",
 }
+"""Heuristic name -> ``module:Class`` under :mod:`hetsched.heuristics`, in the order ``hetsched
+list`` shows them. A family's module is imported when one of its heuristics is first looked
+up, so that a command imports only the families (and their numerical libraries) it runs."""
+
+
+class _Registry(MutableMapping[str, type[Heuristic]]):
+    """The mapping name -> heuristic class, which imports a family on first look-up (the
+    class then replaces its ``module:Class``). Tests may add and remove entries."""
+
+    def __init__(self, locations: Mapping[str, str]) -> None:
+        self._entries: dict[str, str | type[Heuristic]] = dict(locations)
+
+    def __getitem__(self, name: str) -> type[Heuristic]:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module, _, cls = entry.partition(":")
+            entry = getattr(importlib.import_module(f"hetsched.heuristics.{module}"), cls)
+            self._entries[name] = entry
+        return entry
+
+    def __setitem__(self, name: str, cls: type[Heuristic]) -> None:
+        self._entries[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"HEURISTICS({', '.join(self._entries)})"
+
+    def class_name(self, name: str) -> str:
+        """The class name of heuristic ``name``, without importing its module."""
+        entry = self._entries[name]
+        return entry.partition(":")[2] if isinstance(entry, str) else entry.__name__
+
+
+HEURISTICS = _Registry(_LOCATIONS)
 """Every heuristic by its name, in the order ``hetsched list`` shows them."""
+
+
+def class_name(name: str) -> str:
+    """The class name of heuristic ``name``, without importing its module (``max-vpr`` ->
+    ``MaxVpr``); KeyError for an unknown name.
+
+    >>> class_name("max-vpr")
+    'MaxVpr'
+    """
+    return HEURISTICS.class_name(name)
+
 
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", type(None): "null"}
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsched.running.plots import plot_runs
-
 
 def plot_command(args: argparse.Namespace) -> int:
-    """Write the figures and print their paths."""
+    """Write the figures and print their paths (matplotlib is imported here, by this command
+    only: it costs most of a second)."""
+    from hetsched.running.plots import plot_runs
+
     for path in plot_runs(args.runs, args.outdir):
         print(path)
     return 0

@@ -471,7 +471,7 @@ class HetschedScheduler(BatsimScheduler):
         driver = self._driver()
         if self._registration_finished or not self.bs.no_more_static_jobs:
             return
-        if driver.waiting or driver.reserved:
+        if driver.pending:
             if not driver.running and driver.next_wakeup() is None:
                 stranded = ", ".join(t.id for t in driver.waiting)
                 raise MappingError(

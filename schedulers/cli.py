@@ -16,9 +16,11 @@ from typing import Any
 
 from hetsched import options as ranges
 from hetsched.heuristics import registry
-from hetsched.schedulers.generated import module_name
+from hetsched.schedulers.generated import module_of_class
 
-SCHEDULER_MODULES = {name: module_name(cls) for name, cls in registry.HEURISTICS.items()}
+SCHEDULER_MODULES = {
+    name: module_of_class(registry.class_name(name)) for name in registry.HEURISTICS
+}
 """Heuristic name -> module of ``schedulers/`` holding its pybatsim class (pybatsim's
 convention: module ``maxVpr`` holds class ``MaxVpr``; see :mod:`hetsched.schedulers.generated`)."""
 

@@ -31,7 +31,12 @@ FOLDER = Path(__file__).resolve().parent
 
 def module_name(cls: type[Heuristic]) -> str:
     """The module of the pybatsim class of heuristic class ``cls`` (``MaxVpr`` -> ``maxVpr``)."""
-    return cls.__name__[0].lower() + cls.__name__[1:]
+    return module_of_class(cls.__name__)
+
+
+def module_of_class(class_name: str) -> str:
+    """The module of the pybatsim class named ``class_name`` (``MaxVpr`` -> ``maxVpr``)."""
+    return class_name[0].lower() + class_name[1:]
 
 
 def file_text(cls: type[Heuristic]) -> str:

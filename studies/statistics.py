@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def confidence_half_width(values: Sequence[float], level: float = 0.95) -> float:
@@ -18,6 +17,8 @@ def confidence_half_width(values: Sequence[float], level: float = 0.95) -> float
     >>> round(confidence_half_width([1.0, 2.0, 3.0]), 4)
     2.4841
     """
+    from scipy import stats  # a second or two to import: only the studies' tables pay it
+
     n = len(values)
     if n < 2:
         return 0.0

@@ -67,8 +67,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from hetsched.heuristics.bags.bag_of_tasks import BagMapper, BagOfTasks, BagSchedule, list_schedule
 
@@ -145,6 +143,10 @@ def makespan_lower_bound(bag: BagOfTasks) -> MakespanBound:
     >>> bound.mu.tolist(), bound.ms_lb, bound.weights.tolist()
     ([[6.0, 6.0]], 12.0, [0.5, 0.5])
     """
+    # scipy's LP solver costs a second or two to import: only a run that solves the LP pays it.
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     nb_types, nb_mtypes = bag.etc.shape
     counts = bag.task_counts
     pairs = np.argwhere(np.isfinite(bag.etc) & (counts > 0)[:, None])

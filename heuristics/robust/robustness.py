@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
 
 from hetsched.core.speedup import downey_speedup
 
@@ -261,6 +260,8 @@ def serial_time_atoms(mean: np.ndarray, cov: np.ndarray, points: int) -> np.ndar
     >>> [round(float(x), 3) for x in exponential]  # -ln(1 - u) at u = 1/4, 3/4
     [0.288, 1.386]
     """
+    from scipy import stats  # a second or two to import: only a robust run pays it
+
     u = _midpoints(points)
     mean, cov = np.broadcast_arrays(np.asarray(mean, dtype=float), np.asarray(cov, dtype=float))
     random = cov > 0
@@ -278,6 +279,8 @@ def slowdown_atoms(alpha: np.ndarray, beta: np.ndarray, points: int) -> np.ndarr
     >>> [round(float(x), 4) for x in slowdown_atoms(np.array(1.0), np.array(1.0), 2)]  # A uniform
     [1.3333, 4.0]
     """
+    from scipy import stats  # a second or two to import: only a robust run pays it
+
     u = _midpoints(points)
     alpha, beta = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
     availability = stats.beta.ppf(1.0 - u, alpha[..., None], beta[..., None])

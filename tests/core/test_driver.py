@@ -87,6 +87,34 @@ def test_start_on_busy_node_is_an_error_naming_heuristic_and_task() -> None:
     assert [t.id for t in driver.waiting] == ["w0!1"]
 
 
+def test_reservations_of_one_event_and_earlier_ones_may_touch_but_not_overlap() -> None:
+    """Node 0-1 of FAST. At 0: a reserved [10, 20) on node 0, b [20, 30) on nodes 0-1 (touches
+    a), c [30, 40) on node 1 (touches b): accepted. At 1: d [5, 10) on node 0 touches a
+    (accepted); e [29, 31) on node 1 overlaps b and c, and b was booked first: refused, naming
+    b. At 2: f [25, 26) on node 0 alone lies inside b, which an earlier event booked: refused."""
+    a, b, c = (reserve("w0!0", (0,), 10.0, 20.0), reserve("w0!1", (0, 1), 20.0, 30.0),
+               reserve("w0!2", (1,), 30.0, 40.0))
+    d, e = reserve("w0!3", (0,), 5.0, 10.0), reserve("w0!4", (1,), 29.0, 31.0)
+    f = reserve("w0!5", (0,), 25.0, 26.0)
+    driver = driver_with([a, b, c], [d, e], [f])
+    for i in range(3):
+        driver.submit(task(f"w0!{i}"), 0.0)
+    assert driver.mapping_event(0.0) == []  # nothing to enact now
+    assert driver.reserved == (a, b, c)
+    driver.submit(task("w0!3", 1.0), 1.0)
+    driver.submit(task("w0!4", 1.0), 1.0)
+    with pytest.raises(MappingError, match=r"task w0!4: reserve on node\(s\) \[1\] during"
+                       r" \[29.0, 31.0\) overlaps task w0!1 booked there during \[20.0, 30.0\)"):
+        driver.mapping_event(1.0)
+    driver.heuristic.script = [[d], [f]]  # the refused event booked nothing: map it again
+    assert driver.mapping_event(1.0) == []
+    driver.submit(task("w0!5", 2.0), 2.0)
+    with pytest.raises(MappingError, match=r"task w0!5: .* overlaps task w0!1"):
+        driver.mapping_event(2.0)
+    assert driver.reserved == (d, a, b, c)
+    assert driver.next_wakeup() == 5.0
+
+
 def test_reservation_waits_for_its_time_and_is_not_mappable_meanwhile() -> None:
     """t0 runs [0, 10) on node 0; t1 is reserved on node 0 for [10, 20).
 

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import scipy.optimize
 from bag_support import bags, optimal_makespan
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -213,7 +214,7 @@ def test_a_solver_failure_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     def failing(*args: object, **kwargs: object) -> SimpleNamespace:
         return SimpleNamespace(status=4, message="numerical difficulties")
 
-    monkeypatch.setattr(lp_makespan, "linprog", failing)
+    monkeypatch.setattr(scipy.optimize, "linprog", failing)  # imported by the call
     with pytest.raises(lp_makespan.LpError, match="HiGHS status 4: numerical difficulties"):
         makespan_lower_bound(BagOfTasks.from_counts([[1.0]], [1], [1]))
 

@@ -1,0 +1,159 @@
+"""The six cases of issue 23, in process on the embedded engine, next to real Batsim 4.2.1.
+
+Run from the repository root (``make bench``), with ``shared/`` beside it (or
+``HETSCHED_BATSIM_REFERENCE``)::
+
+    python -m benchmarks.bench_cases                      # every case, once
+    python -m benchmarks.bench_cases --cases tarplee hansen --repeat 3
+
+Each case is one recorded real-Batsim run of ``../shared/data/batsim-reference/`` (its
+``platform.xml`` and ``workload.json``, ``-E --enable-dynamic-jobs`` as Batsim ran them), one
+family each: Khemka et al. (Curie day 47 on a ``khemka-20`` platform of 9,369 hosts,
+``max-vpr-ph``, and pybatsim's ``easyBackfill``), Hwang et al. (scenario 1 at 0.005x, shared
+nodes), Machovec et al. (400 tasks a day, 100,000 cores), Tarplee et al. (a bag of 1,000 tasks)
+and Hansen et al. (a batch of 32 applications). Each run is in its own fresh process, so that
+its peak memory (the child's maximum resident set) is its own; the module imports and the
+reading of the inputs' files before the engine starts are not in the figures.
+
+Printed per case, as :mod:`benchmarks.bench_engine` defines them from Batsim's
+``out_schedule.csv``: engine, scheduler (pybatsim's message handling, the adapter, the driver,
+the heuristic) and total wall seconds, the same split in process CPU seconds, peak memory; then
+real Batsim's engine and total seconds (wall, from the recorded ``out_schedule.csv``: one
+machine, another day), the ratios of Batsim's wall time to the embedded engine's CPU time
+(the embedded figures are CPU time because this machine is shared; see docs/performance.md),
+and whether ``out_jobs.csv`` is byte for byte Batsim's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import gzip
+import io
+import multiprocessing
+import resource
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.bench_engine import REFERENCE_DIR, Timing, run
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark case: a reference run's folder and the scheduler it ran."""
+
+    label: str
+    folder: str
+    scheduler: str
+    size: str
+
+
+CASES = (
+    Case("curie-max-vpr-ph", "curie47-hetsched-max-vpr-ph", "max-vpr-ph",
+         "1,443 jobs, 9,369 hosts"),
+    Case("curie-easy", "curie47-pybatsim-easyBackfill", "pybatsim:easyBackfill",
+         "1,443 jobs, 9,369 hosts"),
+    Case("hwang", "hwang-s1-hetsched-two-level-fairness", "two-level-fairness",
+         "2,500 tasks, shared nodes"),
+    Case("machovec", "machovec400-hetsched-max-upe-ph", "max-upe-ph",
+         "~410 tasks, 100,000 cores"),
+    Case("tarplee", "tarplee2000-hetsched-lp-makespan", "lp-makespan", "1,000 tasks, 64 hosts"),
+    Case("hansen", "hansen32-hetsched-rf-duplex", "rf-duplex", "32 applications"),
+)  # fmt: skip
+"""The cases, in the order of the table."""
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One run of a case: its timing, peak resident memory (MiB), whether out_jobs.csv is
+    Batsim's."""
+
+    timing: Timing
+    peak_mib: float
+    same_jobs: bool
+
+
+def _unpack(case: Case, directory: Path) -> tuple[Path, Path]:
+    source = REFERENCE_DIR / case.folder
+    paths = []
+    for name in ("platform.xml", "workload.json"):
+        target = directory / name
+        target.write_bytes(gzip.decompress((source / f"{name}.gz").read_bytes()))
+        paths.append(target)
+    return paths[0], paths[1]
+
+
+def measure(case: Case) -> Measure:
+    """Run ``case`` in this process (meant to be a fresh one): see the module docstring."""
+    with tempfile.TemporaryDirectory(prefix=f"hetsched-bench-{case.label}-") as tmp:
+        platform, workload = _unpack(case, Path(tmp))
+        with contextlib.redirect_stderr(io.StringIO()):  # pybatsim's warning on dynamic jobs
+            timing, result = run(case.scheduler, platform, workload, Path(tmp) / "run")
+        expected = gzip.decompress((REFERENCE_DIR / case.folder / "out_jobs.csv.gz").read_bytes())
+        same = result.jobs_csv.read_bytes() == expected
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return Measure(timing, peak, same)
+
+
+def batsim_timing(case: Case) -> Timing:
+    """Real Batsim's figures for ``case`` (its ``out_schedule.csv``)."""
+    text = gzip.decompress((REFERENCE_DIR / case.folder / "out_schedule.csv.gz").read_bytes())
+    row = next(csv.DictReader(io.StringIO(text.decode())))
+    return Timing(float(row["simulation_time"]), float(row["scheduling_time"]))
+
+
+HEADER = (
+    "case", "size", "engine", "sched", "total", "eng cpu", "sched cpu", "cpu", "peak MiB",
+    "Batsim eng", "Batsim tot", "eng ratio", "tot ratio", "=Batsim",
+)  # fmt: skip
+
+
+def row(case: Case, best: Measure) -> list[str]:
+    """The table row of ``case`` from its least disturbed run ``best``."""
+    timing, batsim = best.timing, batsim_timing(case)
+    return [
+        case.label, case.size,
+        f"{timing.engine:.2f}", f"{timing.scheduler:.2f}", f"{timing.total:.2f}",
+        f"{timing.engine_cpu:.2f}", f"{timing.scheduler_cpu:.2f}", f"{timing.cpu:.2f}",
+        f"{best.peak_mib:.0f}",
+        f"{batsim.engine:.2f}", f"{batsim.total:.2f}",
+        f"{batsim.engine / timing.engine_cpu:.1f}x", f"{batsim.total / timing.cpu:.1f}x",
+        "yes" if best.same_jobs else "NO",
+    ]  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", choices=[c.label for c in CASES],
+                        default=[c.label for c in CASES])  # fmt: skip
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="keep the run of N with the least CPU time"
+    )
+    args = parser.parse_args(argv)
+    missing = [c.folder for c in CASES if not (REFERENCE_DIR / c.folder).is_dir()]
+    if missing:
+        print(f"reference runs missing from {REFERENCE_DIR}: {', '.join(missing)}")
+        return 1
+    print("seconds (engine = total - scheduler, as Batsim's out_schedule.csv); cpu: process CPU"
+          " time; ratios: Batsim's wall time / the embedded engine's CPU time\n")
+    print("| " + " | ".join(HEADER) + " |")
+    print("|" + "---|" * len(HEADER))
+    context = multiprocessing.get_context("spawn")
+    failed = False
+    for case in (c for c in CASES if c.label in args.cases):
+        measures = []
+        for _ in range(args.repeat):
+            with context.Pool(1) as pool:  # a fresh process per run: its own peak memory
+                measures.append(pool.apply(measure, (case,)))
+        best = min(measures, key=lambda m: m.timing.cpu)
+        failed |= not best.same_jobs
+        print("| " + " | ".join(row(case, best)) + " |", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
