@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.bench_engine import REFERENCE_DIR, Timing, run
+from benchmarks.bench_engine import REFERENCE_DIR, Timing, run, unpack_inputs
 
 
 @dataclass(frozen=True)
@@ -77,20 +77,10 @@ class Measure:
     same_jobs: bool
 
 
-def _unpack(case: Case, directory: Path) -> tuple[Path, Path]:
-    source = REFERENCE_DIR / case.folder
-    paths = []
-    for name in ("platform.xml", "workload.json"):
-        target = directory / name
-        target.write_bytes(gzip.decompress((source / f"{name}.gz").read_bytes()))
-        paths.append(target)
-    return paths[0], paths[1]
-
-
 def measure(case: Case) -> Measure:
     """Run ``case`` in this process (meant to be a fresh one): see the module docstring."""
     with tempfile.TemporaryDirectory(prefix=f"hetsched-bench-{case.label}-") as tmp:
-        platform, workload = _unpack(case, Path(tmp))
+        platform, workload = unpack_inputs(case.folder, Path(tmp))
         with contextlib.redirect_stderr(io.StringIO()):  # pybatsim's warning on dynamic jobs
             timing, result = run(case.scheduler, platform, workload, Path(tmp) / "run")
         expected = gzip.decompress((REFERENCE_DIR / case.folder / "out_jobs.csv.gz").read_bytes())

@@ -110,7 +110,12 @@ class TimedTransport(InProcessTransport):
 
 def inputs(directory: Path) -> tuple[Path, Path]:
     """The Curie day 47 platform and workload of the reference runs, unpacked."""
-    source = REFERENCE_DIR / REFERENCE_RUNS["max-vpr-ph"]
+    return unpack_inputs(REFERENCE_RUNS["max-vpr-ph"], directory)
+
+
+def unpack_inputs(folder: str, directory: Path) -> tuple[Path, Path]:
+    """The platform and workload of reference run ``folder``, unpacked into ``directory``."""
+    source = REFERENCE_DIR / folder
     paths = []
     for name in ("platform.xml", "workload.json"):
         target = directory / name

@@ -264,16 +264,14 @@ CASES: dict[str, tuple[Script, list[str]]] = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_misbehaving_scheduler_is_reported(
-    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    script, expected = CASES[case]
-    endpoint = free_endpoint()
+def run_scripted(
+    tmp_path: Path, endpoint: str, script: Any, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    """``hetsched batsim`` on the two-job workload against a :class:`ScriptedScheduler`."""
     scheduler = ScriptedScheduler(endpoint, script)
     scheduler.start()
     try:
-        code, err = run_cli(
+        return run_cli(
             ["-p", str(platform(tmp_path)), "-w", str(workload(tmp_path, JOBS, PROFILES)),
              "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", "30"],
             capsys,
@@ -281,6 +279,15 @@ def test_misbehaving_scheduler_is_reported(
     finally:
         scheduler.stop.set()
         scheduler.join(timeout=10)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_misbehaving_scheduler_is_reported(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script, expected = CASES[case]
+    endpoint = free_endpoint()
+    code, err = run_scripted(tmp_path, endpoint, script, capsys)
     assert code == batsim_cli.EXIT_ABORTED, err
     for fragment in expected:
         assert fragment in err
@@ -299,17 +306,7 @@ def test_events_out_of_order_are_applied_late_as_batsim_does(
             return reply(2.0, execute("w0!1", "0", 2.0), execute("w0!2", "1", 1.0))
         return empty(number, message)
 
-    scheduler = ScriptedScheduler(endpoint, script)
-    scheduler.start()
-    try:
-        code, err = run_cli(
-            ["-p", str(platform(tmp_path)), "-w", str(workload(tmp_path, JOBS, PROFILES)),
-             "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", "30"],
-            capsys,
-        )  # fmt: skip
-    finally:
-        scheduler.stop.set()
-        scheduler.join(timeout=10)
+    code, err = run_scripted(tmp_path, endpoint, script, capsys)
     assert code == 0, err
     lines = (tmp_path / "o_jobs.csv").read_text().splitlines()[1:]
     assert sorted(line.split(",")[8] for line in lines) == ["2.000000", "2.000000"]

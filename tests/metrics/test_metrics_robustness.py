@@ -57,17 +57,22 @@ JOBS_CSV = (
 )  # fmt: skip
 
 
-def _write(tmp_path: Path, jobs_csv: str = JOBS_CSV, goal: object = 100.0) -> tuple[Path, ...]:
-    (tmp_path / "out_jobs.csv").write_text(jobs_csv)
-    jobs = [{"id": str(n), "subtime": 10.0, "res": 1, "profile": "p",
-             **({"makespan_goal": goal} if n < 4 and goal is not None else {})}
-            for n in range(1, 5)]
+def _files(tmp_path: Path, jobs: list[dict]) -> tuple[Path, ...]:
+    """The run's prefix, a workload of ``jobs`` (3 resources, one delay profile), the platform."""
     workload = tmp_path / "workload.json"
     workload.write_text(json.dumps({"nb_res": 3, "jobs": jobs,
                                     "profiles": {"p": {"type": "delay", "delay": 1.0}}}))
     platform = tmp_path / "platform.xml"
     platform.write_text(PLATFORM_XML)
     return tmp_path / "out", workload, platform
+
+
+def _write(tmp_path: Path, jobs_csv: str = JOBS_CSV, goal: object = 100.0) -> tuple[Path, ...]:
+    (tmp_path / "out_jobs.csv").write_text(jobs_csv)
+    jobs = [{"id": str(n), "subtime": 10.0, "res": 1, "profile": "p",
+             **({"makespan_goal": goal} if n < 4 and goal is not None else {})}
+            for n in range(1, 5)]
+    return _files(tmp_path, jobs)
 
 
 def test_goals_met_missed_and_dropped(tmp_path: Path) -> None:
@@ -154,12 +159,7 @@ def _hansen_batch(tmp_path: Path, jobs_csv: str) -> tuple[Path, ...]:
     }
     jobs = [{"id": str(n), "subtime": 10.0, "res": 1, "profile": "p", **(model if n < 3 else {})}
             for n in (1, 2, 3)]
-    workload = tmp_path / "workload.json"
-    workload.write_text(json.dumps({"nb_res": 3, "jobs": jobs,
-                                    "profiles": {"p": {"type": "delay", "delay": 1.0}}}))
-    platform = tmp_path / "platform.xml"
-    platform.write_text(PLATFORM_XML)
-    return tmp_path / "out", workload, platform
+    return _files(tmp_path, jobs)
 
 
 def test_a_run_summary_predicts_psi_and_the_whole_batch(tmp_path: Path) -> None:
