@@ -96,7 +96,9 @@ def scenario_inputs(scenario: int, seed: int, scale: float, interarrival: float 
 
 
 def applications_of(document: dict) -> list[Application]:
-    """The workload's users as :class:`Application` s, in order of first submission."""
+    """The workload's users as :class:`Application` s, in order of first submission; the
+    application indices number the applications in name order, as
+    :class:`TwoLevelFairness` indexes them."""
     first: dict[str, tuple[float, int]] = {}
     count: dict[str, int] = {}
     for position, job in enumerate(document["jobs"]):
@@ -107,18 +109,36 @@ def applications_of(document: dict) -> list[Application]:
         if user != app:
             raise ValueError(f"job {job['id']}: user {user} is not its application {app}")
     order = sorted(first, key=first.__getitem__)
-    return [Application(u, gen_hwang.APPLICATIONS.index(u), count[u], first[u][0])
-            for u in order]
+    names = sorted(order)
+    return [Application(u, names.index(u), count[u], first[u][0]) for u in order]
+
+
+def workload_platforms(platform: PlatformSpec, document: dict) -> list[Platform]:
+    """The two-level platforms the workload describes, as :class:`TwoLevelFairness` builds
+    them: per application (in name order), its first job's ``etc`` and ``corunner_model`` on
+    every cluster."""
+    jobs: dict[str, dict] = {}
+    for job in sorted(document["jobs"], key=lambda j: float(j["subtime"])):
+        jobs.setdefault(job["application"], job)
+    names = sorted(jobs)
+    first = [jobs[name] for name in names]
+    platforms = []
+    for cluster in platform.clusters:
+        model = CorunnerModel(
+            cluster.name, cluster.cores_per_node, tuple(names),
+            np.array([job["etc"][cluster.name] for job in first]),
+            np.array([job["corunner_model"]["pressure"][cluster.name] for job in first]),
+            np.array([job["corunner_model"]["sensitivity"][cluster.name] for job in first]))
+        platforms.append(Platform(cluster.name, cluster.nb_nodes, model))
+    return platforms
 
 
 def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> SimulationResult:
     """The model-time pilot-job simulation of the same platform, workload and policies."""
-    platforms = [Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
-                 for c in platform.clusters]
     scheduler = TwoLevelScheduler(first_level_policy(run.first, run.metric),
                                   second_level_policy(run.second, seed=run.seed))
-    return PilotJobSimulation(platforms, applications_of(document), scheduler,
-                              seed=run.seed).run()
+    return PilotJobSimulation(workload_platforms(platform, document), applications_of(document),
+                              scheduler, seed=run.seed).run()
 
 
 def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
@@ -143,8 +163,8 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
         finish[u] = max(finish[u], record.ended)
     submission = np.array([a.submission for a in applications])
     tasks = np.array([a.tasks for a in applications])
-    solo = np.column_stack([CorunnerModel.paper(c.name, c.cores_per_node).solo[
-        [a.application for a in applications]] for c in platform.clusters])
+    solo = np.column_stack([p.model.solo[[a.application for a in applications]]
+                            for p in workload_platforms(platform, document)])
     fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters))
     normalized = normalized_throughput(finish - submission, fastest)
     row = {
