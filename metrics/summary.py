@@ -17,24 +17,27 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.energy import energy_between, total_energy
+from hetsched.metrics.fairness import RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
-from hetsched.metrics.outcomes import Outcome, account
+from hetsched.metrics.outcomes import Outcome, TaskOutcome, account
 from hetsched.metrics.outputs import read_consumed_energy, read_jobs
 from hetsched.metrics.robustness import goals_met
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
-``makespan_goals_met``, Hansen sec. II.D). Summaries of another version are
+``makespan_goals_met``, Hansen sec. II.D; 5: ``fairness``, ``efficiency`` and
+``baseline_makespan``, Hwang sec. 3 and 6.1). Summaries of another version are
 recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
@@ -94,6 +97,9 @@ class RunSummary:
     mapping_latency_max: float | None
     makespan_goals: int | None = None
     makespan_goals_met: int | None = None
+    fairness: float | None = None
+    efficiency: float | None = None
+    baseline_makespan: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     version: int = SUMMARY_VERSION
@@ -174,6 +180,7 @@ def summarize(
     value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     goals = goals_met(outcomes, workload)
+    fair = _fairness(outcomes, workload_path, platform_path)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -204,4 +211,16 @@ def summarize(
         mapping_latency_max=None if latency is None else latency.max,
         makespan_goals=None if goals is None else goals.applications,
         makespan_goals_met=None if goals is None else goals.met,
+        fairness=None if fair is None else fair.fairness,
+        efficiency=None if fair is None else fair.efficiency,
+        baseline_makespan=None if fair is None else fair.baseline_makespan,
     )
+
+
+def _fairness(outcomes: Mapping[str, TaskOutcome], workload_path: str | Path,
+              platform_path: str | Path) -> RunFairness | None:
+    """Hwang et al.'s fairness and efficiency (sec. 3, 6.1) when the workload is a Hwang
+    workload whose every task completed (:func:`hetsched.metrics.fairness.run_fairness`)."""
+    finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
+              for task_id, o in outcomes.items()}
+    return run_fairness(finish, workload_path, platform_path)

@@ -33,6 +33,15 @@ def _check(rules: tuple[str, ...] | None) -> str:
     return "passed, all rules" if set(rules) == set(VIOLATION_KINDS) else "passed, Batsim rules"
 
 
+def _fairness_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """Hwang et al.'s fairness and efficiency (sec. 3, 6.1), for Hwang workloads only."""
+    if summary.fairness is None:
+        return []
+    return [("fairness (Hwang)", _number(summary.fairness)),
+            ("efficiency (makespan / fairness+AllCore)", _number(summary.efficiency)),
+            ("fairness+AllCore makespan (s)", _number(summary.baseline_makespan))]
+
+
 def summary_table(summary: RunSummary) -> str:
     """The summary as a two-column table, labels left-aligned and values right-aligned.
 
@@ -100,6 +109,7 @@ def summary_table(summary: RunSummary) -> str:
             ("met their makespan goal", f"{summary.makespan_goals_met} of {summary.makespan_goals}")
         )
     rows += [
+        *_fairness_rows(summary),
         ("makespan (s)", _number(summary.makespan)),
         ("mean waiting time (s)", _number(summary.mean_waiting_time)),
         ("mapping events", "-" if summary.mapping_events is None else str(summary.mapping_events)),

@@ -81,7 +81,8 @@ JSON_KEYS = {
     "energy_joules", "energy_window_joules", "energy_budget_joules",
     "makespan", "mean_waiting_time",
     "mapping_events", "mapping_latency_p50", "mapping_latency_p95", "mapping_latency_max",
-    "makespan_goals", "makespan_goals_met", "wall_seconds", "checked_rules", "version",
+    "makespan_goals", "makespan_goals_met", "fairness", "efficiency", "baseline_makespan",
+    "wall_seconds", "checked_rules", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 
