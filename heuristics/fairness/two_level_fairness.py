@@ -95,13 +95,14 @@ SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]
 EPSILON = 1e-6
 
 
-def first_level_policy(name: str, metric: str = "rpa") -> FirstLevelPolicy:
-    """The first-level policy called ``name`` (``fairness``, ``paf``, ``aaf``, ``pa-rr``)."""
+def first_level_policy(name: str, metric: str = "rpa", d_unit: int = 1) -> FirstLevelPolicy:
+    """The first-level policy called ``name`` (``fairness``, ``paf``, ``aaf``, ``pa-rr``;
+    ``d_unit``: PA-based RR's cores per turn, Algorithm 2)."""
     policies = {
         "fairness": SimpleFairness,
         "paf": lambda: ProviderAffinityFirst(metric=metric),
         "aaf": lambda: ApplicationAffinityFirst(metric=metric),
-        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=metric),
+        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=metric, d_unit=d_unit),
     }
     if name not in policies:
         raise ValueError(f"first_level must be one of {', '.join(policies)}, got {name!r}")
@@ -110,14 +111,16 @@ def first_level_policy(name: str, metric: str = "rpa") -> FirstLevelPolicy:
 
 def second_level_policy(name: str, corunner_metric: str = "normalized",
                         max_users: int | None = None, static_affinity: bool = False,
-                        seed: int | None = 0) -> SecondLevelPolicy:
-    """The second-level policy called ``name`` (``allcore``, ``random``, ``maf``, ``ca-rr``)."""
+                        seed: int | None = 0, p_unit: int = 1) -> SecondLevelPolicy:
+    """The second-level policy called ``name`` (``allcore``, ``random``, ``maf``, ``ca-rr``;
+    ``p_unit``: CA-based RR's nodes per turn, sec. 5.2.2)."""
     policies = {
         "allcore": lambda: AllCore(seed=seed),
         "random": lambda: RandomCombination(seed=seed),
         "maf": lambda: MostAffectedFirst(metric=corunner_metric, max_users=max_users,
                                          static_affinity=static_affinity, seed=seed),
-        "ca-rr": lambda: CorunnerAffinityRoundRobin(max_users=max_users, seed=seed),
+        "ca-rr": lambda: CorunnerAffinityRoundRobin(p_unit=p_unit, max_users=max_users,
+                                                    seed=seed),
     }
     if name not in policies:
         raise ValueError(f"second_level must be one of {', '.join(policies)}, got {name!r}")
@@ -132,11 +135,13 @@ class TwoLevelFairness(Heuristic):
     ``second_level``: ``allcore``, ``random``, ``maf``, ``ca-rr`` (Algorithm 3);
     ``corunner_metric``: MAF's ``raw`` or ``normalized`` co-runner affinity; ``max_users``
     (2: the pairwise simplification) and ``static_affinity`` (MAF): section 5.3.2; ``seed``:
-    the second level's draws and the pilots' random draw of a user's last tasks.
+    the second level's draws and the pilots' random draw of a user's last tasks; ``d_unit``
+    (PA-based RR) and ``p_unit`` (CA-based RR): cores and nodes per turn (Algorithm 2, sec. 5.2.2;
+    1 in the paper's main runs, varied in sec. 6.5).
 
     >>> TwoLevelFairness()
     TwoLevelFairness(first_level='pa-rr', metric='rpa', second_level='maf', \
-corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
+corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_unit=1, p_unit=1)
     """
 
     name: ClassVar[str] = "two-level-fairness"
@@ -154,6 +159,8 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
         max_users: int | None = None,
         static_affinity: bool = False,
         seed: int | None = 0,
+        d_unit: int = 1,
+        p_unit: int = 1,
     ) -> None:
         self.first_level = first_level
         self.metric = metric
@@ -162,14 +169,16 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
         self.max_users = max_users
         self.static_affinity = static_affinity
         self.seed = seed
+        self.d_unit = d_unit
+        self.p_unit = p_unit
         self._scheduler()  # checks the parameters
         self.reset()
 
     def _scheduler(self) -> TwoLevelScheduler:
         return TwoLevelScheduler(
-            first_level_policy(self.first_level, self.metric),
+            first_level_policy(self.first_level, self.metric, self.d_unit),
             second_level_policy(self.second_level, self.corunner_metric, self.max_users,
-                                self.static_affinity, self.seed),
+                                self.static_affinity, self.seed, self.p_unit),
         )
 
     def reset(self) -> None:
