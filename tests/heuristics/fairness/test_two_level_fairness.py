@@ -101,19 +101,22 @@ def test_the_plan_follows_the_workloads_own_corunner_model() -> None:
         assert records[1].ended == pytest.approx(50.0)  # sigma_y = 0: no slowdown
 
 
-@pytest.mark.parametrize(("first", "second", "gap"), [
-    ("pa-rr", "maf", None), ("fairness", "allcore", None), ("paf", "random", 200.0)])
+@pytest.mark.parametrize(("scenario", "first", "second", "gap", "tasks"), [
+    (1, "pa-rr", "maf", None, 1000), (1, "fairness", "allcore", None, 1000),
+    (1, "paf", "random", 200.0, 1000), (14, "aaf", "ca-rr", None, 931),
+    (9, "pa-rr", "maf", None, 1000)])
 def test_engine_run_equals_the_model_time_pilot_simulation(
-    tmp_path: Path, first: str, second: str, gap: float | None
+    tmp_path: Path, scenario: int, first: str, second: str, gap: float | None, tasks: int
 ) -> None:
-    # Scenario 1 (2,400 cores) at 0.002 x Table 6 (1,000 tasks), or dynamic submission: the
+    # Sampled cells of the study at 0.002 x Table 6: scenario 1 (2,400 cores, 1,000 tasks),
+    # also with dynamic submission; 14 (W/o AutoDock: 931 tasks); 9 (large cheetah). The
     # engine (Batsim protocol, twins run by the SimGrid-compatible kernel) gives every user
     # the finish time of studies/hwang_pilot_jobs.py, and the tasks start when the model-time
     # runner starts them, on the same cores.
-    run = EngineRun(1, first, "rpa", second, seed=0, interarrival=gap)
+    run = EngineRun(scenario, first, "rpa", second, seed=0, interarrival=gap)
     row, scheduler = engine_run(run, 0.002, tmp_path)
     (tmp_path / "again").mkdir()
-    platform, _, _, document = scenario_inputs(1, 0, 0.002, gap, tmp_path / "again")
+    platform, _, _, document = scenario_inputs(scenario, 0, 0.002, gap, tmp_path / "again")
     model = pilot_simulation(platform, document, run)
     engine_finish = {}
     for record in scheduler.driver.tasks:
@@ -132,6 +135,6 @@ def test_engine_run_equals_the_model_time_pilot_simulation(
             assert engine.decision.nodes == timed.decision.nodes
             assert engine.started == pytest.approx(timed.started, abs=1e-4)
             assert engine.ended == pytest.approx(timed.ended, abs=1e-4)
-    assert row["tasks"] == 1000 and 0 < row["fairness"] <= 1
+    assert row["tasks"] == tasks and 0 < row["fairness"] <= 1
     assert all(r.decision.action is Action.START for r in scheduler.driver.tasks)
     assert np.isfinite(row["makespan"])
