@@ -181,13 +181,40 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
     return row, scheduler
 
 
-def grid(full: bool, seeds: Sequence[int], interarrivals: Sequence[float]) -> list[EngineRun]:
+POLICIES = tuple([f"fairness/rpa/{s}" for s in SECOND_LEVELS] + [
+    f"{f}/{m}/{s}" for f in FIRST_LEVELS[1:] for m in ("throughput", "epa", "rpa")
+    for s in SECOND_LEVELS])
+"""Every engine cell, ``first/metric/second`` (simple fairness ignores the metric)."""
+
+
+def grid(full: bool, seeds: Sequence[int], interarrivals: Sequence[float],
+         scenarios: Sequence[int] | None = None,
+         policies: Sequence[str] | None = None) -> list[EngineRun]:
     """The runs: scaled down, scenario 1 with RPA (+ simple fairness); full, every scenario
-    and metric."""
-    scenarios = range(1, 24) if full else (1,)
-    metrics = ("throughput", "epa", "rpa") if full else ("rpa",)
-    combos = [("fairness", "rpa", s) for s in SECOND_LEVELS] + [
-        (f, m, s) for f in FIRST_LEVELS[1:] for m in metrics for s in SECOND_LEVELS]
+    and metric; ``scenarios`` (1-23) and ``policies`` (``first/metric/second``) choose
+    others. Unknown ones are a ValueError naming them, before anything runs.
+
+    >>> len(grid(False, [0], [])), len(grid(True, [0], [], scenarios=[3, 4]))
+    (16, 80)
+    >>> grid(False, [0], [], policies=["pa-rr/rpa/maf-normalized"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown policy 'pa-rr/rpa/maf-normalized' (first/metric/second, e.g. \
+pa-rr/rpa/maf; 40 cells)
+    """
+    if scenarios is None:
+        scenarios = range(1, 24) if full else (1,)
+    for n in scenarios:
+        if not 1 <= n <= len(gen_hwang.SCENARIOS):
+            raise ValueError(f"unknown scenario {n} (Table 8: 1 to {len(gen_hwang.SCENARIOS)})")
+    if policies is None:
+        metrics = ("throughput", "epa", "rpa") if full else ("rpa",)
+        policies = [p for p in POLICIES if p.split("/")[1] in metrics]
+    for name in policies:
+        if name not in POLICIES:
+            raise ValueError(f"unknown policy {name!r} (first/metric/second, e.g."
+                             f" pa-rr/rpa/maf; {len(POLICIES)} cells)")
+    combos = [tuple(name.split("/")) for name in policies]
     runs = []
     for seed in seeds:
         for n in scenarios:
@@ -270,14 +297,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--interarrival", type=float, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
+    parser.add_argument("--scenarios", type=int, nargs="+",
+                        help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
+    parser.add_argument("--policies",
+                        help="comma-separated cells first/metric/second, e.g. pa-rr/rpa/maf"
+                        " (default: RPA and simple fairness; every metric with --full)")
     parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
                         help="output folder, reused to resume (default: %(default)s)")
 
 
 def experiment_command(args: argparse.Namespace) -> int:
     scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
+    policies = None if args.policies is None else [p for p in args.policies.split(",") if p]
+    try:
+        runs = grid(args.full, args.seeds, args.interarrival, args.scenarios, policies)
+    except ValueError as error:
+        print(f"hetsched experiment hwang: {error}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
-    rows = study(args.outdir, grid(args.full, args.seeds, args.interarrival), scale)
+    rows = study(args.outdir, runs, scale)
     text = summary(rows)
     (args.outdir / "summary.txt").write_text(text)
     (args.outdir / "config.json").write_text(json.dumps(
