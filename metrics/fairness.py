@@ -44,12 +44,27 @@ from hetsched.heuristics.fairness.first_level import fair_shares
 
 def fastest_onecore_runtime(
     tasks: Sequence[int] | np.ndarray, solo: Sequence[Sequence[float]] | np.ndarray,
-    total_cores: int,
+    total_cores: int, submission: Sequence[float] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Fastest-OneCore run time of each user (section 3): ``ceil(tasks / k) x min solo``.
 
     ``tasks[u]``: the user's tasks; ``solo[u, j]``: their OneCore run time on platform j;
-    ``total_cores``: the cores of the whole system.
+    ``total_cores``: the cores of the whole system; ``submission[u]``: when the user's
+    application is submitted (all at once when omitted).
+
+    ``k`` is the user's simple-fairness share of the system among the users *present at its
+    submission* (sec. 6.5's dynamic submission; the paper does not say how it normalises
+    there): those submitted with it or before whose own Fastest-OneCore run has not ended by
+    then (our choice: an application alone in the system is measured against the cores it
+    could have, not a fifth of them). When every user is submitted at once this is the
+    share among all users, as in section 3.
+
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 0.0]).tolist()
+    [20.0, 20.0]
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 15.0]).tolist()
+    [10.0, 10.0]
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 5.0]).tolist()
+    [10.0, 20.0]
     """
     tasks = np.asarray(tasks, dtype=np.int64)
     solo = np.asarray(solo, dtype=float)
@@ -59,10 +74,21 @@ def fastest_onecore_runtime(
         raise ValueError("every user needs >= 1 task and the system >= 1 core")
     if not np.all(np.isfinite(solo) & (solo > 0)):
         raise ValueError("solo run times must be finite and > 0")
-    share = fair_shares(int(total_cores), tasks)
-    if np.any(share < 1):
-        raise ValueError(f"{total_cores} cores give some of the {tasks.size} users no core")
-    return np.ceil(tasks / share) * solo.min(axis=1)
+    best = solo.min(axis=1)
+    if submission is None:
+        submission = np.zeros(tasks.size)
+    submission = np.asarray(submission, dtype=float)
+    if submission.shape != tasks.shape or not np.all(np.isfinite(submission)):
+        raise ValueError("submission needs one finite time per user")
+    fastest = np.full(tasks.size, np.inf)
+    for time in np.unique(submission):
+        present = (submission == time) | ((submission < time) & (submission + fastest > time))
+        share = fair_shares(int(total_cores), np.where(present, tasks, 0))
+        group = submission == time
+        if np.any(share[group] < 1):
+            raise ValueError(f"{total_cores} cores give some of the {tasks.size} users no core")
+        fastest[group] = np.ceil(tasks[group] / share[group]) * best[group]
+    return fastest
 
 
 def normalized_throughput(
@@ -182,7 +208,8 @@ def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
         count[u] += 1
         submission[u] = min(submission[u], task.arrival)
         end[u] = max(end[u], ended)
-    fastest = fastest_onecore_runtime(count, solo, sum(len(c.resource_ids) for c in clusters))
+    fastest = fastest_onecore_runtime(count, solo, sum(len(c.resource_ids) for c in clusters),
+                                      submission)
     normalized = normalized_throughput(end - submission, fastest)
     baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
                                tasks).run()

@@ -165,7 +165,8 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
     tasks = np.array([a.tasks for a in applications])
     solo = np.column_stack([p.model.solo[[a.application for a in applications]]
                             for p in workload_platforms(platform, document)])
-    fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters))
+    fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters),
+                                      submission)
     normalized = normalized_throughput(finish - submission, fastest)
     row = {
         "scenario": run.scenario, "first": run.first, "metric": run.metric,

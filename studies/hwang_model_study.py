@@ -195,7 +195,8 @@ def simulate(run: Run, scale: float) -> dict[str, object]:
     result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
     solo = np.column_stack([p.model.solo[[a.application for a in applications]]
                             for p in platforms])
-    fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms))
+    fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms),
+                                      [a.submission for a in applications])
     normalized = normalized_throughput(result.runtime, fastest)
     return {
         "scenario": run.scenario, "type": TYPES[scenario.kind], "first": run.first,

@@ -89,3 +89,14 @@ def test_other_workloads_have_no_fairness(tmp_path: Path) -> None:
     workload.write_text(json.dumps({"nb_res": 1, "jobs": [
         {"id": "1", "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}))
     assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml") is None
+
+
+def test_fastest_onecore_with_dynamic_submission_counts_the_users_present() -> None:
+    # 3 users of 600 tasks, 10 s each, 300 cores. Submitted at 0, 0 and 100: the first two
+    # share the system (150 cores: 4 rounds, 40 s) and are done in the ideal by 100, so the
+    # third has every core (2 rounds, 20 s), not a third of them (6 rounds, 60 s).
+    solo = [[10.0]] * 3
+    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 100]).tolist() == [40, 40, 20]
+    # Submitted at 0, 0 and 30: the first two are still running then, 100 cores each.
+    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 30]).tolist() == [40, 40, 60]
+    assert fastest_onecore_runtime([600] * 3, solo, 300).tolist() == [60, 60, 60]
