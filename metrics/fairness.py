@@ -31,21 +31,40 @@ Choices where the paper is silent (``tests/metrics/test_fairness.py``):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.first_level import fair_shares
 
 
 def fastest_onecore_runtime(
     tasks: Sequence[int] | np.ndarray, solo: Sequence[Sequence[float]] | np.ndarray,
-    total_cores: int,
+    total_cores: int, submission: Sequence[float] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Fastest-OneCore run time of each user (section 3): ``ceil(tasks / k) x min solo``.
 
     ``tasks[u]``: the user's tasks; ``solo[u, j]``: their OneCore run time on platform j;
-    ``total_cores``: the cores of the whole system.
+    ``total_cores``: the cores of the whole system; ``submission[u]``: when the user's
+    application is submitted (all at once when omitted).
+
+    ``k`` is the user's simple-fairness share of the system among the users *present at its
+    submission* (sec. 6.5's dynamic submission; the paper does not say how it normalises
+    there): those submitted with it or before whose own Fastest-OneCore run has not ended by
+    then (our choice: an application alone in the system is measured against the cores it
+    could have, not a fifth of them). When every user is submitted at once this is the
+    share among all users, as in section 3.
+
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 0.0]).tolist()
+    [20.0, 20.0]
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 15.0]).tolist()
+    [10.0, 10.0]
+    >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 5.0]).tolist()
+    [10.0, 20.0]
     """
     tasks = np.asarray(tasks, dtype=np.int64)
     solo = np.asarray(solo, dtype=float)
@@ -55,10 +74,21 @@ def fastest_onecore_runtime(
         raise ValueError("every user needs >= 1 task and the system >= 1 core")
     if not np.all(np.isfinite(solo) & (solo > 0)):
         raise ValueError("solo run times must be finite and > 0")
-    share = fair_shares(int(total_cores), tasks)
-    if np.any(share < 1):
-        raise ValueError(f"{total_cores} cores give some of the {tasks.size} users no core")
-    return np.ceil(tasks / share) * solo.min(axis=1)
+    best = solo.min(axis=1)
+    if submission is None:
+        submission = np.zeros(tasks.size)
+    submission = np.asarray(submission, dtype=float)
+    if submission.shape != tasks.shape or not np.all(np.isfinite(submission)):
+        raise ValueError("submission needs one finite time per user")
+    fastest = np.full(tasks.size, np.inf)
+    for time in np.unique(submission):
+        present = (submission == time) | ((submission < time) & (submission + fastest > time))
+        share = fair_shares(int(total_cores), np.where(present, tasks, 0))
+        group = submission == time
+        if np.any(share[group] < 1):
+            raise ValueError(f"{total_cores} cores give some of the {tasks.size} users no core")
+        fastest[group] = np.ceil(tasks[group] / share[group]) * best[group]
+    return fastest
 
 
 def normalized_throughput(
@@ -110,3 +140,82 @@ def makespan(submission: Sequence[float] | np.ndarray, finish: Sequence[float] |
     50.0
     """
     return float(np.max(finish) - np.min(submission))
+
+
+@dataclass(frozen=True)
+class RunFairness:
+    """Hwang et al.'s metrics of one run (sec. 3 and 6.1): ``fairness`` over the users,
+    each user's ``normalized`` throughput, the ``makespan`` (first submission to last end),
+    and ``efficiency``, that makespan over ``baseline_makespan``, simple fairness + AllCore's
+    on the same platform and workload."""
+
+    fairness: float
+    efficiency: float
+    makespan: float
+    baseline_makespan: float
+    normalized: Mapping[str, float]
+
+
+def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
+                 platform_path: str | Path) -> RunFairness | None:
+    """The metrics of a run of a Hwang workload (jobs with ``application`` and
+    ``corunner_model``), ``None`` for other workloads or when a task did not complete.
+
+    ``finish``: each task's end (Batsim id ``w0!<id>``, ``None`` when it did not complete).
+    Fastest-OneCore takes each user's OneCore run times from its first job's ``etc``; the
+    system's cores are the platform's resources (one per core on shared nodes). The baseline
+    makespan is that of :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness`
+    with simple fairness and AllCore on the model-time runner, which gives the engine's
+    schedule (``tests/heuristics/fairness/test_two_level_fairness.py``).
+    """
+    # imported here: the run path's metrics need them for Hwang workloads only
+    from hetsched.core.runner import ModelTimeRunner
+    from hetsched.engine.platform import load_platform
+    from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+    from hetsched.platforms.properties import clusters_from_compute_resources
+    from hetsched.workloads.tasks import task_from_job
+
+    path = Path(workload_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    jobs = document.get("jobs", []) if isinstance(document, dict) else []
+    if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
+        return None
+    machines = load_platform(Path(platform_path)).machines
+    clusters = clusters_from_compute_resources(
+        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines])
+    profiles = document.get("profiles", {})
+    tasks = []
+    for job in jobs:
+        try:
+            tasks.append(task_from_job({**job, "id": f"w0!{job['id']}"},
+                                       profiles.get(job.get("profile")), clusters))
+        except ValueError as error:
+            raise WorkloadError(f"{path}: job {job.get('id')!r}: {error}") from None
+    users: dict[str, int] = {}
+    for task in tasks:
+        users.setdefault(task.user or task.application or "", len(users))
+    count = np.zeros(len(users), dtype=np.int64)
+    submission = np.full(len(users), np.inf)
+    end = np.zeros(len(users))
+    solo = np.zeros((len(users), len(clusters)))
+    for task in tasks:
+        u = users[task.user or task.application or ""]
+        ended = finish.get(task.id)
+        if ended is None:
+            return None
+        if count[u] == 0:
+            solo[u] = [task.duration(c) for c in clusters]
+        count[u] += 1
+        submission[u] = min(submission[u], task.arrival)
+        end[u] = max(end[u], ended)
+    fastest = fastest_onecore_runtime(count, solo, sum(len(c.resource_ids) for c in clusters),
+                                      submission)
+    normalized = normalized_throughput(end - submission, fastest)
+    baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
+                               tasks).run()
+    baseline_makespan = makespan([r.task.arrival for r in baseline],
+                                 [r.ended or 0.0 for r in baseline])
+    run_makespan = makespan(submission, end)
+    return RunFairness(fairness(normalized), efficiency(run_makespan, baseline_makespan),
+                       run_makespan, baseline_makespan,
+                       dict(zip(users, normalized.tolist(), strict=True)))

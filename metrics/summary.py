@@ -28,6 +28,7 @@ from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
 from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
+from hetsched.metrics.fairness import RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
 from hetsched.metrics.outcomes import Outcome, TaskOutcome, account
 from hetsched.metrics.outputs import (
@@ -47,15 +48,16 @@ from hetsched.metrics.robustness import (
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
 ``makespan_goals_met``, Hansen sec. II.D; 5: ``energy_delay_busy_joules`` and
 ``energy_delay_busy_window_joules``, issue 29; 6: ``makespan_goal``, ``batch_met``,
 ``robustness_predicted``, ``batch_probability_predicted``, Hansen eq. 2 and the whole batch;
-``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2). Summaries of another version are
-recomputed from the run's files rather than read
+``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2; 7: ``fairness``,
+``efficiency`` and ``baseline_makespan``, Hwang sec. 3 and 6.1). Summaries of another version
+are recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
 
@@ -122,6 +124,9 @@ class RunSummary:
     batch_probability_predicted: float | None = None
     makespan_lower_bound: float | None = None
     makespan_ratio: float | None = None
+    fairness: float | None = None
+    efficiency: float | None = None
+    baseline_makespan: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     tasks_unrunnable: int | None = None
@@ -214,6 +219,7 @@ def summarize(
     elif is_bag(jobs):
         bound = bag_lower_bound(jobs, resource_clusters(platform_path), str(workload_path))
     makespan = max(finishes, default=0.0)
+    fair = _fairness(outcomes, workload_path, platform_path)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -251,6 +257,9 @@ def summarize(
         batch_probability_predicted=None if prediction is None else prediction.batch_probability,
         makespan_lower_bound=bound,
         makespan_ratio=None if not bound else makespan / bound,
+        fairness=None if fair is None else fair.fairness,
+        efficiency=None if fair is None else fair.efficiency,
+        baseline_makespan=None if fair is None else fair.baseline_makespan,
     )
 
 
@@ -304,3 +313,12 @@ def _batch_prediction(
     except OutputFileError:
         return None
     return predict_batch(goals, jobs, clusters)
+
+
+def _fairness(outcomes: Mapping[str, TaskOutcome], workload_path: str | Path,
+              platform_path: str | Path) -> RunFairness | None:
+    """Hwang et al.'s fairness and efficiency (sec. 3, 6.1) when the workload is a Hwang
+    workload whose every task completed (:func:`hetsched.metrics.fairness.run_fairness`)."""
+    finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
+              for task_id, o in outcomes.items()}
+    return run_fairness(finish, workload_path, platform_path)

@@ -40,6 +40,8 @@ def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
     min_i P(i, I[i]) (eq. 2, the critical application's probability), the predicted
     probability that the whole batch meets Delta, Delta itself and whether the batch met it.
     Tarplee et al. (a bag of tasks): the LP bound MS_LB (sec. 2.2) and makespan / MS_LB.
+    Hwang et al. (a Hwang workload whose every task completed): fairness and efficiency
+    (sec. 3, 6.1) and the makespan of simple fairness + AllCore that efficiency divides.
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("rf-duplex", "embedded", "o", "w.json", "p.xml", None, 2, 2, 0, 0,
@@ -70,6 +72,12 @@ def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
             ("makespan lower bound MS_LB (s)", _number(summary.makespan_lower_bound)),
             ("makespan / MS_LB", "-" if summary.makespan_ratio is None
              else f"{summary.makespan_ratio:.5f}"),
+        ]
+    if summary.fairness is not None:
+        rows += [
+            ("fairness (Hwang)", _number(summary.fairness)),
+            ("efficiency (makespan / fairness+AllCore)", _number(summary.efficiency)),
+            ("fairness+AllCore makespan (s)", _number(summary.baseline_makespan)),
         ]
     return rows
 

@@ -12,7 +12,14 @@ from hetsched.metrics.summary import RunSummary
 from hetsched.running.cli import RUN_FAILURES, add_tool_arguments, external_tools
 from hetsched.running.preflight import preflight
 from hetsched.running.run import ENGINES, check_scheduler
-from hetsched.studies import hansen_cli, hwang, khemka, machovec_cli, tarplee_cli
+from hetsched.studies import (
+    hansen_cli,
+    hwang,
+    hwang_model_study,
+    khemka,
+    machovec_cli,
+    tarplee_cli,
+)
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
 from hetsched.studies.scenario import Scenario, prepare
@@ -232,3 +239,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tarplee_cli.register(studies)
     hansen_cli.register(studies)
     hwang.register(studies)
+    hwang_model_study.register(studies)

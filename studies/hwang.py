@@ -97,7 +97,9 @@ def scenario_inputs(scenario: int, seed: int, scale: float, interarrival: float 
 
 
 def applications_of(document: dict) -> list[Application]:
-    """The workload's users as :class:`Application` s, in order of first submission."""
+    """The workload's users as :class:`Application` s, in order of first submission; the
+    application indices number the applications in name order, as
+    :class:`TwoLevelFairness` indexes them."""
     first: dict[str, tuple[float, int]] = {}
     count: dict[str, int] = {}
     for position, job in enumerate(document["jobs"]):
@@ -108,18 +110,36 @@ def applications_of(document: dict) -> list[Application]:
         if user != app:
             raise ValueError(f"job {job['id']}: user {user} is not its application {app}")
     order = sorted(first, key=first.__getitem__)
-    return [Application(u, gen_hwang.APPLICATIONS.index(u), count[u], first[u][0])
-            for u in order]
+    names = sorted(order)
+    return [Application(u, names.index(u), count[u], first[u][0]) for u in order]
+
+
+def workload_platforms(platform: PlatformSpec, document: dict) -> list[Platform]:
+    """The two-level platforms the workload describes, as :class:`TwoLevelFairness` builds
+    them: per application (in name order), its first job's ``etc`` and ``corunner_model`` on
+    every cluster."""
+    jobs: dict[str, dict] = {}
+    for job in sorted(document["jobs"], key=lambda j: float(j["subtime"])):
+        jobs.setdefault(job["application"], job)
+    names = sorted(jobs)
+    first = [jobs[name] for name in names]
+    platforms = []
+    for cluster in platform.clusters:
+        model = CorunnerModel(
+            cluster.name, cluster.cores_per_node, tuple(names),
+            np.array([job["etc"][cluster.name] for job in first]),
+            np.array([job["corunner_model"]["pressure"][cluster.name] for job in first]),
+            np.array([job["corunner_model"]["sensitivity"][cluster.name] for job in first]))
+        platforms.append(Platform(cluster.name, cluster.nb_nodes, model))
+    return platforms
 
 
 def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> SimulationResult:
     """The model-time pilot-job simulation of the same platform, workload and policies."""
-    platforms = [Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
-                 for c in platform.clusters]
     scheduler = TwoLevelScheduler(first_level_policy(run.first, run.metric),
                                   second_level_policy(run.second, seed=run.seed))
-    return PilotJobSimulation(platforms, applications_of(document), scheduler,
-                              seed=run.seed).run()
+    return PilotJobSimulation(workload_platforms(platform, document), applications_of(document),
+                              scheduler, seed=run.seed).run()
 
 
 def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
@@ -144,9 +164,10 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
         finish[u] = max(finish[u], record.ended)
     submission = np.array([a.submission for a in applications])
     tasks = np.array([a.tasks for a in applications])
-    solo = np.column_stack([CorunnerModel.paper(c.name, c.cores_per_node).solo[
-        [a.application for a in applications]] for c in platform.clusters])
-    fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters))
+    solo = np.column_stack([p.model.solo[[a.application for a in applications]]
+                            for p in workload_platforms(platform, document)])
+    fastest = fastest_onecore_runtime(tasks, solo, sum(c.total_cores for c in platform.clusters),
+                                      submission)
     normalized = normalized_throughput(finish - submission, fastest)
     row = {
         "scenario": run.scenario, "first": run.first, "metric": run.metric,
@@ -162,13 +183,40 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
     return row, scheduler
 
 
-def grid(full: bool, seeds: Sequence[int], interarrivals: Sequence[float]) -> list[EngineRun]:
+POLICIES = tuple([f"fairness/rpa/{s}" for s in SECOND_LEVELS] + [
+    f"{f}/{m}/{s}" for f in FIRST_LEVELS[1:] for m in ("throughput", "epa", "rpa")
+    for s in SECOND_LEVELS])
+"""Every engine cell, ``first/metric/second`` (simple fairness ignores the metric)."""
+
+
+def grid(full: bool, seeds: Sequence[int], interarrivals: Sequence[float],
+         scenarios: Sequence[int] | None = None,
+         policies: Sequence[str] | None = None) -> list[EngineRun]:
     """The runs: scaled down, scenario 1 with RPA (+ simple fairness); full, every scenario
-    and metric."""
-    scenarios = range(1, 24) if full else (1,)
-    metrics = ("throughput", "epa", "rpa") if full else ("rpa",)
-    combos = [("fairness", "rpa", s) for s in SECOND_LEVELS] + [
-        (f, m, s) for f in FIRST_LEVELS[1:] for m in metrics for s in SECOND_LEVELS]
+    and metric; ``scenarios`` (1-23) and ``policies`` (``first/metric/second``) choose
+    others. Unknown ones are a ValueError naming them, before anything runs.
+
+    >>> len(grid(False, [0], [])), len(grid(True, [0], [], scenarios=[3, 4]))
+    (16, 80)
+    >>> grid(False, [0], [], policies=["pa-rr/rpa/maf-normalized"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown policy 'pa-rr/rpa/maf-normalized' (first/metric/second, e.g. \
+pa-rr/rpa/maf; 40 cells)
+    """
+    if scenarios is None:
+        scenarios = range(1, 24) if full else (1,)
+    for n in scenarios:
+        if not 1 <= n <= len(gen_hwang.SCENARIOS):
+            raise ValueError(f"unknown scenario {n} (Table 8: 1 to {len(gen_hwang.SCENARIOS)})")
+    if policies is None:
+        metrics = ("throughput", "epa", "rpa") if full else ("rpa",)
+        policies = [p for p in POLICIES if p.split("/")[1] in metrics]
+    for name in policies:
+        if name not in POLICIES:
+            raise ValueError(f"unknown policy {name!r} (first/metric/second, e.g."
+                             f" pa-rr/rpa/maf; {len(POLICIES)} cells)")
+    combos = [tuple(name.split("/")) for name in policies]
     runs = []
     for seed in seeds:
         for n in scenarios:
@@ -251,14 +299,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
     parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
+    parser.add_argument("--scenarios", type=int, nargs="+",
+                        help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
+    parser.add_argument("--policies",
+                        help="comma-separated cells first/metric/second, e.g. pa-rr/rpa/maf"
+                        " (default: RPA and simple fairness; every metric with --full)")
     parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
                         help="output folder, reused to resume (default: %(default)s)")
 
 
 def experiment_command(args: argparse.Namespace) -> int:
     scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
+    policies = None if args.policies is None else [p for p in args.policies.split(",") if p]
+    try:
+        runs = grid(args.full, args.seeds, args.interarrival, args.scenarios, policies)
+    except ValueError as error:
+        print(f"hetsched experiment hwang: {error}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
-    rows = study(args.outdir, grid(args.full, args.seeds, args.interarrival), scale)
+    rows = study(args.outdir, runs, scale)
     text = summary(rows)
     (args.outdir / "summary.txt").write_text(text)
     (args.outdir / "config.json").write_text(json.dumps(

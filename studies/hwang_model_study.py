@@ -1,12 +1,22 @@
 """Hwang et al. (IEEE TSC 2018) section 6 on the *model-time* pilot-job simulation.
 
-A preliminary study: every policy combination on Table 8's 23 scenarios, run by
+Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
-run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`). Run from the
-repository root::
+run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
+``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
+cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1.5-2.5 s of CPU per
+run at Table 6's 500,000 tasks::
 
-    python -m hetsched.studies.hwang_model_study -o runs/hwang-model            # 1/10 tasks
-    python -m hetsched.studies.hwang_model_study -o runs/hwang-model --scale 1  # Table 6
+    hetsched experiment hwang-model -o runs/hwang-model                      # everything
+    hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \
+        --policies pa-rr/rpa/maf-normalized,fairness/-/allcore --seeds 0 1 2
+    hetsched experiment hwang-model -o runs/hwang-d200 --scenarios 1 --d-unit 200
+
+``--policies`` names cells ``first/metric/second`` (``fairness/-/<second>`` for simple
+fairness; ``hetsched experiment hwang-model --list-policies``). Sec. 6.5's variants:
+``--d-unit``, ``--p-unit``, ``--pairwise`` (MAF and CA-based RR with at most two users per
+node), ``--static-affinity`` (MAF's co-runner affinity computed once); a variant goes to its
+own output folder (``config.json`` records it, and a folder is resumed with its own only).
 
 The grid (per scenario and seed, 50 runs): simple fairness with each second-level policy,
 and PAF, AAF, PA-based RR with each platform affinity metric (Throughput, EPA, RPA) and each
@@ -37,12 +47,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +88,20 @@ FIELDS = ("scenario", "type", "first", "pa_metric", "second", "seed", "interarri
 
 
 @dataclass(frozen=True)
+class Variant:
+    """Sec. 6.5's variants: PA-based RR's ``d_unit``, CA-based RR's ``p_unit``, at most
+    ``max_users`` users per node (2: pairwise), MAF's ``static_affinity``."""
+
+    d_unit: int = 1
+    p_unit: int = 1
+    max_users: int | None = None
+    static_affinity: bool = False
+
+
+@dataclass(frozen=True)
 class Run:
-    """One simulation: Table 8 scenario ``scenario`` (1-23), the policies, the seed."""
+    """One simulation: Table 8 scenario ``scenario`` (1-23), the policies, the seed, the
+    variant (not in ``runs.csv``: one folder per variant)."""
 
     scenario: int
     first: str
@@ -85,6 +109,12 @@ class Run:
     second: str
     seed: int
     interarrival: float | None = None
+    variant: Variant = Variant()
+
+    @property
+    def policy(self) -> str:
+        """``first/metric/second``, as ``--policies`` names it."""
+        return f"{self.first}/{self.pa_metric}/{self.second}"
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -92,31 +122,62 @@ class Run:
                 "" if self.interarrival is None else repr(self.interarrival))
 
 
+POLICIES = tuple(
+    [f"fairness/-/{s}" for s in SECOND_LEVELS]
+    + [f"{f}/{m}/{s}" for f in FIRST_LEVELS[1:] for m in PA_METRICS for s in SECOND_LEVELS]
+)
+"""Every cell of the grid, ``first/metric/second`` (50: the paper's 40 and MAF raw)."""
+
+
+def check_policies(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` if every one is a cell of the grid, else ValueError naming the unknown.
+
+    >>> check_policies(["pa-rr/rpa/maf"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown policy 'pa-rr/rpa/maf' (e.g. pa-rr/rpa/maf-normalized; --list-policies)
+    """
+    names = tuple(names)
+    for name in names:
+        if name not in POLICIES:
+            raise ValueError(
+                f"unknown policy {name!r} (e.g. pa-rr/rpa/maf-normalized; --list-policies)"
+            )
+    return names
+
+
 def grid(scenarios: Iterable[int], seeds: Iterable[int],
-         interarrivals: Sequence[float] = ()) -> list[Run]:
-    """Every run of the study (module docstring)."""
-    combos = [("fairness", "-", s) for s in SECOND_LEVELS] + [
-        (f, m, s) for f in FIRST_LEVELS[1:] for m in PA_METRICS for s in SECOND_LEVELS
-    ]
+         interarrivals: Sequence[float] = (), policies: Sequence[str] = POLICIES,
+         variant: Variant = Variant()) -> list[Run]:
+    """Every run of the study (module docstring): ``policies`` (``first/metric/second``)
+    on every scenario and seed, also with each mean gap of ``interarrivals`` on the default
+    and W/o App. scenarios."""
+    combos = [tuple(name.split("/")) for name in check_policies(policies)]
     runs = []
     for seed in seeds:
         for n in scenarios:
+            if not 1 <= n <= len(SCENARIOS):
+                raise ValueError(f"unknown scenario {n} (Table 8: 1 to {len(SCENARIOS)})")
             gaps: list[float | None] = [None]
             if SCENARIOS[n - 1].kind in ("default", "without-application"):
                 gaps += list(interarrivals)
             for gap in gaps:
-                runs += [Run(n, f, m, s, seed, gap) for f, m, s in combos]
+                runs += [Run(n, f, m, s, seed, gap, variant) for f, m, s in combos]
     return runs
 
 
 def _first_level(run: Run) -> FirstLevelPolicy:
-    return first_level_policy(run.first, run.pa_metric)
+    return first_level_policy(run.first, run.pa_metric, run.variant.d_unit)
 
 
 def _second_level(run: Run) -> SecondLevelPolicy:
+    v = run.variant
     if run.second.startswith("maf-"):  # maf-raw, maf-normalized: MAF with that metric
-        return second_level_policy("maf", corunner_metric=run.second[4:], seed=run.seed)
-    return second_level_policy(run.second, seed=run.seed)
+        return second_level_policy("maf", corunner_metric=run.second[4:],
+                                   max_users=v.max_users, static_affinity=v.static_affinity,
+                                   seed=run.seed)
+    return second_level_policy(run.second, max_users=v.max_users, seed=run.seed,
+                               p_unit=v.p_unit)
 
 
 def simulate(run: Run, scale: float) -> dict[str, object]:
@@ -135,7 +196,8 @@ def simulate(run: Run, scale: float) -> dict[str, object]:
     result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
     solo = np.column_stack([p.model.solo[[a.application for a in applications]]
                             for p in platforms])
-    fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms))
+    fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms),
+                                      [a.submission for a in applications])
     normalized = normalized_throughput(result.runtime, fastest)
     return {
         "scenario": run.scenario, "type": TYPES[scenario.kind], "first": run.first,
@@ -159,8 +221,22 @@ def _simulate_star(args: tuple[Run, float]) -> dict[str, object]:
 
 
 def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> list[dict]:
-    """Run every ``runs`` not in ``out/runs.csv`` yet (appending each), return all rows."""
+    """Run every ``runs`` not in ``out/runs.csv`` yet (appending each), return all rows.
+
+    ``out/config.json`` records the variant; a folder of another variant is refused."""
     out.mkdir(parents=True, exist_ok=True)
+    variants = {run.variant for run in runs}
+    if len(variants) > 1:
+        raise ValueError("one variant per study folder")
+    config = asdict(variants.pop() if variants else Variant())
+    config_path = out / "config.json"
+    if config_path.exists():
+        found = json.loads(config_path.read_text())
+        if found != config:
+            raise ValueError(f"{config_path} holds a study of variant {found}, not {config}:"
+                             " use another --out")
+    else:
+        config_path.write_text(json.dumps(config, indent=1) + "\n")
     path = out / "runs.csv"
     done: set[tuple[str, ...]] = set()
     if path.exists():
@@ -375,27 +451,75 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     return written
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    parser.add_argument("--scale", type=ranges.positive_float, default=0.1,
-                        help="factor on Table 6's tasks")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command line of ``hetsched experiment hwang-model``."""
+    parser.add_argument("-o", "--out", type=Path, default=Path("runs/hwang-model"),
+                        help="output folder, reused to resume (default: %(default)s)")
+    parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
+                        help="factor on Table 6's tasks (default 1: the paper's 500,000)")
     parser.add_argument("--scenarios", type=ranges.int_range(1, len(SCENARIOS)), nargs="+",
-                        default=list(range(1, len(SCENARIOS) + 1)))
+                        default=list(range(1, len(SCENARIOS) + 1)),
+                        help="Table 8 scenarios, 1 to 23 (default: all)")
+    parser.add_argument("--policies", default=",".join(POLICIES),
+                        help="comma-separated cells first/metric/second (default: all 50)")
+    parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
     parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
     parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
+    parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
+                        help="PA-based RR's D_unit (cores)")
+    parser.add_argument("--p-unit", type=ranges.positive_int, default=1,
+                        help="CA-based RR's P_unit (nodes)")
+    parser.add_argument("--pairwise", action="store_true",
+                        help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
+    parser.add_argument("--static-affinity", action="store_true",
+                        help="MAF's co-runner affinity computed once (sec. 6.5)")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
-    args = parser.parse_args(argv)
-    runs = grid(args.scenarios, args.seeds, args.interarrival)
+    parser.add_argument("--no-figures", action="store_true", help="tables only")
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    """Check every option, then run (resuming), summarise and plot."""
+    if args.list_policies:
+        print("\n".join(POLICIES))
+        return 0
+    variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
+                      args.static_affinity)
+    try:
+        runs = grid(args.scenarios, args.seeds, args.interarrival,
+                    [p for p in args.policies.split(",") if p], variant)
+    except ValueError as error:
+        print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
     rows = study(args.out, runs, args.scale, args.workers)
-    text = summary(rows)
+    text = summary(rows) if any(r["first"] == "fairness" and r["second"] == "allcore"
+                                for r in rows) else "(no simple fairness + AllCore run: no" \
+        " efficiency)\n"
     (args.out / "summary.txt").write_text(text)
     print(text, end="")
-    for path in plot(rows, args.out):
-        print(f"wrote {path}")
+    print(f"{len(rows)} runs ({time.perf_counter() - started:.0f} s); {args.out}/runs.csv")
+    if not args.no_figures and text.startswith("Fig."):
+        for path in plot(rows, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+def register(studies: argparse._SubParsersAction) -> None:
+    """Add ``hwang-model`` to the ``hetsched experiment`` sub-commands."""
+    parser = studies.add_parser(
+        "hwang-model", help="Hwang et al. sec. 6 at the paper's size on the model-time"
+        " pilot-job simulation (23 scenarios x 50 cells)", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.set_defaults(func=experiment_command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return experiment_command(parser.parse_args(argv))
 
 
 if __name__ == "__main__":
-    main()
-
+    raise SystemExit(main())

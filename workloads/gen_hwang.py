@@ -37,9 +37,16 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   with exponential gaps of that mean (the paper's "dynamic submission", whose rates it does
   not give), the first at time 0; by default every job is submitted at time 0.
 
-Extra job annotation: ``corunner_affinity`` ``{"raw_difference": {cluster: s},
-"normalized_difference": {cluster: %}}`` (Table 4), with ``cores``, ``etc``, ``application``,
-``user``.
+Extra job annotations, with ``cores``, ``etc``, ``application``, ``user``:
+
+* ``corunner_affinity`` ``{"raw_difference": {cluster: s}, "normalized_difference":
+  {cluster: %}}``: Table 4 as printed;
+* ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma}}``: the
+  co-runner run-time model of the application on each shared-node cluster
+  (:mod:`hetsched.heuristics.fairness.corunner`: ``p = d / 100`` from Table 4's normalised
+  difference, ``sigma`` calibrated on the paper's five applications so that Table 4 comes back
+  on the cluster's cores per node). The two-level scheduler plans from ``etc`` and
+  ``corunner_model`` only, so the workload is the one source of its run times.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,6 +71,9 @@ from hetsched.workloads.gen_common import (
     resolve_options,
     seconds,
 )
+
+if TYPE_CHECKING:
+    from hetsched.heuristics.fairness.corunner import CorunnerModel
 
 PAPER = "Hwang et al., IEEE TSC 2018"
 
@@ -234,7 +245,8 @@ def generate(
     """The Hwang workload of ``preset`` for ``clusters`` (see the module docstring)."""
     opts = resolve_options(preset, options, OPTIONS, {})
     scenario = scenario_of(preset)
-    clusters = check_clusters(clusters)
+    shared = [cluster for cluster in clusters if cluster.cores_per_node > 1]
+    clusters = check_clusters(clusters)  # a shared-node cluster: one resource per core
     for cluster in clusters:
         if cluster.name not in PLATFORMS:
             raise ValueError(
@@ -254,6 +266,7 @@ def generate(
     submission = submission_times(list(counts), opts["mean_interarrival"], seed)
 
     index = {name: PLATFORMS.index(name) for name in names}
+    models = corunner_models(shared)
     records = []
     for application, count in counts.items():
         etc = {p: seconds(3600.0 / TABLE_3_THROUGHPUT[application][k]) for p, k in index.items()}
@@ -269,6 +282,12 @@ def generate(
                 },
             },
         }
+        if models:
+            a = APPLICATIONS.index(application)
+            annotations["corunner_model"] = {
+                "pressure": {p: float(m.pressure[a]) for p, m in models.items()},
+                "sensitivity": {p: float(m.sensitivity[a]) for p, m in models.items()},
+            }
         record = TaskRecord(submission[application], 1, etc, annotations)
         records.extend([record] * count)
     source = {
@@ -279,6 +298,22 @@ def generate(
         "scenario": scenario.describe(),
     }
     return build_workload(records, clusters, source)
+
+
+def corunner_models(clusters: Sequence[ClusterLike]) -> dict[str, CorunnerModel]:
+    """The co-runner model of every shared-node cluster (more than one core per node),
+    calibrated on Table 4 for its cores per node (``CorunnerModel.paper``).
+
+    >>> from hetsched.platforms.presets import generate as platform
+    >>> gene = corunner_models(platform("hwang", seed=0).clusters)["gene"]
+    >>> round(float(gene.pressure[0]), 4), round(float(gene.sensitivity[0]), 4)
+    (0.0557, 0.8813)
+    """
+    # imported here: the co-runner model reads this module's tables
+    from hetsched.heuristics.fairness.corunner import CorunnerModel
+
+    return {c.name: CorunnerModel.paper(c.name, c.cores_per_node)
+            for c in clusters if c.cores_per_node > 1}
 
 
 def validate_corunner_affinity(value: object, location: str) -> None:
@@ -316,7 +351,34 @@ def validate_corunner_affinity(value: object, location: str) -> None:
         )
 
 
-FIELD_VALIDATORS = {"corunner_affinity": validate_corunner_affinity}
+def validate_corunner_model(value: object, location: str) -> None:
+    """``corunner_model``: ``{"pressure": {cluster: p >= 0}, "sensitivity": {cluster:
+    sigma >= 0}}`` (the model of :mod:`hetsched.heuristics.fairness.corunner`), both over the
+    same clusters.
+
+    >>> validate_corunner_model({"pressure": {"gene": 0.1}, "sensitivity": {"darth": 1}}, "job 3")
+    Traceback (most recent call last):
+    ...
+    ValueError: job 3: corunner_model.pressure and .sensitivity must cover the same clusters
+    """
+    what = "corunner_model"
+    obj = check_object(value, location, what)
+    check_keys(obj, {"pressure", "sensitivity"}, location, what)
+    pressure = check_object(obj["pressure"], location, f"{what}.pressure")
+    sensitivity = check_object(obj["sensitivity"], location, f"{what}.sensitivity")
+    if set(pressure) != set(sensitivity):
+        raise ValueError(
+            f"{location}: {what}.pressure and .sensitivity must cover the same clusters"
+        )
+    for cluster in pressure:
+        check_number(pressure[cluster], location, f"{what}.pressure[{cluster!r}]", 0.0)
+        check_number(sensitivity[cluster], location, f"{what}.sensitivity[{cluster!r}]", 0.0)
+
+
+FIELD_VALIDATORS = {
+    "corunner_affinity": validate_corunner_affinity,
+    "corunner_model": validate_corunner_model,
+}
 """Validators of the job annotations this generator adds to schema v1."""
 
 

@@ -27,12 +27,17 @@ A shared-node cluster has one resource per core (``Cluster.node_of`` groups them
    heuristic).
 
 The two-level *users* are the tasks' ``user`` (else ``application``), in order of first
-arrival; each runs one application (``application``, else ``user``). Co-runner models: on a
-shared-node cluster named like one of the paper's platforms (gene, cheetah, darth, lcloud),
-:meth:`CorunnerModel.paper` with the cluster's cores per node; a shared-node cluster with
-another name, or an application the paper does not have on a shared-node cluster, is an
-error naming it. A whole-node cluster is a platform of one-core nodes (no co-runners) whose
-OneCore run time of an application is the ETC of its first task seen there.
+arrival; each runs one application (``application``, else ``user``); the applications are
+indexed in name order (Table 2's order for the paper's five), so that the policies' ties fall
+the same way whatever the order of submission. The scheduler plans from the workload alone
+(one source of truth): the first task seen of an application gives the application's OneCore
+run time on every cluster (its ETC there) and, on every shared-node cluster, its co-runner
+model (the job annotation ``corunner_model``: pressure and sensitivity,
+:mod:`~hetsched.heuristics.fairness.corunner`; ``workloads/gen_hwang.py`` writes it from Tables
+3 and 4). A changed workload thus changes the platform affinities, the shares and the run
+times; a task without ``corunner_model`` for a shared-node cluster is a
+:class:`~hetsched.errors.WorkloadError` naming the task, the annotation and the cluster. A
+whole-node cluster is a platform of one-core nodes (no co-runners).
 
 A task that needs more than one resource, or that lacks an ETC on some cluster, cannot run in
 a pilot job (the paper's tasks are one-core and every application runs on every platform): it
@@ -42,20 +47,22 @@ is dropped at the first mapping event that sees it.
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
 >>> gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+>>> model = {"pressure": {"gene": 0.0557}, "sensitivity": {"gene": 0.0557 / 0.06320}}
 >>> tasks = [Task(f"w0!{i}", 0.0, cores=1, etc={"gene": 480.641}, application="AutoDock",
-...               user="AutoDock") for i in range(2)]
+...               user="AutoDock", annotations={"corunner_model": model}) for i in range(2)]
 >>> heuristic = TwoLevelFairness(first_level="fairness", second_level="allcore")
 >>> [(r.started, round(r.ended, 3)) for r in ModelTimeRunner([gene], heuristic, tasks).run()]
 [(0.0, 504.236), (0.0, 504.236)]
 
-(AllCore on gene: 480.641 s x (1 + sigma p) with p = 0.0557 and sigma = 0.0557 / 0.0632, the
-mean pressure over AutoDock's five gene combinations;
+(AllCore on gene: 480.641 s x (1 + sigma p) with AutoDock's Table 4 pressure p = 0.0557 and
+sensitivity sigma = 0.0557 / 0.0632, 0.0632 being the mean pressure over AutoDock's five gene
+combinations, as ``workloads/gen_hwang.py`` writes them;
 ``tests/heuristics/fairness/test_two_level_fairness.py``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -65,6 +72,7 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.state import TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
+from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import (
     ApplicationAffinityFirst,
@@ -81,20 +89,20 @@ from hetsched.heuristics.fairness.second_level import (
     SecondLevelPolicy,
 )
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
-from hetsched.workloads import gen_hwang
 
 FirstLevelName = Literal["fairness", "paf", "aaf", "pa-rr"]
 SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]
 EPSILON = 1e-6
 
 
-def first_level_policy(name: str, metric: str = "rpa") -> FirstLevelPolicy:
-    """The first-level policy called ``name`` (``fairness``, ``paf``, ``aaf``, ``pa-rr``)."""
+def first_level_policy(name: str, metric: str = "rpa", d_unit: int = 1) -> FirstLevelPolicy:
+    """The first-level policy called ``name`` (``fairness``, ``paf``, ``aaf``, ``pa-rr``;
+    ``d_unit``: PA-based RR's cores per turn, Algorithm 2)."""
     policies = {
         "fairness": SimpleFairness,
         "paf": lambda: ProviderAffinityFirst(metric=metric),
         "aaf": lambda: ApplicationAffinityFirst(metric=metric),
-        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=metric),
+        "pa-rr": lambda: PlatformAffinityRoundRobin(metric=metric, d_unit=d_unit),
     }
     if name not in policies:
         raise ValueError(f"first_level must be one of {', '.join(policies)}, got {name!r}")
@@ -103,14 +111,16 @@ def first_level_policy(name: str, metric: str = "rpa") -> FirstLevelPolicy:
 
 def second_level_policy(name: str, corunner_metric: str = "normalized",
                         max_users: int | None = None, static_affinity: bool = False,
-                        seed: int | None = 0) -> SecondLevelPolicy:
-    """The second-level policy called ``name`` (``allcore``, ``random``, ``maf``, ``ca-rr``)."""
+                        seed: int | None = 0, p_unit: int = 1) -> SecondLevelPolicy:
+    """The second-level policy called ``name`` (``allcore``, ``random``, ``maf``, ``ca-rr``;
+    ``p_unit``: CA-based RR's nodes per turn, sec. 5.2.2)."""
     policies = {
         "allcore": lambda: AllCore(seed=seed),
         "random": lambda: RandomCombination(seed=seed),
         "maf": lambda: MostAffectedFirst(metric=corunner_metric, max_users=max_users,
                                          static_affinity=static_affinity, seed=seed),
-        "ca-rr": lambda: CorunnerAffinityRoundRobin(max_users=max_users, seed=seed),
+        "ca-rr": lambda: CorunnerAffinityRoundRobin(p_unit=p_unit, max_users=max_users,
+                                                    seed=seed),
     }
     if name not in policies:
         raise ValueError(f"second_level must be one of {', '.join(policies)}, got {name!r}")
@@ -125,11 +135,13 @@ class TwoLevelFairness(Heuristic):
     ``second_level``: ``allcore``, ``random``, ``maf``, ``ca-rr`` (Algorithm 3);
     ``corunner_metric``: MAF's ``raw`` or ``normalized`` co-runner affinity; ``max_users``
     (2: the pairwise simplification) and ``static_affinity`` (MAF): section 5.3.2; ``seed``:
-    the second level's draws and the pilots' random draw of a user's last tasks.
+    the second level's draws and the pilots' random draw of a user's last tasks; ``d_unit``
+    (PA-based RR) and ``p_unit`` (CA-based RR): cores and nodes per turn (Algorithm 2, sec. 5.2.2;
+    1 in the paper's main runs, varied in sec. 6.5).
 
     >>> TwoLevelFairness()
     TwoLevelFairness(first_level='pa-rr', metric='rpa', second_level='maf', \
-corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
+corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_unit=1, p_unit=1)
     """
 
     name: ClassVar[str] = "two-level-fairness"
@@ -147,6 +159,8 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
         max_users: int | None = None,
         static_affinity: bool = False,
         seed: int | None = 0,
+        d_unit: int = 1,
+        p_unit: int = 1,
     ) -> None:
         self.first_level = first_level
         self.metric = metric
@@ -155,14 +169,16 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
         self.max_users = max_users
         self.static_affinity = static_affinity
         self.seed = seed
+        self.d_unit = d_unit
+        self.p_unit = p_unit
         self._scheduler()  # checks the parameters
         self.reset()
 
     def _scheduler(self) -> TwoLevelScheduler:
         return TwoLevelScheduler(
-            first_level_policy(self.first_level, self.metric),
+            first_level_policy(self.first_level, self.metric, self.d_unit),
             second_level_policy(self.second_level, self.corunner_metric, self.max_users,
-                                self.static_affinity, self.seed),
+                                self.static_affinity, self.seed, self.p_unit),
         )
 
     def reset(self) -> None:
@@ -170,11 +186,12 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
         self.rng_ = np.random.default_rng(self.seed)
         self.users_: dict[str, int] = {}  # user name -> index, in order of first arrival
         self.user_app_: list[int] = []  # application index of each user
-        self.applications_: list[str] = list(gen_hwang.APPLICATIONS)
+        self.applications_: list[str] = []  # in name order (module docstring)
         self.seen_: set[str] = set()  # tasks seen in a mapping event
         self.remaining_: list[int] = []  # per user: tasks seen, not yet ended
         self.running_: dict[str, tuple[int, int, int]] = {}  # task -> (platform, core, user)
-        self.solo_: dict[tuple[str, int], float] = {}  # whole-node clusters: OneCore time
+        self.solo_: dict[tuple[str, str], float] = {}  # (cluster, app) -> OneCore time
+        self.corunner_: dict[tuple[str, str], tuple[float, float]] = {}  # -> (p, sigma)
         self.platforms_: tuple[Platform, ...] = ()
         self.pilot_: list[np.ndarray] = []
         self.busy_: list[np.ndarray] = []
@@ -183,32 +200,23 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
 
     # ---------------------------------------------------------------------- the model
     def _models(self, clusters: Sequence[Cluster]) -> tuple[Platform, ...]:
-        """One two-level platform per cluster (module docstring), rebuilt when needed."""
-        if len(self.platforms_) == len(clusters) and all(
-            len(p.model.applications) == len(self.applications_) for p in self.platforms_
-        ):
+        """One two-level platform per cluster from the applications' annotations (module
+        docstring), rebuilt when an application arrives."""
+        if self.platforms_:
             return self.platforms_
+        size = len(self.applications_)
         platforms = []
         for cluster in clusters:
+            solo = np.array([self.solo_[cluster.name, a] for a in self.applications_])
             if cluster.shared_nodes:
-                if cluster.name not in gen_hwang.PLATFORMS:
-                    raise ValueError(
-                        f"{self.name}: shared-node cluster {cluster.name} has no co-runner"
-                        f" model (the paper's platforms: {', '.join(gen_hwang.PLATFORMS)})"
-                    )
-                model = CorunnerModel.paper(cluster.name, cluster.cores_per_node)
-                if len(self.applications_) > len(model.applications):
-                    extra = self.applications_[len(model.applications)]
-                    raise ValueError(
-                        f"{self.name}: application {extra} has no co-runner data on shared-node"
-                        f" cluster {cluster.name} (the paper's applications:"
-                        f" {', '.join(model.applications)})"
-                    )
+                pressure, sensitivity = np.array(
+                    [self.corunner_[cluster.name, a] for a in self.applications_]
+                ).reshape(size, 2).T
+                model = CorunnerModel(cluster.name, cluster.cores_per_node,
+                                      tuple(self.applications_), solo, pressure, sensitivity)
                 nodes = cluster.nb_nodes // cluster.cores_per_node
             else:
-                size = len(self.applications_)
-                solo = [self.solo_.get((cluster.name, a), 1.0) for a in range(size)]
-                model = CorunnerModel(cluster.name, 1, tuple(self.applications_), np.array(solo),
+                model = CorunnerModel(cluster.name, 1, tuple(self.applications_), solo,
                                       np.zeros(size), np.zeros(size))
                 nodes = cluster.nb_nodes
             platforms.append(Platform(cluster.name, nodes, model))
@@ -218,19 +226,37 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0)
             self.busy_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
         return self.platforms_
 
+    def _application(self, task: Task, application: str,
+                     clusters: Sequence[Cluster]) -> None:
+        """Register ``application`` from its first task: OneCore run time on every cluster
+        and co-runner model on every shared-node cluster (``corunner_model``)."""
+        model = task.annotations.get("corunner_model")
+        for cluster in clusters:
+            self.solo_[cluster.name, application] = task.duration(cluster)
+            if not cluster.shared_nodes:
+                continue
+            if not isinstance(model, Mapping) or cluster.name not in model.get("pressure", {}):
+                raise WorkloadError(
+                    f"{self.name}: task {task.id} (application {application}) has no"
+                    f" corunner_model for shared-node cluster {cluster.name}: the co-runner"
+                    " run times are planned from the workload's corunner_model annotation"
+                    " (pressure and sensitivity per cluster; hetsched workload generate"
+                    " hwang writes it)"
+                )
+            self.corunner_[cluster.name, application] = (
+                float(model["pressure"][cluster.name]), float(model["sensitivity"][cluster.name]))
+        names = [self.applications_[a] for a in self.user_app_]
+        self.applications_ = sorted({*self.applications_, application})
+        self.user_app_ = [self.applications_.index(name) for name in names]  # re-indexed
+        self.platforms_ = ()  # the models gain an application
+
     def _learn(self, task: Task, clusters: Sequence[Cluster]) -> int:
         """The user index of a newly seen task (registering user and application)."""
         user = task.user or task.application or ""
         application = task.application or task.user or ""
         if application not in self.applications_:
-            self.applications_.append(application)  # the models are rebuilt (_models)
+            self._application(task, application, clusters)
         app = self.applications_.index(application)
-        for cluster in clusters:
-            if not cluster.shared_nodes:
-                key = (cluster.name, app)
-                if key not in self.solo_:
-                    self.solo_[key] = task.duration(cluster)
-                    self.platforms_ = ()  # a whole-node model changed
         if user not in self.users_:
             self.users_[user] = len(self.users_)
             self.user_app_.append(app)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,7 +14,10 @@ from hetsched.metrics.fairness import (
     fastest_onecore_runtime,
     makespan,
     normalized_throughput,
+    run_fairness,
 )
+from hetsched.metrics.summary import summarize
+from hetsched.studies.hwang import EngineRun, engine_run
 
 
 def test_fastest_onecore_by_hand() -> None:
@@ -57,3 +63,40 @@ def test_bad_inputs_are_refused() -> None:
         fastest_onecore_runtime([5, 5, 5], np.ones((3, 2)), 2)
     with pytest.raises(ValueError, match="makespans must be > 0"):
         efficiency(0.0, 1.0)
+
+
+def test_a_runs_summary_carries_the_studys_fairness_and_efficiency(tmp_path: Path) -> None:
+    # Scenario 1 at 0.001 x Table 6 (500 tasks) on the engine: the summary of the run's own
+    # files (what `hetsched run` prints and writes to summary.json) gives the fairness the
+    # study computes from the driver, and the efficiency against the study's simple fairness
+    # + AllCore run of the same inputs.
+    rows = {}
+    for first, second in (("pa-rr", "maf"), ("fairness", "allcore")):
+        folder = tmp_path / first
+        folder.mkdir()
+        rows[first], _ = engine_run(EngineRun(1, first, "rpa", second), 0.001, folder)
+    summary = summarize(tmp_path / "pa-rr" / "out", tmp_path / "pa-rr" / "workload.json",
+                        tmp_path / "pa-rr" / "platform.xml")
+    assert summary.fairness == pytest.approx(rows["pa-rr"]["fairness"], abs=1e-6)
+    assert summary.baseline_makespan == pytest.approx(rows["fairness"]["makespan"], abs=1e-3)
+    assert summary.efficiency == pytest.approx(
+        rows["pa-rr"]["makespan"] / rows["fairness"]["makespan"], rel=1e-6)
+    assert summary.to_json()["fairness"] == summary.fairness
+
+
+def test_other_workloads_have_no_fairness(tmp_path: Path) -> None:
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 1, "jobs": [
+        {"id": "1", "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}))
+    assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml") is None
+
+
+def test_fastest_onecore_with_dynamic_submission_counts_the_users_present() -> None:
+    # 3 users of 600 tasks, 10 s each, 300 cores. Submitted at 0, 0 and 100: the first two
+    # share the system (150 cores: 4 rounds, 40 s) and are done in the ideal by 100, so the
+    # third has every core (2 rounds, 20 s), not a third of them (6 rounds, 60 s).
+    solo = [[10.0]] * 3
+    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 100]).tolist() == [40, 40, 20]
+    # Submitted at 0, 0 and 30: the first two are still running then, 100 cores each.
+    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 30]).tolist() == [40, 40, 60]
+    assert fastest_onecore_runtime([600] * 3, solo, 300).tolist() == [60, 60, 60]

@@ -86,7 +86,8 @@ JSON_KEYS = {
     "makespan_goals", "makespan_goals_met", "energy_delay_busy_joules",
     "energy_delay_busy_window_joules", "makespan_goal", "batch_met",
     "robustness_predicted", "batch_probability_predicted", "makespan_lower_bound",
-    "makespan_ratio", "wall_seconds", "checked_rules", "tasks_unrunnable", "version",
+    "makespan_ratio", "fairness", "efficiency", "baseline_makespan", "wall_seconds",
+    "checked_rules", "tasks_unrunnable", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from hetsched.studies.hwang_model_study import grid, plot, study, summary, with_efficiency
+from hetsched.studies.hwang_model_study import (
+    Variant,
+    _second_level,
+    grid,
+    main,
+    plot,
+    study,
+    summary,
+    with_efficiency,
+)
 
 
 def test_the_grid_has_fifty_runs_per_scenario_and_dynamic_ones_on_six() -> None:
@@ -39,3 +48,38 @@ def test_a_small_study_runs_resumes_and_summarises(tmp_path: Path) -> None:
         "fig3.png", "fig5.png", "fig6.png", "fig4.png", "fig7.png"]
     with pytest.raises(ValueError, match=r"holds runs at scale 0\.001, not 0\.01"):
         study(tmp_path, runs, scale=0.01)
+
+
+def test_policies_and_scenarios_are_checked_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "study"
+    assert main(["-o", str(out), "--scenarios", "1", "--policies", "pa-rr/rpa/maf"]) == 2
+    assert "unknown policy 'pa-rr/rpa/maf'" in capsys.readouterr().err
+    assert main(["-o", str(out), "--scenarios", "24"]) == 2
+    assert "unknown scenario 24 (Table 8: 1 to 23)" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SystemExit):
+        main(["-o", str(out), "--scale", "-1"])
+    with pytest.raises(SystemExit):
+        main(["-o", str(out), "--interarrival", "0"])
+    assert not out.exists()
+
+
+def test_a_variant_runs_in_its_own_folder_and_reaches_the_policies(tmp_path: Path) -> None:
+    # D_unit = 200 on scenario 1 at 0.01 x Table 6: PA-based RR hands out cores 200 at a
+    # time, so its shares differ from D_unit = 1 (sec. 6.5); the folder keeps its variant.
+    cell = ["--scenarios", "1", "--policies", "pa-rr/rpa/allcore", "--scale", "0.01",
+            "--no-figures"]
+    assert main(["-o", str(tmp_path / "d1"), *cell]) == 0
+    assert main(["-o", str(tmp_path / "d200"), *cell, "--d-unit", "200"]) == 0
+    rows = {}
+    for name in ("d1", "d200"):
+        with (tmp_path / name / "runs.csv").open() as handle:
+            [rows[name]] = list(csv.DictReader(handle))
+    assert rows["d1"]["normalized"] != rows["d200"]["normalized"]
+    with pytest.raises(ValueError, match="holds a study of variant"):
+        study(tmp_path / "d200", grid([1], [0], policies=["pa-rr/rpa/allcore"]), 0.01)
+    [run] = grid([1], [0], policies=["aaf/rpa/ca-rr"], variant=Variant(p_unit=20, max_users=2))
+    assert run.policy == "aaf/rpa/ca-rr"
+    assert _second_level(run).get_params()["p_unit"] == 20
+    assert _second_level(run).get_params()["max_users"] == 2

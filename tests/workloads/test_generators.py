@@ -309,6 +309,7 @@ def test_with_the_real_platform_presets_the_document_validates(preset: str) -> N
 def test_field_validators_cover_the_extra_fields() -> None:
     assert set(FIELD_VALIDATORS) == {
         "downey", "serial_time", "slowdown", "makespan_goal", "corunner_affinity",
+        "corunner_model",
     }  # fmt: skip
     emitted = set()
     for preset in ("machovec", "tarplee", "hansen", "hwang"):
@@ -342,6 +343,17 @@ def test_field_validators_cover_the_extra_fields() -> None:
             "corunner_affinity",
             {"raw_difference": {"gene": math.inf}, "normalized_difference": {"gene": 1}},
             r"raw_difference\['gene'\] must be a finite number, got inf",
+        ),
+        ("corunner_model", {"pressure": {"gene": 0.1}}, "must have exactly the keys"),
+        (
+            "corunner_model",
+            {"pressure": {"gene": 0.1}, "sensitivity": {"gene": -0.5}},
+            r"corunner_model.sensitivity\['gene'\] must be a finite number >= 0, got -0.5",
+        ),
+        (
+            "corunner_model",
+            {"pressure": {"gene": 0.1}, "sensitivity": {"lcloud": 1.0}},
+            "must cover the same clusters",
         ),
     ],
 )

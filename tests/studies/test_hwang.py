@@ -1,0 +1,28 @@
+"""``hetsched experiment hwang`` (studies/hwang.py): the cells chosen on the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hetsched.studies.hwang import grid, main
+
+
+def test_unknown_scenarios_and_policies_stop_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "study"
+    assert main(["-o", str(out), "--scenarios", "0"]) == 2
+    assert "unknown scenario 0 (Table 8: 1 to 23)" in capsys.readouterr().err
+    assert main(["-o", str(out), "--policies", "pa-rr/rpa/maf,paf/rpa/best"]) == 2
+    assert "unknown policy 'paf/rpa/best'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_scenarios_and_policies_choose_the_cells() -> None:
+    runs = grid(True, [0, 1], [], scenarios=[2, 20], policies=["pa-rr/epa/maf"])
+    assert [(r.scenario, r.first, r.metric, r.second, r.seed) for r in runs] == [
+        (2, "pa-rr", "epa", "maf", 0), (20, "pa-rr", "epa", "maf", 0),
+        (2, "pa-rr", "epa", "maf", 1), (20, "pa-rr", "epa", "maf", 1)]
+    assert len(grid(True, [0], [])) == 23 * 40  # the paper's 40 cells (metric x levels)
+    assert len(grid(False, [0], [])) == 16
