@@ -299,7 +299,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
     parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
-    parser.add_argument("--scenarios", type=int, nargs="+",
+    parser.add_argument("--scenarios", nargs="+",
+                        type=ranges.int_range(1, len(gen_hwang.SCENARIOS)),
                         help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
     parser.add_argument("--policies",
                         help="comma-separated cells first/metric/second, e.g. pa-rr/rpa/maf"
