@@ -12,8 +12,12 @@ from hetsched.studies.hwang import grid, main
 def test_unknown_scenarios_and_policies_stop_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "study"
-    assert main(["-o", str(out), "--scenarios", "0"]) == 2
-    assert "unknown scenario 0 (Table 8: 1 to 23)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["-o", str(out), "--scenarios", "0"])
+    assert refused.value.code == 2
+    assert "argument --scenarios" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"unknown scenario 24 \(Table 8: 1 to 23\)"):
+        grid(True, [0], [], scenarios=[24])
     assert main(["-o", str(out), "--policies", "pa-rr/rpa/maf,paf/rpa/best"]) == 2
     assert "unknown policy 'paf/rpa/best'" in capsys.readouterr().err
     assert not out.exists()
