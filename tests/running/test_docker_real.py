@@ -160,8 +160,10 @@ def test_compose_up_writes_the_outputs_as_the_calling_user(
     data.mkdir()
     shutil.copy(tiny / "platform.xml", data)
     shutil.copy(tiny / "workload.json", data)
+    (data / "out").mkdir()  # Batsim's -e folder: Batsim does not create it
     if os.getuid() == 0:
         os.chown(data, *user)
+        os.chown(data / "out", *user)
     environment = {
         **os.environ, "DATA_DIR": str(data), "HEURISTIC": "easy", "BATSIM_IMAGE": BATSIM_IMAGE,
         "UID": str(user[0]), "GID": str(user[1]),
