@@ -87,8 +87,10 @@ wheels: setup
 	$(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) --no-deps $(PYBATSIM)
 	SOURCE_DATE_EPOCH=315532800 $(BIN)/pip wheel -q --wheel-dir $(WHEELHOUSE) .
 
+# The prune removes the images these builds replaced (untagged, labelled by docker/Dockerfile).
 docker-images: docker-base wheels
 	docker build -q -f docker/Dockerfile --build-arg BASE_IMAGE=$(DOCKER_BASE_IMAGE) \
 	  --build-arg OFFLINE=1 --target scheduler -t $(SCHEDULER_IMAGE) .
 	docker build -q -f docker/Dockerfile --build-arg BASE_IMAGE=$(DOCKER_BASE_IMAGE) \
 	  --build-arg OFFLINE=1 --target batsim -t $(LOCAL_BATSIM_IMAGE) .
+	docker image prune -f --filter label=org.hetsched.image=true >/dev/null
