@@ -52,10 +52,8 @@ def day(cores: int, tasks_per_day: float, pstates: int, seed: int, hours: float
     with tempfile.TemporaryDirectory(prefix="hetsched-bench-") as tmp:
         path = Path(tmp) / "platform.xml"
         write_platform(generate_platform("machovec", seed, cores=cores, pstates=pstates), path)
-        machines = load_platform(path, energy=True).machines
-        clusters = clusters_from_compute_resources(
-            [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
-        )
+        resources = load_platform(path, energy=True).compute_resources()
+        clusters = clusters_from_compute_resources(resources)
         document = generate_workload("machovec", seed, read_platform(path).clusters,
                                      tasks_per_day=tasks_per_day, hours=hours)
     tasks = [task_from_job({**job, "id": f"w0!{job['id']}"}, None, clusters)

@@ -761,6 +761,13 @@ class Platform:
     def __repr__(self) -> str:
         return f"Platform({str(self.path)!r}, {len(self.machines)} machines)"
 
+    def compute_resources(self) -> list[dict[str, object]]:
+        """The compute machines as SIMULATION_BEGINS lists them to a scheduler (``id``,
+        ``name``, ``properties``): what :func:`hetsched.platforms.properties.
+        clusters_from_compute_resources` reads."""
+        return [{"id": m.id, "name": m.name, "properties": dict(m.properties)}
+                for m in self.machines]
+
     # ----------------------------------------------------------------- routing
     def message_delay(self, src: str, dst: str) -> float:
         """Seconds SimGrid 3.32 (``ptask_L07``) takes to carry a lone 1-byte message src -> dst."""

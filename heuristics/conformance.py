@@ -153,10 +153,8 @@ def make_system(name: str, folder: Path, seed: int = 0, nb_tasks: int = 30) -> S
                               {"generator": "conformance", "seed": seed})
     workload_json = folder / f"{name}.json"
     write_workload(document, workload_json, force=True)
-    machines = load_platform(platform_xml, energy=True).machines
-    clusters = tuple(clusters_from_compute_resources(
-        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
-    ))
+    resources = load_platform(platform_xml, energy=True).compute_resources()
+    clusters = tuple(clusters_from_compute_resources(resources))
     tasks = tuple(
         task_from_job({**job, "id": f"w0!{job['id']}"}, None, clusters)
         for job in document["jobs"]  # type: ignore[union-attr]

@@ -180,9 +180,8 @@ def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
     jobs = document.get("jobs", []) if isinstance(document, dict) else []
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
         return None
-    machines = load_platform(Path(platform_path)).machines
-    clusters = clusters_from_compute_resources(
-        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines])
+    resources = load_platform(Path(platform_path)).compute_resources()
+    clusters = clusters_from_compute_resources(resources)
     profiles = document.get("profiles", {})
     tasks = []
     for job in jobs:

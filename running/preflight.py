@@ -67,11 +67,7 @@ class PlatformView:
     @classmethod
     def read(cls, path: str | Path) -> PlatformView:
         """From a SimGrid platform file, read as Batsim 4.2.1 reads it."""
-        platform = load_platform(path)
-        resources = [
-            {"id": m.id, "name": m.name, "properties": dict(m.properties)}
-            for m in platform.machines
-        ]
+        resources = load_platform(path).compute_resources()
         try:
             return cls.from_compute_resources(str(path), resources)
         except ValueError as error:

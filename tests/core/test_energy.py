@@ -101,10 +101,8 @@ def test_task_energy_estimates_match_a_real_batsim_dvfs_run(tmp_path: Path) -> N
     out_pstate_changes.csv (the scheduler sets it just before starting the job)."""
     platform = tmp_path / "platform.xml"
     platform.write_bytes(gzip.decompress((REFERENCE / "platform.xml.gz").read_bytes()))
-    machines = load_platform(platform, energy=True).machines
-    clusters = clusters_from_compute_resources(
-        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
-    )
+    resources = load_platform(platform, energy=True).compute_resources()
+    clusters = clusters_from_compute_resources(resources)
     cluster_of = {rid: c for c in clusters for rid in c.resource_ids}
     profiles = json.loads(gzip.decompress((REFERENCE / "workload.json.gz").read_bytes()))
     kinds = {name: p["type"] for name, p in profiles["profiles"].items()}

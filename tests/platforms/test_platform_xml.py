@@ -197,10 +197,8 @@ def test_shared_node_platform_reads_back_with_node_of(tmp_path: Path) -> None:
     platform = generate("hwang-small-gene", seed=0)  # gene 150 x 2, cheetah 75 x 8, ...
     path = write_platform(platform, tmp_path / "hwang.xml")
     assert read_platform(path) == platform
-    machines = load_platform(path, energy=True).machines
-    clusters = clusters_from_compute_resources(
-        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
-    )
+    resources = load_platform(path, energy=True).compute_resources()
+    clusters = clusters_from_compute_resources(resources)
     assert [(c.name, c.nb_nodes, c.cores_per_node) for c in clusters] == [
         ("gene", 300, 2), ("cheetah", 600, 8), ("darth", 600, 8), ("lcloud", 600, 12)]
     gene, cheetah = clusters[0], clusters[1]

@@ -235,10 +235,8 @@ def test_a_generated_batch_runs_for_the_models_mean_final_time(tmp_path: Path) -
     workload = generate_workload("hansen", 4, platform.clusters, applications=16)
     jobs = workload["jobs"]
     assert isinstance(jobs, list)
-    machines = load_platform(write_platform(platform, tmp_path / "p.xml")).machines
-    clusters = clusters_from_compute_resources(
-        [{"id": m.id, "name": m.name, "properties": dict(m.properties)} for m in machines]
-    )
+    resources = load_platform(write_platform(platform, tmp_path / "p.xml")).compute_resources()
+    clusters = clusters_from_compute_resources(resources)
     tasks = [task_from_job({**job, "id": f"w0!{job['id']}"}, None, clusters) for job in jobs]
     heuristic = RfDuplexBatch()
     records = ModelTimeRunner(clusters, heuristic, tasks).run()
