@@ -181,6 +181,13 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
     Batsim 4.2.1 names the workload of its i-th ``-w`` option ``w<i>`` (``src/batsim.cpp``),
     so a single-workload run's is ``w0``.
     """
+    return read_workload(path, workload_name)[0]
+
+
+def read_workload(path: str | Path, workload_name: str = "w0") -> tuple[WorkloadInfo, dict]:
+    """:func:`read_workload_info` and the parsed JSON document it was read from, for readers
+    of more of the file (the papers' models in :mod:`hetsched.metrics.summary`), which then
+    parse it once."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -216,6 +223,6 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
         if isinstance(profile, dict) and profile.get("type") == "delay"
     )
     try:
-        return WorkloadInfo(workload_name, jobs, window, budget, delays)
+        return WorkloadInfo(workload_name, jobs, window, budget, delays), data
     except ValueError as error:
         raise WorkloadError(f"{path}: {error}") from None

@@ -31,7 +31,6 @@ Choices where the paper is silent (``tests/metrics/test_fairness.py``):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,8 +155,8 @@ class RunFairness:
     normalized: Mapping[str, float]
 
 
-def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
-                 platform_path: str | Path) -> RunFairness | None:
+def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform_path: str | Path,
+                 where: str | Path) -> RunFairness | None:
     """The metrics of a run of a Hwang workload (jobs with ``application`` and
     ``corunner_model``), ``None`` for other workloads or when a task did not complete.
 
@@ -175,9 +174,7 @@ def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
     from hetsched.platforms.properties import clusters_from_compute_resources
     from hetsched.workloads.tasks import task_from_job
 
-    path = Path(workload_path)
-    document = json.loads(path.read_text(encoding="utf-8"))
-    jobs = document.get("jobs", []) if isinstance(document, dict) else []
+    jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
         return None
     resources = load_platform(Path(platform_path)).compute_resources()
@@ -189,7 +186,7 @@ def run_fairness(finish: Mapping[str, float | None], workload_path: str | Path,
             tasks.append(task_from_job({**job, "id": f"w0!{job['id']}"},
                                        profiles.get(job.get("profile")), clusters))
         except ValueError as error:
-            raise WorkloadError(f"{path}: job {job.get('id')!r}: {error}") from None
+            raise WorkloadError(f"{where}: job {job.get('id')!r}: {error}") from None
     users: dict[str, int] = {}
     for task in tasks:
         users.setdefault(task.user or task.application or "", len(users))

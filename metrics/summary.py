@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
-from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
+from hetsched.metrics.annotations import WorkloadInfo, read_workload
 from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.fairness import RunFairness, run_fairness
@@ -180,7 +180,7 @@ def summarize(
     (run :func:`hetsched.metrics.checker.check_run` for the full diagnosis).
     """
     prefix = Path(prefix)
-    workload = read_workload_info(workload_path)
+    workload, document = read_workload(workload_path)
     jobs = read_jobs(_output(prefix, "jobs.csv"))
     accounting = account(jobs, workload)
     if accounting.problems:
@@ -212,14 +212,14 @@ def summarize(
     value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     goals = goals_met(outcomes, workload)
-    jobs = json.loads(Path(workload_path).read_text(encoding="utf-8"))["jobs"]  # as annotations.py
+    jobs = document["jobs"]
     prediction = bound = None
     if goals is not None:
         prediction = _batch_prediction(outcomes, workload, jobs, resource_clusters(platform_path))
     elif is_bag(jobs):
         bound = bag_lower_bound(jobs, resource_clusters(platform_path), str(workload_path))
     makespan = max(finishes, default=0.0)
-    fair = _fairness(outcomes, workload_path, platform_path)
+    fair = _fairness(outcomes, document, workload_path, platform_path)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -315,10 +315,10 @@ def _batch_prediction(
     return predict_batch(goals, jobs, clusters)
 
 
-def _fairness(outcomes: Mapping[str, TaskOutcome], workload_path: str | Path,
-              platform_path: str | Path) -> RunFairness | None:
+def _fairness(outcomes: Mapping[str, TaskOutcome], document: Mapping,
+              workload_path: str | Path, platform_path: str | Path) -> RunFairness | None:
     """Hwang et al.'s fairness and efficiency (sec. 3, 6.1) when the workload is a Hwang
     workload whose every task completed (:func:`hetsched.metrics.fairness.run_fairness`)."""
     finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
               for task_id, o in outcomes.items()}
-    return run_fairness(finish, workload_path, platform_path)
+    return run_fairness(finish, document, platform_path, workload_path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -85,10 +84,9 @@ def test_a_runs_summary_carries_the_studys_fairness_and_efficiency(tmp_path: Pat
 
 
 def test_other_workloads_have_no_fairness(tmp_path: Path) -> None:
-    workload = tmp_path / "w.json"
-    workload.write_text(json.dumps({"nb_res": 1, "jobs": [
-        {"id": "1", "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}))
-    assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml") is None
+    workload = {"nb_res": 1, "jobs": [
+        {"id": "1", "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}
+    assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml", "w.json") is None
 
 
 def test_fastest_onecore_with_dynamic_submission_counts_the_users_present() -> None:
