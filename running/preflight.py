@@ -17,7 +17,8 @@ ProtocolGuard`), so bad input gets the same verdict everywhere (issue 26):
    names only clusters the platform has (the mapping driver refuses others mid-run,
    :meth:`~hetsched.core.driver.MappingDriver.submit`); its per-P-state annotations
    (``etc_pstate``, ``power``: Machovec et al. sec. II.B) have as many P-states as the
-   platform's cluster.
+   platform's cluster; on a cluster with power levels (per-task-type APC) its task type has
+   one.
 
 Each failure is a :class:`~hetsched.errors.WorkloadError` naming the file, the job and the
 field. A job that no cluster of the platform can run (it needs more nodes than each cluster
@@ -91,7 +92,8 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
 
     Raises :class:`WorkloadError` for a job that cannot run as written (``res`` over the
     platform's hosts, ``etc`` naming a cluster the platform lacks, a per-P-state annotation
-    whose length is not the cluster's number of P-states); returns whether a cluster of the
+    whose length is not the cluster's number of P-states, a cluster of its ``etc`` with
+    power levels but none for its ``task_type``); returns whether a cluster of the
     platform has the nodes it needs.
     """
     res = job.get("res")
@@ -120,6 +122,13 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
                     f" platform's cluster {name} has {len(cluster.pstates)}"
                     f" (platform {platform.name})"
                 )
+    for name in job["etc"]:
+        if clusters[name].power_levels:
+            try:
+                clusters[name].host_pstate(0, job.get("task_type"))
+            except ValueError as error:
+                raise WorkloadError(f"{where}: field 'task_type': {error}"
+                                    f" (platform {platform.name})") from None
     cores = job.get("cores", 1)
     moldable = "downey" in job
     return any(
