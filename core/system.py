@@ -148,9 +148,9 @@ class Cluster:
         ...
         ValueError: cluster c has no power level for task type 's07' (its levels: g00, g01): ...
         """
-        self.pstate(pstate)  # ValueError for an unknown P-state
         if not self.power_levels:
             return pstate
+        self.pstate(pstate)  # ValueError for an unknown P-state
         j = self._level_index.get(task_type or "")
         if j is None:
             raise ValueError(
@@ -208,6 +208,8 @@ class Cluster:
         """Watts SimGrid charges a resource busy with a task of ``task_type`` at ``pstate``:
         the full power of its host P-state (:meth:`host_pstate`; with power levels, the
         type's APC per node, Machovec et al. sec. II.B)."""
+        if not self.power_levels:
+            return self.pstate(pstate).full_watts
         return self.host_pstates[self.host_pstate(pstate, task_type)].full_watts
 
     def busy_energy(self, pstate: int, nb_nodes: int, seconds: float,
