@@ -51,9 +51,10 @@ Filters (sec. III.G), computed once at the start of a mapping event, before the 
   allocated); before the first one there is no estimate and nothing is removed.
 * energy-per-resource (eq. 9): ``budget = leniency x energy remaining / resources remaining``;
   an option whose energy per resource (energy / (execution time x cores allocated)) exceeds it
-  is removed. With the platform's power model this is the option's watts per core,
-  ``full_p / cores per node``: the filter keeps the (cluster, P-state) pairs whose power per
-  core fits the day's fair share.
+  is removed. This is the option's watts per core: ``full_p / cores per node``. Without power
+  levels ``full_p`` is the cluster's, so the filter keeps whole (cluster, P-state) pairs; with
+  them it is the task type's APC per node, so it keeps the (task, cluster, P-state) options
+  whose power per core fits the day's fair share.
 
 A budget of 0 or less (energy or resources exhausted) removes every option.
 """
