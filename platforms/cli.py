@@ -131,7 +131,8 @@ def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
 
 
 def platform_table(platform: PlatformSpec) -> list[str]:
-    """A readable table: one row per P-state of each cluster, cluster totals on its first row."""
+    """A readable table: one row per P-state of each cluster, cluster totals on its first row;
+    then, for each cluster with power levels, their task types and range of watts."""
     header = ("cluster", "node type", "nodes", "cores/node", "cores", "P-state",
               "Gflop/s/core", "idle W", "full W", "off W")
     rows = []
@@ -152,7 +153,15 @@ def platform_table(platform: PlatformSpec) -> list[str]:
             ])
     rows.append(["total", "", f"{platform.total_nodes:,}", "", f"{platform.total_cores:,}",
                  "", "", "", "", ""])
-    return [f"platform {platform.name}: {len(platform.clusters)} clusters", *_table(header, rows)]
+    levels = [
+        f"{cluster.name}: {len(cluster.power_levels)} power levels (task types"
+        f" {cluster.power_levels[0].task_type}..{cluster.power_levels[-1].task_type}),"
+        f" {min(min(lv.watts) for lv in cluster.power_levels):.6g}-"
+        f"{max(max(lv.watts) for lv in cluster.power_levels):.6g} W per node"
+        for cluster in platform.clusters if cluster.power_levels
+    ]
+    return [f"platform {platform.name}: {len(platform.clusters)} clusters", *_table(header, rows),
+            *levels]
 
 
 def run_show(args: argparse.Namespace) -> int:

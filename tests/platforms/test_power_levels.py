@@ -277,6 +277,8 @@ def test_platform_generate_with_a_workload(tmp_path: Path, capsys: pytest.Captur
     assert main(["platform", "generate", "--preset", "machovec", "--seed", "2", "--option",
                  "cores=1000", "--workload", "w.json", "-o", "apc.xml"]) == 0
     assert "power levels from w.json" in capsys.readouterr().out
+    assert main(["platform", "show", "apc.xml"]) == 0
+    assert "gp1: " in capsys.readouterr().out.split("total")[1]
     plain, apc = read_platform("plain.xml"), read_platform("apc.xml")
     assert [dataclasses.replace(c, power_levels=()) for c in apc.clusters] == list(plain.clusters)
     jobs = json.loads(Path("w.json").read_text())["jobs"]
