@@ -246,6 +246,18 @@ def test_a_platform_without_a_types_level_is_refused_naming_cluster_and_type(
         preflight(workload, platform)
 
 
+def test_a_platform_written_from_another_day_is_refused(tmp_path: Path) -> None:
+    """Levels of the same type names but other watts (another day's platform): preflight
+    compares each job's power per node with its type's level."""
+    platform, workload = hand_case(tmp_path)
+    document = json.loads(workload.read_text())
+    document["jobs"][1]["power"]["a"] = [120.0, 62.0]
+    write_workload(document, workload, force=True)
+    with pytest.raises(WorkloadError, match=r"job '1' .*'power'\['a'\]: \[60.0, 31.0\] W per"
+                       r" node, the power level of task type 'g01' .* has \[60.0, 30.0\]"):
+        preflight(workload, platform)
+
+
 def test_workloads_the_levels_cannot_come_from_are_refused(tmp_path: Path) -> None:
     _, workload = hand_case(tmp_path)
     document = json.loads(workload.read_text())
