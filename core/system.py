@@ -153,10 +153,12 @@ class Cluster:
         self.pstate(pstate)  # ValueError for an unknown P-state
         j = self._level_index.get(task_type or "")
         if j is None:
+            types = list(self._level_index)
+            shown = ", ".join(types[:5]) + (f", ... ({len(types)} types)" if len(types) > 5 else "")
             raise ValueError(
                 f"cluster {self.name} has no power level for task type {task_type!r} (its"
-                f" levels: {', '.join(self._level_index)}): write the platform from this"
-                " workload (hetsched platform generate --workload)"
+                f" levels: {shown}): write the platform from this workload (hetsched platform"
+                " generate --workload)"
             )
         return len(self.pstates) * (1 + j) + pstate
 
