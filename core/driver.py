@@ -279,7 +279,8 @@ class MappingDriver:
 
     def pstate_switches(self, task_id: str) -> tuple[int, ...]:
         """The nodes whose P-state the start of ``task_id`` changed, in the latest call that
-        started it (the adapter sends SET_RESOURCE_STATE for them before the task)."""
+        started it (the adapter sends SET_RESOURCE_STATE for them before the task, to the host
+        P-state :attr:`system` gives them: the decision's, or its type's power level)."""
         return self._switched.get(task_id, ())
 
     def _energy(self) -> float | None:
@@ -494,10 +495,14 @@ class MappingDriver:
             )
         for node in decision.nodes:
             self._node_task[node] = task_id
+        # The host P-state: the decision's, or its task type's power level (core/system.py).
+        pstate = self._clusters[decision.cluster or ""].host_pstate(
+            decision.pstate, self._records[task_id].task.task_type
+        )
         if self._meter is not None:
-            switched = self._meter.start_computing(decision.nodes, decision.pstate, self._now)
+            switched = self._meter.start_computing(decision.nodes, pstate, self._now)
         else:
-            switched = [node for node in decision.nodes if self._pstate(node) != decision.pstate]
+            switched = [node for node in decision.nodes if self._pstate(node) != pstate]
         if switched:
             self._switched[task_id] = tuple(switched)
         self._running[task_id] = decision
@@ -589,3 +594,9 @@ class MappingDriver:
                 f"P-state {decision.pstate} does not exist on cluster {cluster.name}"
                 f" ({nb_pstates} P-state(s))",
             )
+        if cluster.power_levels:
+            try:
+                cluster.host_pstate(decision.pstate,
+                                    self._records[decision.task_id].task.task_type)
+            except ValueError as error:
+                raise self._fail(decision.task_id, str(error)) from None

@@ -5,9 +5,10 @@ host energy plugin applies to our platforms (``docs/architecture.md``, "Host pro
 a resource draws the idle power of its P-state when idle and the full power of its P-state
 while a task computes on it (one core per SimGrid host, so a task loads its host fully).
 The driver tells the meter when each resource starts or stops computing and when its P-state
-changes; :meth:`EnergyMeter.consumed` is then what Batsim ``-E`` reports for the compute
-hosts, up to SimGrid's rounding (tests check it against the embedded engine and against a
-real Batsim 4.2.1 run).
+changes (a host P-state: a power level on a cluster with power levels, ``core/system.py``);
+:meth:`EnergyMeter.consumed` is then what Batsim ``-E`` reports for the compute hosts, up to
+SimGrid's rounding (tests check it against the embedded engine and against a real Batsim 4.2.1
+run).
 
 Each update is O(1): the meter keeps the platform's total power and the energy accumulated up
 to the last update. Given a measure ``window`` ``(t0, t1)`` (Machovec et al. sec. IV.A: the
@@ -38,6 +39,13 @@ from collections.abc import Iterable, Sequence
 from hetsched.core.system import Cluster
 
 
+def _check_host_pstate(cluster: Cluster, pstate: int) -> None:
+    """ValueError naming the cluster when its hosts have no P-state ``pstate``."""
+    if not 0 <= pstate < len(cluster.host_pstates):
+        raise ValueError(f"cluster {cluster.name} has no P-state {pstate}"
+                         f" ({len(cluster.host_pstates)} host P-state(s))")
+
+
 class EnergyMeter:
     """Joules the compute resources of ``clusters`` consumed since time ``start``.
 
@@ -64,7 +72,7 @@ class EnergyMeter:
                 self._clusters[rid] = cluster
         self._pstate = dict.fromkeys(self._clusters, 0)
         self._busy = dict.fromkeys(self._clusters, False)
-        self._power = {rid: c.pstates[0].idle_watts for rid, c in self._clusters.items()}
+        self._power = {rid: c.host_pstates[0].idle_watts for rid, c in self._clusters.items()}
         self._total = sum(self._power.values())
         self._accumulated = 0.0
         self._last = start
@@ -84,7 +92,7 @@ class EnergyMeter:
         self._last = at
 
     def _refresh(self, resource: int) -> None:
-        pstate = self._clusters[resource].pstates[self._pstate[resource]]
+        pstate = self._clusters[resource].host_pstates[self._pstate[resource]]
         power = pstate.full_watts if self._busy[resource] else pstate.idle_watts
         self._total += power - self._power[resource]
         self._power[resource] = power
@@ -104,8 +112,8 @@ class EnergyMeter:
         self._refresh(resource)
 
     def set_pstate(self, resource: int, pstate: int, at: float) -> None:
-        """``resource`` switches to ``pstate`` at time ``at``."""
-        self._cluster(resource).pstate(pstate)  # ValueError for an unknown P-state
+        """``resource`` switches to host P-state ``pstate`` at time ``at``."""
+        _check_host_pstate(self._cluster(resource), pstate)
         self._advance(at)
         self._pstate[resource] = pstate
         self._refresh(resource)
@@ -128,15 +136,15 @@ class EnergyMeter:
         for resource in resources:
             cluster = self._cluster(resource)
             if pstates[resource] != pstate:
-                cluster.pstate(pstate)  # ValueError for an unknown P-state
+                _check_host_pstate(cluster, pstate)
                 pstates[resource] = pstate
-                state = cluster.pstates[pstate]  # _refresh
+                state = cluster.host_pstates[pstate]  # _refresh
                 power = state.full_watts if busy[resource] else state.idle_watts
                 self._total += power - powers[resource]
                 powers[resource] = power
                 switched.append(resource)
             busy[resource] = True
-            power = cluster.pstates[pstate].full_watts  # _refresh of a busy resource
+            power = cluster.host_pstates[pstate].full_watts  # _refresh of a busy resource
             self._total += power - powers[resource]
             powers[resource] = power
         return switched
@@ -148,7 +156,7 @@ class EnergyMeter:
         for resource in resources:
             cluster = self._cluster(resource)
             busy[resource] = False
-            power = cluster.pstates[pstates[resource]].idle_watts  # _refresh
+            power = cluster.host_pstates[pstates[resource]].idle_watts  # _refresh
             self._total += power - powers[resource]
             powers[resource] = power
 

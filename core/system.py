@@ -11,12 +11,20 @@ throughout: what its docstrings call "nodes" are resources.
 Power follows SimGrid's host energy model as our platforms use it (one core per SimGrid
 host: a busy host draws the full power of its P-state, an idle one its idle power), so
 :meth:`Cluster.busy_energy` is what SimGrid (and Batsim ``-E``) charge for a task.
+
+*Power levels* (Machovec et al. sec. II.B: each task type has its own average power per node,
+the APC matrix, on each cluster and P-state): a cluster may carry, after its DVFS P-states,
+one host P-state per (task type, DVFS P-state) with that P-state's speed and the type's watts
+per node. A task then runs at the host P-state of its type (:meth:`Cluster.host_pstate`),
+which the execution twin sets, so SimGrid charges its APC (docs/platforms.md, "Machovec:
+per-task-type power (APC)").
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,9 @@ class Cluster:
     P-state 0 fastest; ``cores_per_node`` the cores of one physical node. ``node_of`` is
     empty when each resource is a whole node; on a shared-node platform it gives, for each
     resource (one core), the index of its physical node, and every node has exactly
-    ``cores_per_node`` cores.
+    ``cores_per_node`` cores. ``power_levels`` (module docstring) are ``(task type, one
+    P-state per DVFS P-state)``: host P-state ``d x (1 + j) + k`` is level ``j``'s P-state
+    ``k`` (``d`` DVFS P-states), with the speed of P-state ``k``.
 
     >>> c = Cluster("thin", cores_per_node=8, resource_ids=(0, 1, 2))
     >>> c.nodes_for(12), c.allocated_cores(12)
@@ -73,8 +83,10 @@ class Cluster:
     pstates: tuple[PState, ...] = ()
     node_type: str = ""
     node_of: tuple[int, ...] = ()
+    power_levels: tuple[tuple[str, tuple[PState, ...]], ...] = ()
 
     def __post_init__(self) -> None:
+        self._check_power_levels()
         if self.cores_per_node < 1:
             raise ValueError(f"cluster {self.name}: cores_per_node must be >= 1")
         if not self.resource_ids:
@@ -96,6 +108,59 @@ class Cluster:
                         f"cluster {self.name}: node {node} has {count} core(s),"
                         f" cores_per_node is {self.cores_per_node}"
                     )
+
+    def _check_power_levels(self) -> None:
+        seen: set[str] = set()
+        for task_type, level in self.power_levels:
+            if task_type in seen:
+                raise ValueError(f"cluster {self.name}: task type {task_type!r} has two power"
+                                 " levels")
+            seen.add(task_type)
+            speeds = tuple(p.speed for p in level)
+            if speeds != tuple(p.speed for p in self.pstates):
+                raise ValueError(
+                    f"cluster {self.name}: the power level of task type {task_type!r} must"
+                    f" have the speeds of the cluster's {len(self.pstates)} P-state(s)"
+                )
+
+    @cached_property
+    def host_pstates(self) -> tuple[PState, ...]:
+        """Every P-state of a host, in SimGrid's order: the DVFS P-states, then the power
+        levels' (the whole ``speed`` list of the host)."""
+        return self.pstates + tuple(p for _, level in self.power_levels for p in level)
+
+    @cached_property
+    def _level_index(self) -> dict[str, int]:
+        return {task_type: j for j, (task_type, _) in enumerate(self.power_levels)}
+
+    def host_pstate(self, pstate: int, task_type: str | None = None) -> int:
+        """The host P-state a task of ``task_type`` runs at when it runs at DVFS ``pstate``:
+        ``pstate`` itself without power levels, else its type's level (ValueError naming
+        the cluster and the type when the platform has none for it).
+
+        >>> level = (PState(1e9, 0.0, 140.0), PState(5e8, 0.0, 70.0))
+        >>> c = Cluster("c", 4, (0, 1), (PState(1e9, 0.0, 120.0), PState(5e8, 0.0, 60.0)),
+        ...             power_levels=(("g00", level), ("g01", level)))
+        >>> c.host_pstate(1, "g01"), c.host_pstates[5].full_watts
+        (5, 70.0)
+        >>> c.host_pstate(0, "s07")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: cluster c has no power level for task type 's07' (its levels: g00, g01): ...
+        """
+        if not self.power_levels:
+            return pstate
+        self.pstate(pstate)  # ValueError for an unknown P-state
+        j = self._level_index.get(task_type or "")
+        if j is None:
+            types = list(self._level_index)
+            shown = ", ".join(types[:5]) + (f", ... ({len(types)} types)" if len(types) > 5 else "")
+            raise ValueError(
+                f"cluster {self.name} has no power level for task type {task_type!r} (its"
+                f" levels: {shown}): write the platform from this workload (hetsched platform"
+                " generate --workload)"
+            )
+        return len(self.pstates) * (1 + j) + pstate
 
     @property
     def nb_nodes(self) -> int:
@@ -141,11 +206,22 @@ class Cluster:
             )
         return self.pstates[index]
 
-    def busy_energy(self, pstate: int, nb_nodes: int, seconds: float) -> float:
-        """Joules SimGrid charges for ``nb_nodes`` resources busy ``seconds`` at ``pstate``.
+    def busy_watts(self, pstate: int, task_type: str | None = None) -> float:
+        """Watts SimGrid charges a resource busy with a task of ``task_type`` at ``pstate``:
+        the full power of its host P-state (:meth:`host_pstate`; with power levels, the
+        type's APC per node, Machovec et al. sec. II.B)."""
+        if not self.power_levels:
+            return self.pstate(pstate).full_watts
+        return self.host_pstates[self.host_pstate(pstate, task_type)].full_watts
+
+    def busy_energy(self, pstate: int, nb_nodes: int, seconds: float,
+                    task_type: str | None = None) -> float:
+        """Joules SimGrid charges for ``nb_nodes`` resources busy ``seconds`` at ``pstate``
+        with a task of ``task_type`` (:meth:`busy_watts`; the APC x time of Machovec et al.
+        sec. II.B on a cluster with power levels).
 
         >>> c = Cluster("c", 4, (0, 1), (PState(1e9, 50.0, 120.0), PState(5e8, 30.0, 60.0)))
         >>> c.busy_energy(pstate=1, nb_nodes=2, seconds=20.0)
         2400.0
         """
-        return nb_nodes * seconds * self.pstate(pstate).full_watts
+        return nb_nodes * seconds * self.busy_watts(pstate, task_type)

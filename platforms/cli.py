@@ -3,6 +3,8 @@
 * ``hetsched platform generate --preset NAME [--seed N] -o FILE.xml [--force]
   [--cores N | --max-procs M --fraction F] [--option KEY=VALUE ...]``
 * ``hetsched platform generate --spec FILE.json|FILE.toml -o FILE.xml [--force]``
+* either with ``--workload W.json``: one power level per task type of ``W`` on each cluster
+  (Machovec et al.'s per-task-type APC, :mod:`hetsched.platforms.power_levels`)
 * ``hetsched platform show FILE.xml``
 * ``hetsched platform presets``
 """
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 
 from hetsched import options as ranges
 from hetsched.platforms.model import PlatformSpec
+from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.platforms.spec import load_spec
@@ -43,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate_parser.add_argument(
         "--fraction", type=ranges.positive_float,
         help="khemka: mean total cores = fraction x --max-procs"
+    )
+    generate_parser.add_argument(
+        "--workload", metavar="W.json",
+        help="write one power level per task type of this workload (its 'power' annotation,"
+             " Machovec et al.'s APC) so that SimGrid charges each task its type's power;"
+             " generate the workload on the platform without it first",
     )
     generate_parser.add_argument(
         "--option",
@@ -97,6 +106,10 @@ def run_generate(args: argparse.Namespace) -> int:
         seed = 0 if args.seed is None else args.seed
         platform = generate(args.preset, seed, **options)
         origin = f"preset {args.preset}, seed {seed}"
+    if args.workload is not None:
+        platform = with_power_levels(platform, args.workload)
+        levels = sum(len(c.power_levels) for c in platform.clusters)
+        origin += f", {levels} power levels from {args.workload}"
     path = write_platform(platform, args.output, force=args.force)
     print(
         f"wrote {path} ({origin}): {len(platform.clusters)} clusters,"
@@ -118,7 +131,8 @@ def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
 
 
 def platform_table(platform: PlatformSpec) -> list[str]:
-    """A readable table: one row per P-state of each cluster, cluster totals on its first row."""
+    """A readable table: one row per P-state of each cluster, cluster totals on its first row;
+    then, for each cluster with power levels, their task types and range of watts."""
     header = ("cluster", "node type", "nodes", "cores/node", "cores", "P-state",
               "Gflop/s/core", "idle W", "full W", "off W")
     rows = []
@@ -139,7 +153,15 @@ def platform_table(platform: PlatformSpec) -> list[str]:
             ])
     rows.append(["total", "", f"{platform.total_nodes:,}", "", f"{platform.total_cores:,}",
                  "", "", "", "", ""])
-    return [f"platform {platform.name}: {len(platform.clusters)} clusters", *_table(header, rows)]
+    levels = [
+        f"{cluster.name}: {len(cluster.power_levels)} power levels (task types"
+        f" {cluster.power_levels[0].task_type}..{cluster.power_levels[-1].task_type}),"
+        f" {min(min(lv.watts) for lv in cluster.power_levels):.6g}-"
+        f"{max(max(lv.watts) for lv in cluster.power_levels):.6g} W per node"
+        for cluster in platform.clusters if cluster.power_levels
+    ]
+    return [f"platform {platform.name}: {len(platform.clusters)} clusters", *_table(header, rows),
+            *levels]
 
 
 def run_show(args: argparse.Namespace) -> int:

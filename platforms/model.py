@@ -108,6 +108,34 @@ class PStateSpec:
 
 
 @dataclass(frozen=True)
+class PowerLevel:
+    """A task type's power per node on a cluster, one wattage per DVFS P-state (Machovec et al.
+    2017, sec. II.B: the APC matrix, "the average power consumption of the nodes that a task
+    will utilize"). On the platform it becomes one host P-state per DVFS P-state, with that
+    P-state's speed and idle power and ``watts`` when busy (docs/platforms.md).
+
+    >>> PowerLevel("g00", (140.0, 100.5)).watts
+    (140.0, 100.5)
+    >>> PowerLevel("g 00", (1.0,))
+    Traceback (most recent call last):
+    ...
+    hetsched.platforms.model.SpecError: task_type: must be letters, digits, '_', '.' or '-' \
+starting with a letter or digit, got 'g 00'
+    """
+
+    task_type: str
+    watts: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        check_name("task_type", self.task_type)
+        if not isinstance(self.watts, (tuple, list)) or not self.watts:
+            raise SpecError("watts", "must list one wattage per P-state")
+        for index, value in enumerate(self.watts):
+            _check_number(f"watts[{index}]", value, 0.0, strict=False)
+        object.__setattr__(self, "watts", tuple(float(w) for w in self.watts))
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """A homogeneous cluster: ``nb_nodes`` identical nodes of ``cores_per_node`` cores.
 
@@ -117,6 +145,9 @@ class ClusterSpec:
     ``shared_nodes``: the nodes are shared by single-core tasks of several users (Hwang et
     al. IEEE TSC 2018, co-runners): the platform file then has one Batsim host per *core*
     (``docs/architecture.md``, "Shared nodes"); the P-states' watts stay the whole node's.
+    ``power_levels``: per-task-type power (:class:`PowerLevel`, Machovec et al. sec. II.B),
+    written after the DVFS P-states as host P-states (:meth:`host_pstates`); whole-node
+    clusters only.
 
     >>> ClusterSpec("gene", 300, 2, (PStateSpec(2e9, 20.0, 40.0),), shared_nodes=True).node_type
     'gene-2c'
@@ -129,6 +160,7 @@ class ClusterSpec:
     node_type: str = ""
     off_watts: float = 0.0
     shared_nodes: bool = False
+    power_levels: tuple[PowerLevel, ...] = ()
 
     def __post_init__(self) -> None:
         check_name("name", self.name)
@@ -154,6 +186,47 @@ class ClusterSpec:
             raise SpecError("node_type", f"must be a printable string, got {self.node_type!r}")
         _check_number("off_watts", self.off_watts, 0.0, strict=False)
         object.__setattr__(self, "off_watts", float(self.off_watts))
+        self._check_power_levels()
+
+    def _check_power_levels(self) -> None:
+        if not isinstance(self.power_levels, (tuple, list)):
+            raise SpecError("power_levels", f"must be a list, got {self.power_levels!r}")
+        object.__setattr__(self, "power_levels", tuple(self.power_levels))
+        if self.power_levels and self.shared_nodes:
+            raise SpecError("power_levels", "shared-node clusters have no power levels")
+        seen: set[str] = set()
+        for index, level in enumerate(self.power_levels):
+            where = f"power_levels[{index}]"
+            if not isinstance(level, PowerLevel):
+                raise SpecError(where, f"must be a PowerLevel, got {level!r}")
+            if level.task_type in seen:
+                raise SpecError(f"{where}.task_type", f"task type {level.task_type!r} twice")
+            seen.add(level.task_type)
+            if len(level.watts) != len(self.pstates):
+                raise SpecError(f"{where}.watts", f"task type {level.task_type!r}:"
+                                f" {len(level.watts)} wattage(s) for {len(self.pstates)}"
+                                " P-state(s)")
+            for k, (watts, pstate) in enumerate(zip(level.watts, self.pstates, strict=True)):
+                if watts < pstate.idle_watts:
+                    raise SpecError(f"{where}.watts[{k}]", f"task type {level.task_type!r}:"
+                                    f" {watts!r} W busy is below the idle {pstate.idle_watts!r}"
+                                    f" W of P-state {k}")
+
+    def host_pstates(self) -> tuple[PStateSpec, ...]:
+        """Every P-state of a host: the DVFS P-states, then for each power level one per DVFS
+        P-state (its speed and idle watts, the level's busy watts).
+
+        >>> fast, slow = PStateSpec(2e9, 0.0, 190.0), PStateSpec(1e9, 0.0, 100.0)
+        >>> c = ClusterSpec("c", 1, 8, (fast, slow),
+        ...                 power_levels=(PowerLevel("g00", (150.0, 90.0)),))
+        >>> [p.full_watts for p in c.host_pstates()]
+        [190.0, 100.0, 150.0, 90.0]
+        """
+        return self.pstates + tuple(
+            PStateSpec(pstate.speed, pstate.idle_watts, watts)
+            for level in self.power_levels
+            for pstate, watts in zip(self.pstates, level.watts, strict=True)
+        )
 
     @property
     def total_cores(self) -> int:

@@ -15,6 +15,9 @@ each compute host carries the table of ``docs/architecture.md``:
 ``wattage_off``           SimGrid power when switched off
 ``core_index``            only on shared-node platforms, where each host is one core of node
                           ``node_index`` (Hwang et al.'s co-runners; ``docs/architecture.md``)
+``power_levels``          only on clusters with per-task-type power (Machovec et al.'s APC):
+                          the task types, comma-separated; the host's P-states are then the
+                          ``d`` DVFS P-states followed by ``d`` per type, in this order
 ========================  ====================================================================
 
 ``wattage_per_state`` uses SimGrid's two-value form ``Idle:AllCores`` (SimGrid 3.32
@@ -22,7 +25,7 @@ each compute host carries the table of ``docs/architecture.md``:
 form of Batsim's own ``platforms/energy_platform.xml``. Numbers are written with Python's
 ``repr`` so that reading them back gives the very same floats.
 
->>> from hetsched.platforms.model import ClusterSpec, PStateSpec
+>>> from hetsched.platforms.model import ClusterSpec, PowerLevel, PStateSpec, SpecError
 >>> cluster = ClusterSpec("c1", 3, 24, (PStateSpec(2.0e9, 95.0, 190.0),
 ...                                     PStateSpec(1.5e9, 71.25, 142.5)), off_watts=9.5)
 >>> host_properties(cluster, 2)  # doctest: +NORMALIZE_WHITESPACE
@@ -37,7 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from hetsched.core.system import Cluster, PState
-from hetsched.platforms.model import ClusterSpec, PStateSpec
+from hetsched.platforms.model import ClusterSpec, PowerLevel, PStateSpec, SpecError
 
 COMPUTE_ROLE = "compute_node"
 MASTER_ROLE = "master"
@@ -54,6 +57,8 @@ PROPERTY_NAMES = (
 """Properties of every compute host."""
 CORE_INDEX = "core_index"
 """The extra property of a host of a shared-node cluster: which core of its node it is."""
+POWER_LEVELS = "power_levels"
+"""The extra property of a host of a cluster with power levels: their task types, in order."""
 
 
 def format_speeds(pstates: Sequence[PStateSpec]) -> str:
@@ -123,15 +128,16 @@ def pstates_from_text(speeds_text: str, wattage_text: str) -> tuple[PStateSpec, 
 
 
 def core_pstates(cluster: ClusterSpec) -> tuple[PStateSpec, ...]:
-    """What one host of ``cluster`` draws: the node's P-states, or on a shared-node cluster
-    (one host per core) the node's watts split evenly over its cores.
+    """What one host of ``cluster`` draws: the node's host P-states (with its power levels',
+    :meth:`ClusterSpec.host_pstates`), or on a shared-node cluster (one host per core) the
+    node's watts split evenly over its cores.
 
     >>> gene = ClusterSpec("gene", 1, 2, (PStateSpec(2e9, 20.0, 40.0),), shared_nodes=True)
     >>> core_pstates(gene)
     (PStateSpec(speed=2000000000.0, idle_watts=10.0, full_watts=20.0),)
     """
     if not cluster.shared_nodes:
-        return cluster.pstates
+        return cluster.host_pstates()
     k = cluster.cores_per_node
     return tuple(PStateSpec(p.speed, p.idle_watts / k, p.full_watts / k) for p in cluster.pstates)
 
@@ -175,7 +181,40 @@ def host_properties(
     }
     if core_index is not None:
         properties[CORE_INDEX] = str(core_index)
+    if cluster.power_levels:
+        properties[POWER_LEVELS] = ",".join(level.task_type for level in cluster.power_levels)
     return properties
+
+
+def split_power_levels(
+    host_pstates: tuple[PStateSpec, ...], types_text: str
+) -> tuple[tuple[PStateSpec, ...], tuple[PowerLevel, ...]]:
+    """The DVFS P-states and the power levels of a host whose ``power_levels`` property is
+    ``types_text`` (ValueError when its P-states do not split into ``1 + types`` equal
+    groups of the same speeds).
+
+    >>> ps = pstates_from_text("2e9,1e9,2e9,1e9", "0:190, 0:100, 0:150, 0:90")
+    >>> dvfs, levels = split_power_levels(ps, "g00")
+    >>> len(dvfs), levels
+    (2, (PowerLevel(task_type='g00', watts=(150.0, 90.0)),))
+    """
+    types = types_text.split(",")
+    groups, rest = divmod(len(host_pstates), 1 + len(types))
+    if rest or not groups:
+        raise ValueError(f"{len(host_pstates)} P-states do not split into the DVFS P-states"
+                         f" and one group each for the {len(types)} power level(s)")
+    dvfs = host_pstates[:groups]
+    levels = []
+    for j, task_type in enumerate(types):
+        group = host_pstates[groups * (1 + j): groups * (2 + j)]
+        if [(p.speed, p.idle_watts) for p in group] != [(p.speed, p.idle_watts) for p in dvfs]:
+            raise ValueError(f"power level {task_type!r}: its P-states must have the speeds and"
+                             " idle watts of the DVFS P-states")
+        try:
+            levels.append(PowerLevel(task_type, tuple(p.full_watts for p in group)))
+        except SpecError as error:
+            raise ValueError(f"power level {j}: {error}") from None
+    return dvfs, tuple(levels)
 
 
 def _resource_label(position: int, resource: object) -> str:
@@ -203,6 +242,10 @@ def _whole_number(label: str, name: str, text: str, minimum: int) -> int:
     return value
 
 
+_HostPStates = tuple[tuple[PStateSpec, ...], tuple[PowerLevel, ...]]
+"""A host's DVFS P-states and power levels."""
+
+
 def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Cluster]:
     """The clusters of SIMULATION_BEGINS' ``compute_resources`` (pybatsim's
     ``bs.machines["compute"]``): each item has ``id``, ``name``, ``state``, ``properties``
@@ -225,11 +268,11 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
     PState(speed=1000000000.0, idle_watts=60.0, full_watts=100.0)
     """
     nodes: dict[str, dict[tuple[int, int], int]] = {}
-    shape: dict[str, tuple[str, int, str, tuple[PStateSpec, ...]]] = {}
+    shape: dict[str, tuple[str, int, str, _HostPStates]] = {}
     shared: dict[str, bool] = {}
     lowest_id: dict[str, int] = {}
-    # The hosts of a cluster share their P-state texts: each distinct pair is parsed once.
-    parsed: dict[tuple[str, str], tuple[PStateSpec, ...]] = {}
+    # The hosts of a cluster share their P-state texts: each distinct triple is parsed once.
+    parsed: dict[tuple[str, str, str | None], _HostPStates] = {}
     for position, resource in enumerate(compute_resources):
         label = _resource_label(position, resource)
         if not isinstance(resource, Mapping):
@@ -260,14 +303,21 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
                 )
         speeds_text = _property(label, properties, "speed_per_pstate")
         wattage_text = _property(label, properties, "wattage_per_state")
+        levels_text = (_property(label, properties, POWER_LEVELS)
+                       if POWER_LEVELS in properties else None)
         try:
-            texts = (speeds_text, wattage_text)
+            texts = (speeds_text, wattage_text, levels_text)
             pstates = parsed.get(texts)
             if pstates is None:
-                pstates = parsed[texts] = pstates_from_text(*texts)
+                host_pstates = pstates_from_text(speeds_text, wattage_text)
+                pstates = parsed[texts] = (
+                    (host_pstates, ()) if levels_text is None
+                    else split_power_levels(host_pstates, levels_text)
+                )
         except ValueError as error:
             raise ValueError(
-                f"{label}: properties 'speed_per_pstate'/'wattage_per_state': {error}"
+                f"{label}: properties 'speed_per_pstate'/'wattage_per_state'"
+                f"{'/' + repr(POWER_LEVELS) if levels_text is not None else ''}: {error}"
             ) from None
         if cluster not in shape:
             shape[cluster] = (label, cores, node_type, pstates)
@@ -283,7 +333,7 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
         for name, mine, theirs in (
             ("cores_per_node", cores, first_cores),
             ("node_type", node_type, first_type),
-            ("speed_per_pstate/wattage_per_state", pstates, first_pstates),
+            ("speed_per_pstate/wattage_per_state/power_levels", pstates, first_pstates),
         ):
             if mine != theirs:
                 raise ValueError(
@@ -301,7 +351,7 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
         lowest_id[cluster] = min(lowest_id[cluster], resource_id)
     clusters = []
     for name in sorted(shape, key=lowest_id.__getitem__):
-        label, cores, node_type, pstates = shape[name]
+        label, cores, node_type, (dvfs, levels) = shape[name]
         by_index = nodes[name]
         order = sorted(by_index)
         try:
@@ -310,9 +360,15 @@ def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Clust
                     name=name,
                     cores_per_node=cores,
                     resource_ids=tuple(by_index[key] for key in order),
-                    pstates=tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in pstates),
+                    pstates=tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in dvfs),
                     node_type=node_type,
                     node_of=tuple(node for node, _ in order) if shared[name] else (),
+                    power_levels=tuple(
+                        (level.task_type, tuple(PState(p.speed, p.idle_watts, watts)
+                                                for p, watts in zip(dvfs, level.watts,
+                                                                    strict=True)))
+                        for level in levels
+                    ),
                 )
             )
         except ValueError as error:

@@ -67,9 +67,11 @@ from hetsched.platforms.properties import (
     COMPUTE_ROLE,
     CORE_INDEX,
     MASTER_ROLE,
+    POWER_LEVELS,
     PROPERTY_NAMES,
     host_properties,
     pstates_from_text,
+    split_power_levels,
 )
 
 MASTER_NAME = "master"
@@ -105,7 +107,7 @@ def _prop(name: str, value: str) -> str:
 
 
 def _cluster_hosts(platform: PlatformSpec, position: int, cluster: ClusterSpec) -> list[str]:
-    speed = _speed_attribute(tuple(pstate.speed for pstate in cluster.pstates))
+    speed = _speed_attribute(tuple(pstate.speed for pstate in cluster.host_pstates()))
     attributes = (
         f'speed="{speed}" core="1" pstate="0" coordinates="{COORDINATES}"'
     )
@@ -214,7 +216,7 @@ class _Reader:
         missing = [name for name in PROPERTY_NAMES if name not in properties]
         if missing:
             raise self.error(host, f"missing property {missing[0]!r}")
-        extra = sorted(set(properties) - {*PROPERTY_NAMES, CORE_INDEX})
+        extra = sorted(set(properties) - {*PROPERTY_NAMES, CORE_INDEX, POWER_LEVELS})
         if extra:
             raise self.error(host, f"unexpected property {extra[0]!r}")
         if properties["role"] != COMPUTE_ROLE:
@@ -222,6 +224,10 @@ class _Reader:
         try:
             pstates = pstates_from_text(
                 properties["speed_per_pstate"], properties["wattage_per_state"]
+            )
+            dvfs, levels = (
+                split_power_levels(pstates, properties[POWER_LEVELS])
+                if POWER_LEVELS in properties else (pstates, ())
             )
             cores = int(properties["cores_per_node"])
             core_index = int(properties[CORE_INDEX]) if CORE_INDEX in properties else None
@@ -232,8 +238,9 @@ class _Reader:
                 cores_per_node=cores,
                 pstates=tuple(
                     PStateSpec(p.speed, p.idle_watts * per_host, p.full_watts * per_host)
-                    for p in pstates
+                    for p in dvfs
                 ),
+                power_levels=levels,
                 node_type=properties["node_type"],
                 off_watts=float(properties["wattage_off"]) * per_host,
                 shared_nodes=core_index is not None,
@@ -248,7 +255,9 @@ class _Reader:
         written = host_properties(dataclasses.replace(cluster, nb_nodes=node_index + 1),
                                   node_index, core_index)
         names = ["cores_per_node", "node_index", "node_type", "wattage_off", "wattage_per_state"]
-        for name in names + ([CORE_INDEX] if core_index is not None else []):
+        names += [CORE_INDEX] if core_index is not None else []
+        names += [POWER_LEVELS] if cluster.power_levels else []
+        for name in names:
             if written[name] != properties[name]:  # "08" for 8, "" for a default...
                 raise self.error(host, f"property {name!r} is {properties[name]!r}, which this"
                                  f" writer would write {written[name]!r}")

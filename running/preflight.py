@@ -17,7 +17,8 @@ ProtocolGuard`), so bad input gets the same verdict everywhere (issue 26):
    names only clusters the platform has (the mapping driver refuses others mid-run,
    :meth:`~hetsched.core.driver.MappingDriver.submit`); its per-P-state annotations
    (``etc_pstate``, ``power``: Machovec et al. sec. II.B) have as many P-states as the
-   platform's cluster.
+   platform's cluster; on a cluster with power levels (per-task-type APC) its task type has
+   one, of its ``power`` per node.
 
 Each failure is a :class:`~hetsched.errors.WorkloadError` naming the file, the job and the
 field. A job that no cluster of the platform can run (it needs more nodes than each cluster
@@ -29,6 +30,7 @@ of its ``etc`` has) is not an error: the heuristics drop it at once
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -91,7 +93,8 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
 
     Raises :class:`WorkloadError` for a job that cannot run as written (``res`` over the
     platform's hosts, ``etc`` naming a cluster the platform lacks, a per-P-state annotation
-    whose length is not the cluster's number of P-states); returns whether a cluster of the
+    whose length is not the cluster's number of P-states, a cluster of its ``etc`` with
+    power levels but none for its ``task_type``); returns whether a cluster of the
     platform has the nodes it needs.
     """
     res = job.get("res")
@@ -120,12 +123,37 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
                     f" platform's cluster {name} has {len(cluster.pstates)}"
                     f" (platform {platform.name})"
                 )
+    for name in job["etc"]:
+        if clusters[name].power_levels:
+            check_power_level(job, where, clusters[name], platform.name)
     cores = job.get("cores", 1)
     moldable = "downey" in job
     return any(
         moldable or clusters[name].nodes_for(cores) <= clusters[name].nb_nodes
         for name in job["etc"]
     )
+
+
+def check_power_level(job: Mapping, where: str, cluster: Cluster, platform: str) -> None:
+    """On a cluster with power levels (per-task-type APC, Machovec et al. sec. II.B) the job's
+    ``task_type`` has one, and its ``power`` there per node is that level's watts (a platform
+    written from another day has levels of the same type names but other watts)."""
+    task_type = job.get("task_type")
+    try:
+        watts = [cluster.busy_watts(k, task_type) for k in range(len(cluster.pstates))]
+    except ValueError as error:
+        raise WorkloadError(f"{where}: field 'task_type': {error} (platform {platform})") from None
+    series = (job.get("power") or {}).get(cluster.name)
+    if series is None:
+        return
+    nodes = cluster.nodes_for(job.get("cores", 1))
+    if not all(math.isclose(w / nodes, level, rel_tol=1e-9) for w, level in zip(
+            series, watts, strict=True)):
+        raise WorkloadError(
+            f"{where}: field 'power'[{cluster.name!r}]: {[w / nodes for w in series]} W per node,"
+            f" the power level of task type {task_type!r} on platform {platform} has {watts}:"
+            " write the platform from this workload (hetsched platform generate --workload)"
+        )
 
 
 def check_clusters(document: Mapping, filename: str, platform: PlatformView) -> None:

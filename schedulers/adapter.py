@@ -13,7 +13,9 @@ For a task started on nodes ``N`` of cluster ``c`` at P-state ``p``, one reply
 holds, in this order:
 
 1. SET_RESOURCE_STATE ``N`` -> ``p`` (only for the nodes of ``N`` not already at ``p``,
-   as the driver's system view says: :meth:`MappingDriver.pstate_switches`);
+   as the driver's system view says: :meth:`MappingDriver.pstate_switches`); on a cluster
+   with power levels (Machovec et al.'s per-task-type APC, ``core/system.py``), to the host
+   P-state of the task's type at ``p``, which has the speed of ``p``;
 2. REGISTER_PROFILE ``twin.<w>.<j>`` in workload ``hetsched``:
    ``{"type": "parallel_homogeneous", "cpu": d * speed(c, p), "com": 0}``
    where ``d`` is the time the task takes: end - start of the decision (the
@@ -440,8 +442,8 @@ class HetschedScheduler(BatsimScheduler):
         driver = self._driver()
         cluster = driver.system.clusters[decision.cluster or ""]
         to_switch = driver.pstate_switches(decision.task_id)
-        if to_switch:
-            self.bs.set_resource_state(node_set(to_switch), decision.pstate)
+        if to_switch:  # to the decision's P-state, or its task type's power level
+            self.bs.set_resource_state(node_set(to_switch), driver.system.pstate(to_switch[0]))
         original = decision.task_id
         profile_name = twin_profile_name(original)
         seconds = decision.end - decision.start

@@ -54,6 +54,7 @@ import numpy as np
 
 from hetsched.heuristics.utility.maxutility import PAPER_LENIENCY
 from hetsched.metrics.summary import RunSummary
+from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import MACHOVEC_CORES_PER_NODE
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
@@ -149,6 +150,10 @@ class Trial:
     system."""
     period: float = PERIOD
     """Seconds between mapping events of every run on these inputs."""
+    power_levels: bool = False
+    """Write the platform with one power level per task type of the day (sec. II.B: SimGrid
+    charges each task its type's APC, :mod:`hetsched.platforms.power_levels`), else with the
+    clusters' node power alone."""
 
     def prepare_inputs(
         self, folder: str | Path, trace_dir: str | Path | None = None
@@ -161,6 +166,8 @@ class Trial:
         marker = folder / SCENARIO_FILE
         inputs = asdict(self)
         inputs["cores_per_node"] = list(self.cores_per_node)
+        if not self.power_levels:  # the folders of studies run before power levels existed
+            del inputs["power_levels"]
         wanted = json.dumps(inputs, sort_keys=True)
         if marker.exists():
             if marker.read_text().strip() != wanted:
@@ -180,6 +187,8 @@ class Trial:
         if self.energy_budget is not None:
             document["hetsched"]["energy_budget"] = self.energy_budget  # type: ignore[index]
         write_workload(document, workload_path, force=True)
+        if self.power_levels:
+            write_platform(with_power_levels(platform, workload_path), platform_path, force=True)
         marker.write_text(wanted + "\n")
         return platform_path, workload_path
 
@@ -257,6 +266,7 @@ def run_study(
     executor: CellExecutor | None = None,
     on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
     on_budget: Callable[[Budget], None] | None = None,
+    power_levels: bool = False,
 ) -> tuple[list[StudyRun], list[Budget]]:
     """Run (or resume) the study; return its runs (study order) and the budgets.
 
@@ -269,7 +279,8 @@ def run_study(
     constrained ones. ``jobs`` runs that many (trial, level) groups at once in worker
     processes, or ``executor`` says where (:class:`~hetsched.studies.cells.CellExecutor`);
     ``on_run(run, resumed, done, total)`` reports each run, ``on_budget`` each
-    budget.
+    budget. ``power_levels``: every trial's platform carries its day's per-task-type power
+    (:attr:`Trial.power_levels`).
     """
     unknown = [level for level in levels if level not in LEVELS]
     if unknown or not levels:
@@ -288,7 +299,7 @@ def run_study(
 
     def trial_of(level: str, trial: int, budget: float | None = None) -> Trial:
         return Trial(seed + trial, cores, LEVELS[level] * scale, budget, node_sizes, scale,
-                     period)
+                     period, power_levels)
 
     def options_of(config: Config) -> dict[str, Any]:
         return {**config.options, "period": period}

@@ -6,7 +6,10 @@ The system may consume at most a budget of joules over a day, the workload's mea
 SimGrid's energy over that window, idle power included. At a mapping event the
 :class:`EnergyLedger` tells what a new allocation may still spend, planned with the platform's
 own power model (:meth:`Cluster.busy_energy`, what SimGrid charges: a busy node draws the full
-watts of its P-state, an idle node the idle watts of its P-state).
+watts of its P-state, an idle node the idle watts of its P-state). On a platform with power
+levels (``core/system.py``) a busy node draws its task type's APC per node at that P-state, so
+every ``full_p`` below is the watts of the booked task's type, ``power[c][p] / n`` (sec. II.B:
+energy = APC x execution time).
 
 Definitions (``now`` the event's time; ``a = max(now, t0)``; ``T = t1``; a booking is running
 work, a reservation, or what the heuristic booked earlier in the event; ``idle_c`` is the
@@ -48,9 +51,10 @@ Filters (sec. III.G), computed once at the start of a mapping event, before the 
   allocated); before the first one there is no estimate and nothing is removed.
 * energy-per-resource (eq. 9): ``budget = leniency x energy remaining / resources remaining``;
   an option whose energy per resource (energy / (execution time x cores allocated)) exceeds it
-  is removed. With the platform's power model this is the option's watts per core,
-  ``full_p / cores per node``: the filter keeps the (cluster, P-state) pairs whose power per
-  core fits the day's fair share.
+  is removed. This is the option's watts per core: ``full_p / cores per node``. Without power
+  levels ``full_p`` is the cluster's, so the filter keeps whole (cluster, P-state) pairs; with
+  them it is the task type's APC per node, so it keeps the (task, cluster, P-state) options
+  whose power per core fits the day's fair share.
 
 A budget of 0 or less (energy or resources exhausted) removes every option.
 """
@@ -80,7 +84,7 @@ def idle_watts(cluster: Cluster) -> float:
     if not cluster.pstates:
         raise ValueError(f"cluster {cluster.name} has no P-state power model: an energy budget"
                          " cannot be planned on it")
-    return max(p.idle_watts for p in cluster.pstates)
+    return max(p.idle_watts for p in cluster.host_pstates)
 
 
 @dataclass
@@ -141,8 +145,10 @@ class EnergyLedger:
             cluster = by_name[booking.cluster]
             inside = _overlap(booking.start, booking.end, start, end)
             n = len(booking.nodes)
-            committed += n * (cluster.pstate(booking.pstate).full_watts - idle[cluster.name]) \
-                * inside
+            task_type = (system.task(booking.task_id).task.task_type if cluster.power_levels
+                         else None)
+            committed += n * (cluster.busy_watts(booking.pstate, task_type)
+                              - idle[cluster.name]) * inside
             booked_core_seconds += n * cluster.cores_per_resource * inside
         resources = None
         if window is not None:
@@ -152,9 +158,10 @@ class EnergyLedger:
         return cls(remaining, start, end, window is not None, idle, idle_total, resources)
 
     def cost(self, cluster: Cluster, nb_nodes: int, pstate: int, start: float,
-             end: float) -> float:
-        """Joules the day's planned total grows by if this option is booked."""
-        above_idle = cluster.pstate(pstate).full_watts - self.idle[cluster.name]
+             end: float, task_type: str | None = None) -> float:
+        """Joules the day's planned total grows by if this option (of a task of
+        ``task_type``: its power level, :meth:`Cluster.busy_watts`) is booked."""
+        above_idle = cluster.busy_watts(pstate, task_type) - self.idle[cluster.name]
         if self.windowed:
             return nb_nodes * above_idle * _overlap(start, end, self.start, self.end)
         extension = max(0.0, end - self.end)
@@ -167,20 +174,20 @@ class EnergyLedger:
         at any P-state with ``all_pstates``)."""
         return min(
             self.cost(cluster, cluster.nodes_for(task.cores), pstate, now,
-                      now + task.duration(cluster, pstate))
+                      now + task.duration(cluster, pstate), task.task_type)
             for cluster in clusters
             for pstate in (range(max(1, len(cluster.pstates))) if all_pstates else (0,))
         )
 
     def affordable(self, cluster: Cluster, nb_nodes: int, pstate: int, start: float,
-                   end: float) -> bool:
+                   end: float, task_type: str | None = None) -> bool:
         """Whether the energy remaining pays for this option."""
-        return self.cost(cluster, nb_nodes, pstate, start, end) <= self.remaining
+        return self.cost(cluster, nb_nodes, pstate, start, end, task_type) <= self.remaining
 
     def charge(self, cluster: Cluster, nb_nodes: int, pstate: int, start: float,
-               end: float) -> float:
+               end: float, task_type: str | None = None) -> float:
         """Book the option: take its cost from the energy remaining; return the cost."""
-        cost = self.cost(cluster, nb_nodes, pstate, start, end)
+        cost = self.cost(cluster, nb_nodes, pstate, start, end, task_type)
         self.remaining -= cost
         if not self.windowed:
             self.end = max(self.end, end)
@@ -231,7 +238,10 @@ def keep_within_budget(event: MappingEvent, decisions: Iterable[Decision]) -> li
             kept.append(decision)
             continue
         cluster = clusters[decision.cluster or ""]
-        option = (cluster, len(decision.nodes), decision.pstate, decision.start, decision.end)
+        task_type = (event.system.task(decision.task_id).task.task_type
+                     if cluster.power_levels else None)
+        option = (cluster, len(decision.nodes), decision.pstate, decision.start, decision.end,
+                  task_type)
         if ledger.affordable(*option):
             ledger.charge(*option)
             kept.append(decision)

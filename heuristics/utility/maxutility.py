@@ -32,10 +32,13 @@ Choices where the paper leaves details open:
   the task's ``etc_pstate`` (:meth:`Task.duration`).
 - Dropping compares with "lower than" (sec. III.C): a task that can earn exactly the threshold
   is kept.
-- The energy a heuristic plans with is the platform's power model, not the workload's APC
-  matrix (the ``power`` annotation): Batsim charges each host the power of its P-state,
-  whatever task runs there, so that is what the budget is measured in. UPE's energy is the
-  task's busy energy; the budget's accounting (idle power, the window) is the ledger's.
+- The energy a heuristic plans with is the platform's power model, what SimGrid charges
+  (:meth:`Cluster.busy_energy`). On a platform written from the workload with power levels
+  (``hetsched platform generate --workload``) that is the paper's APC x execution time (sec.
+  II.B, eq. 5): the twin runs each task at its type's level. On a platform without them Batsim
+  charges each host the power of its P-state whatever task runs there, and so do the plans
+  (the ``power`` annotation is then unused). UPE's energy is the task's busy energy; the
+  budget's accounting (idle power, the window) is the ledger's.
 - A task without a utility function cannot be scored: ValueError naming it. Max UPE, the
   filters and a budget need the platform's power model: ValueError otherwise.
 - Ties: highest score, then earliest completion, arrival order, cluster order, P-state order.
@@ -161,12 +164,13 @@ class MaxUtil(Heuristic):
             cluster = clusters[int(options.cluster[o])]
             end = start + float(options.duration[o])
             return ledger.affordable(cluster, int(options.nodes[o]), int(options.pstate[o]),
-                                     start, end)
+                                     start, end, tasks[int(options.task[o])].task_type)
 
         def booked(o: int, slot: Slot, kind: Action) -> None:
             if ledger is not None:
                 ledger.charge(clusters[int(options.cluster[o])], len(slot.nodes),
-                              int(options.pstate[o]), slot.start, slot.end)
+                              int(options.pstate[o]), slot.start, slot.end,
+                              tasks[int(options.task[o])].task_type)
             if kind is not Action.PLACEHOLDER:
                 self.mapped_ += 1
                 self.resources_ += float(objective.resources[o])
@@ -242,7 +246,7 @@ class _Choices:
                     duration = task.duration(cluster, pstate)
                     rows.append((i, position[cluster.name], pstate, nodes, duration))
                     resources.append(duration * cores)
-                    energy.append(cluster.busy_energy(pstate, nodes, duration)
+                    energy.append(cluster.busy_energy(pstate, nodes, duration, task.task_type)
                                   if cluster.pstates else np.nan)
         return cls(Options.build(rows), clusters, np.array(resources, dtype=float),
                    np.array(energy, dtype=float))

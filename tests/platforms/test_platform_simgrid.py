@@ -18,15 +18,19 @@ import pytest
 
 from hetsched.core.system import Cluster, PState
 from hetsched.platforms.model import PlatformSpec
+from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.properties import (
     CORE_INDEX,
+    POWER_LEVELS,
     PROPERTY_NAMES,
     clusters_from_compute_resources,
     core_pstates,
     host_properties,
 )
 from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.generators import generate as generate_workload
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 DURATION = 10.0
@@ -119,7 +123,8 @@ json.dump({"clock": engine.clock, "hosts": hosts, "energy": energy}, sys.stdout)
 def simgrid_report(path: Path) -> dict:
     """What SimGrid 3.32 reports of the platform file at ``path`` (see the module docstring)."""
     result = subprocess.run(
-        [SYSTEM_PYTHON, "-c", PROBE, str(path), ",".join((*PROPERTY_NAMES, CORE_INDEX)),
+        [SYSTEM_PYTHON, "-c", PROBE, str(path),
+         ",".join((*PROPERTY_NAMES, CORE_INDEX, POWER_LEVELS)),
          str(DURATION)],
         capture_output=True, text=True, timeout=120,
     )
@@ -145,11 +150,17 @@ def check_against_simgrid(platform: PlatformSpec, report: dict) -> None:
         ids = tuple(range(first_id, first_id + cluster.nb_hosts))
         first_id += cluster.nb_hosts
         per_host = core_pstates(cluster)  # a node's, or a core's share of it (shared nodes)
-        pstates = tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in per_host)
+        dvfs = per_host[:len(cluster.pstates)]  # then the power levels' host P-states
+        pstates = tuple(PState(p.speed, p.idle_watts, p.full_watts) for p in dvfs)
         k = cluster.cores_per_node if cluster.shared_nodes else 1
         node_of = tuple(i // k for i in range(cluster.nb_hosts)) if cluster.shared_nodes else ()
+        levels = tuple(
+            (level.task_type, tuple(PState(p.speed, p.idle_watts, w)
+                                    for p, w in zip(dvfs, level.watts, strict=True)))
+            for level in cluster.power_levels
+        )
         expected.append(Cluster(cluster.name, cluster.cores_per_node, ids, pstates,
-                                cluster.node_type, node_of))
+                                cluster.node_type, node_of, levels))
         for index, resource_id in enumerate(ids):
             host = compute[resource_id]
             core = index % k if cluster.shared_nodes else None
@@ -191,6 +202,20 @@ def test_simgrid_loads_options_and_power_variants(tmp_path: Path) -> None:
     ):
         path = write_platform(platform, tmp_path / f"{name}.xml")
         check_against_simgrid(platform, simgrid_report(path))
+
+
+def test_simgrid_loads_power_levels_and_charges_the_last_one(tmp_path: Path) -> None:
+    """A machovec platform written with a day's power levels (per-task-type APC): SimGrid
+    3.32 reads every host P-state, and a host busy at its last one (the last task type's
+    slowest P-state) draws that level's watts."""
+    spec = generate("machovec", 3, cores=1000)
+    workload = tmp_path / "w.json"
+    write_workload(generate_workload("machovec", 3, spec.clusters, tasks_per_day=40.0),
+                   workload)
+    platform = with_power_levels(spec, workload)
+    assert all(cluster.power_levels for cluster in platform.clusters)
+    path = write_platform(platform, tmp_path / "apc.xml")
+    check_against_simgrid(platform, simgrid_report(path))
 
 
 def test_simgrid_host_order_follows_cluster_order(tmp_path: Path) -> None:

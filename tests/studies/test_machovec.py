@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hetsched.metrics.summary import RunSummary
+from hetsched.platforms.simgrid_xml import read_platform
 from hetsched.studies import machovec
 from hetsched.studies.machovec import Config, StudyRun, Trial
 
@@ -165,3 +166,21 @@ def test_the_command_line_names_a_bad_configuration(
     assert ("argument --only: unknown configuration(s) 'max-upe-ph/per-task'"
             in capsys.readouterr().err)
     assert not (tmp_path / "x").exists()
+
+
+def test_power_levels_make_other_inputs_and_the_platform_carries_them(tmp_path: Path) -> None:
+    """``power_levels``: the trial's platform gets one level per task type of its day (the
+    same clusters otherwise); the marker names it, so a folder of node-power inputs is not
+    resumed with levels, and a marker without it is one without levels (earlier studies)."""
+    plain, workload = Trial(3, 300, 10.0).prepare_inputs(tmp_path / "plain")
+    assert "power_levels" not in plain.read_text()
+    with pytest.raises(FileExistsError, match="holds other inputs"):
+        Trial(3, 300, 10.0, power_levels=True).prepare_inputs(tmp_path / "plain")
+    apc, apc_workload = Trial(3, 300, 10.0, power_levels=True).prepare_inputs(tmp_path / "apc")
+    assert apc_workload.read_bytes() == workload.read_bytes()
+    types = {job["task_type"] for job in json.loads(workload.read_text())["jobs"]}
+    levels = {level.task_type for cluster in read_platform(apc).clusters
+              for level in cluster.power_levels}
+    assert levels == types
+    marker = json.loads((tmp_path / "apc" / machovec.SCENARIO_FILE).read_text())
+    assert marker["power_levels"] is True
