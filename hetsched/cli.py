@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from hetsched import __version__
+from hetsched import __version__, cache
 from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
 from hetsched.platforms import cli as platforms_cli
@@ -50,12 +51,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Bad input (a ``ValueError``, which every :mod:`hetsched.errors` error is, or a file
     that cannot be opened or written) is one line on standard error and exit status 2;
-    :class:`~hetsched.errors.InputWarning` warnings are one line each. Anything else is
-    a bug and keeps its traceback. ``hetsched batsim ...`` takes Batsim's own command line
-    and exit codes (:mod:`hetsched.engine.batsim_cli`), so it is dispatched before the parser.
-    A dependency installed apart (pybatsim, the Docker SDK: :mod:`hetsched.dependencies`) is
-    imported only by the commands that need it; when it is missing they say, on one line, how
-    to install it (exit status 2).
+    :class:`~hetsched.errors.InputWarning` and :class:`~hetsched.cache.CacheWarning` warnings
+    are one line each. Anything else is a bug and keeps its traceback. ``hetsched batsim ...``
+    takes Batsim's own command line and exit codes (:mod:`hetsched.engine.batsim_cli`), so it
+    is dispatched before the parser. ``--no-cache`` (``run``, ``compare``, ``experiment ...``)
+    bypasses the input cache (:mod:`hetsched.cache`) for the command and the processes it
+    starts. A dependency installed apart (pybatsim, the Docker SDK:
+    :mod:`hetsched.dependencies`) is imported only by the commands that need it; when it is
+    missing they say, on one line, how to install it (exit status 2).
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["batsim"]:
@@ -77,13 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        if issubclass(category, InputWarning):
+        if issubclass(category, (InputWarning, cache.CacheWarning)):
             print(f"{command}: warning: {message}", file=sys.stderr)
         else:
             original(message, category, filename, lineno, file, line)
 
+    bypass = cache.bypassed() if getattr(args, "no_cache", False) else contextlib.nullcontext()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), bypass:
             # Loaders warn once per kind and file; "default" also drops the same warning
             # from another read of the same file in this command (a study reads a trace often).
             warnings.simplefilter("default", InputWarning)
