@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import warnings
@@ -13,31 +14,37 @@ from typing import TextIO
 from hetsched import __version__, cache
 from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
-from hetsched.platforms import cli as platforms_cli
-from hetsched.running import cli as running_cli
-from hetsched.running import plot_cli
-from hetsched.schedulers import cli as schedulers_cli
-from hetsched.studies import cli as studies_cli
-from hetsched.workloads import cli as workloads_cli
 
-COMMAND_GROUPS = (
-    platforms_cli, workloads_cli, schedulers_cli, running_cli, studies_cli, plot_cli,
-)
+COMMAND_GROUPS = {
+    "hetsched.platforms.cli": ("platform",),
+    "hetsched.workloads.cli": ("workload",),
+    "hetsched.schedulers.cli": ("serve", "list"),
+    "hetsched.running.cli": ("run",),
+    "hetsched.studies.cli": ("compare", "experiment"),
+    "hetsched.running.plot_cli": ("plot",),
+}
+"""Each module that registers commands (its ``register(subparsers)``) and the commands it
+adds, in the order of ``hetsched --help``. A command line that names a command imports only
+its module (issue 23: the studies' and the platform presets' imports are no part of
+``hetsched run``'s start-up); tests/test_cli.py checks that the commands are these."""
 
 
 class UserError(Exception):
     """An error caused by the user's input: printed without a traceback, exit code 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``hetsched`` parser: every command, or only ``command`` when it is one of
+    :data:`COMMAND_GROUPS` (its module alone is imported)."""
     parser = argparse.ArgumentParser(
         prog="hetsched",
         description="Scheduling heuristics for heterogeneous HPC systems on Batsim.",
     )
     parser.add_argument("--version", action="version", version=f"hetsched {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for group in COMMAND_GROUPS:
-        group.register(subparsers)
+    chosen = [module for module, names in COMMAND_GROUPS.items() if command in names]
+    for module in chosen or COMMAND_GROUPS:
+        importlib.import_module(module).register(subparsers)
     subparsers.add_parser(
         "batsim",
         add_help=False,
@@ -68,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return batsim_cli.main(arguments[1:])
         except ImportError as error:
             return _missing_dependency("hetsched batsim", error)
-    args = build_parser().parse_args(arguments)
+    args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     command = f"hetsched {args.command}"
     original = warnings.showwarning
 
