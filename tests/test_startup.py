@@ -67,27 +67,38 @@ def test_commands_do_not_import_heavy_modules(tiny: Path, arguments: list[str]) 
     assert heavy == []
 
 
-@pytest.fixture
-def hansen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A Hansen et al. batch of 8 applications and its platform in ``tmp_path`` (the current
-    directory)."""
-    monkeypatch.chdir(tmp_path)
+def generated(folder: Path, platform: str, workload: str, *options: str) -> None:
+    """``platform.xml`` and ``workload.json`` of the presets, seed 1, in ``folder``."""
     for arguments in (
-        ["platform", "generate", "--preset", "hansen", "--seed", "1", "-o", "hansen.xml"],
-        ["workload", "generate", "--preset", "hansen-8-mixed", "--seed", "1", "-o", "hansen.json"],
-    ):
+        ["platform", "generate", "--preset", platform, "--seed", "1", "-o", "platform.xml"],
+        ["workload", "generate", "--preset", workload, "--seed", "1", *options,
+         "-o", "workload.json"],
+    ):  # fmt: skip
         with contextlib.redirect_stdout(io.StringIO()):
-            assert main(arguments) == 0
-    return tmp_path
+            assert main([*arguments[:-1], str(folder / arguments[-1])]) == 0
 
 
-def test_a_robust_run_does_not_import_scipy_stats(hansen: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "platform", "workload", "options", "allowed"),
+    [
+        ("rf-duplex", "hansen", "hansen-8-mixed", (), []),
+        ("lp-makespan", "tarplee", "tarplee", ("--option", "tasks=50"),
+         ["scipy.optimize", "scipy.sparse"]),
+    ],
+    ids=["hansen-rf-duplex", "tarplee-lp-makespan"],
+)  # fmt: skip
+def test_runs_import_only_the_scipy_they_compute_with(
+    tmp_path: Path, name: str, platform: str, workload: str, options: tuple[str, ...],
+    allowed: list[str],
+) -> None:  # fmt: skip
     """rf-duplex computes P(i, (j, k)) from gamma and beta quantiles (Hansen et al. sec. II):
-    scipy.special's, bit for bit scipy.stats' (tests/heuristics/robust/test_robustness.py)."""
-    run = ["run", "rf-duplex", "-p", "hansen.xml", "-w", "hansen.json", "-o", "out"]
-    code, heavy, err = heavy_modules_after(run, hansen)
+    scipy.special's, bit for bit scipy.stats' (tests/heuristics/robust/test_robustness.py);
+    lp-makespan solves Tarplee et al.'s LP (sec. 2.2) with scipy.optimize's linprog."""
+    generated(tmp_path, platform, workload, *options)
+    run = ["run", name, "-p", "platform.xml", "-w", "workload.json", "-o", "out"]
+    code, heavy, err = heavy_modules_after(run, tmp_path)
     assert code == 0, err
-    assert heavy == []
+    assert heavy == allowed
 
 
 def test_plot_loads_matplotlib_and_the_probe_sees_it(tiny: Path) -> None:  # noqa: F811
