@@ -7,8 +7,9 @@ A study runs hundreds of runs on one platform, and every run parses its inputs a
 * **where**: ``$XDG_CACHE_HOME/hetsched`` (default ``~/.cache/hetsched``), one file per entry;
 * **key**: the SHA-256 of the input file's bytes, the parser's name and arguments, the format
   version of the parsed structure (given by the parser's module, bumped when its classes
-  change), hetsched's version and the digest of the parser module's source (an edited parser,
-  in an editable install, never reads an entry its previous code wrote). A changed file is a
+  change), hetsched's version and the digest of the sources of the parser's module and of
+  the hetsched modules it takes names from (an edited parser or class, in an editable install,
+  never reads an entry its previous code wrote). A changed file is a
   new key, so it is parsed again; the file's path is not in the key (studies write equal
   platforms in many folders), the parser's ``relocate`` puts the path that was asked for back
   into the object;
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
+import functools
 import hashlib
 import io
 import os
@@ -40,7 +42,7 @@ import sys
 import warnings
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import TypeVar
 
 from hetsched import __version__
@@ -109,8 +111,8 @@ def load(
         return parse(path, *arguments)
     entry = directory() / f"{_key(parse, arguments, version, digest)}.pickle"
     cached = _read_entry(entry)
-    if cached is not None:
-        return relocate(cached, path) if relocate is not None else cached
+    if cached is not _MISSING:
+        return relocate(cached, path) if relocate is not None else cached  # type: ignore[arg-type]
     parsed = parse(path, *arguments)
     if _file_digest(path) == digest:  # not changed while it was parsed
         _write_entry(entry, parsed)
@@ -127,25 +129,52 @@ def _file_digest(path: Path) -> str | None:
 def _key(parse: Callable[..., object], arguments: tuple[Hashable, ...], version: int,
          digest: str) -> str:  # fmt: skip
     """The entry's name: ``<parser>-<sha256 of everything the parsed object depends on>``."""
-    module = sys.modules[parse.__module__]
-    source = Path(module.__file__).read_bytes() if module.__file__ else b""
     parts = (
         digest, parse.__module__, parse.__qualname__, repr(arguments), str(version),
-        __version__, hashlib.sha256(source).hexdigest(),
+        __version__, _source_digest(parse.__module__),
     )  # fmt: skip
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
     return f"{parse.__module__.rsplit('.', 1)[-1]}-{key}"
 
 
-def _read_entry(entry: Path) -> object | None:
-    """The object stored in ``entry``, or ``None`` (no entry, or a bad one: warned)."""
+@functools.cache
+def _source_digest(module_name: str) -> str:
+    """SHA-256 of the source of ``module_name`` and of every hetsched module it takes names
+    from (the classes a parsed object is made of: ``Machine`` of ``hetsched.engine.platform``,
+    ``ValueFunction`` of ``hetsched.core.value``...), transitively: an edited class never
+    reads an entry its previous code wrote."""
+    seen: set[str] = set()
+    pending = [module_name]
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in sys.modules:
+            continue
+        seen.add(name)
+        for value in vars(sys.modules[name]).values():
+            other = value.__name__ if isinstance(value, ModuleType) else getattr(
+                value, "__module__", None)  # fmt: skip
+            if isinstance(other, str) and other.partition(".")[0] == "hetsched":
+                pending.append(other)
+    sources = hashlib.sha256()
+    for name in sorted(seen):
+        file = sys.modules[name].__file__
+        sources.update(name.encode() + b"\0" + (Path(file).read_bytes() if file else b""))
+    return sources.hexdigest()
+
+
+_MISSING = object()
+"""What :func:`_read_entry` returns for no usable entry (a parsed object may be ``None``)."""
+
+
+def _read_entry(entry: Path) -> object:
+    """The object stored in ``entry``, or :data:`_MISSING` (no entry, or a bad one: warned)."""
     try:
         data = entry.read_bytes()
     except (FileNotFoundError, NotADirectoryError):  # no entry (yet)
-        return None
+        return _MISSING
     except OSError as error:
         warnings.warn(CacheWarning(f"cannot read cache entry {entry}: {error}"), stacklevel=3)
-        return None
+        return _MISSING
     header = len(MAGIC) + _DIGEST
     payload = data[header:]
     if (
@@ -155,8 +184,14 @@ def _read_entry(entry: Path) -> object | None:
     ):
         warnings.warn(CacheWarning(f"cache entry {entry} is corrupt or truncated: ignored, the"
                                    " input parsed again and the entry rewritten"), stacklevel=3)
-        return None
-    return pickle.loads(payload)
+        return _MISSING
+    try:
+        return pickle.loads(payload)
+    except Exception as error:  # checksum good, classes gone: written by other code
+        warnings.warn(CacheWarning(f"cache entry {entry} cannot be read by this hetsched"
+                                   f" ({type(error).__name__}: {error}): ignored, the input parsed"
+                                   " again and the entry rewritten"), stacklevel=3)
+        return _MISSING
 
 
 def _write_entry(entry: Path, parsed: object) -> None:

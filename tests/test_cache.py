@@ -6,8 +6,11 @@ Each test has its own cache folder (``XDG_CACHE_HOME``), so what it finds there 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
+import pickle
+import sys
 import warnings
 from pathlib import Path
 
@@ -111,6 +114,40 @@ def test_a_damaged_entry_is_rejected_with_a_warning_and_rewritten(
         warnings.simplefilter("error")
         assert cache.load(path, parse_lines, version=1) == ["one", "two"]
     assert counter.calls == 2
+
+
+def parse_nothing(path: Path) -> None:
+    """A parser whose result is ``None`` (a platform without power, for the per-core watts)."""
+    Counter.calls += 1
+
+
+def test_a_none_result_is_cached_too(tmp_path: Path, cache_home: Path,
+                                     counter: type[Counter]) -> None:  # fmt: skip
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    assert cache.load(path, parse_nothing, version=1) is None
+    assert cache.load(path, parse_nothing, version=1) is None
+    assert counter.calls == 1
+
+
+class Gone:
+    """A class that an older hetsched had (pickled in an entry, then removed)."""
+
+
+def test_an_entry_of_classes_that_are_gone_is_warned_about_and_rewritten(
+    tmp_path: Path, cache_home: Path, counter: type[Counter], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    cache.load(path, parse_lines, version=1)
+    [entry] = entries(cache_home)
+    payload = pickle.dumps(Gone())
+    entry.write_bytes(cache.MAGIC + hashlib.sha256(payload).digest() + payload)
+    monkeypatch.delattr(sys.modules[__name__], "Gone")
+    with pytest.warns(cache.CacheWarning, match=r"cannot be read by this hetsched \(Attribute"):
+        assert cache.load(path, parse_lines, version=1) == ["one"]
+    assert counter.calls == 2
+    assert cache.load(path, parse_lines, version=1) == ["one"] and counter.calls == 2
 
 
 def test_the_same_bytes_elsewhere_share_an_entry_and_name_their_own_file(
