@@ -3,8 +3,8 @@
 Run from the repository root (``make bench``), with ``shared/`` beside it (or
 ``HETSCHED_BATSIM_REFERENCE``)::
 
-    python -m benchmarks.bench_cases                      # every case, once
-    python -m benchmarks.bench_cases --cases tarplee hansen --repeat 3
+    python -m benchmarks.bench_cases                      # every case, once, cold and warm
+    python -m benchmarks.bench_cases --cases tarplee hansen --repeat 3 --cache warm
 
 Each case is one recorded real-Batsim run of ``../shared/data/batsim-reference/`` (its
 ``platform.xml`` and ``workload.json``, ``-E --enable-dynamic-jobs`` as Batsim ran them), one
@@ -22,6 +22,10 @@ real Batsim's engine and total seconds (wall, from the recorded ``out_schedule.c
 machine, another day), the ratios of Batsim's wall time to the embedded engine's CPU time
 (the embedded figures are CPU time because this machine is shared; see docs/performance.md),
 and whether ``out_jobs.csv`` is byte for byte Batsim's.
+
+``--cache`` (issue 23): *cold*, the inputs parsed as if there were no input cache
+(:mod:`hetsched.cache` bypassed), *warm*, read from the cache (filled before the timed run, in
+a cache folder of the run's own), or *both* (default), one row each.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import csv
 import gzip
 import io
 import multiprocessing
+import os
 import resource
 import sys
 import tempfile
@@ -40,6 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.bench_engine import REFERENCE_DIR, Timing, run, unpack_inputs
+from hetsched import cache
+from hetsched.engine.platform import load_platform
+from hetsched.engine.workload import load_workload
 
 
 @dataclass(frozen=True)
@@ -77,11 +85,27 @@ class Measure:
     same_jobs: bool
 
 
-def measure(case: Case) -> Measure:
-    """Run ``case`` in this process (meant to be a fresh one): see the module docstring."""
+def fill_cache(case: Case, cache_home: str) -> None:
+    """Parse what the run of ``case`` reads into the input cache under ``cache_home`` (in a
+    process of its own, so that the warm run's peak memory is its own)."""
+    os.environ["XDG_CACHE_HOME"] = cache_home
     with tempfile.TemporaryDirectory(prefix=f"hetsched-bench-{case.label}-") as tmp:
         platform, workload = unpack_inputs(case.folder, Path(tmp))
-        with contextlib.redirect_stderr(io.StringIO()):  # pybatsim's warning on dynamic jobs
+        load_platform(platform, energy=True)
+        load_workload(workload, "w0")
+
+
+def measure(case: Case, cache_home: str | None = None) -> Measure:
+    """Run ``case`` in this process (meant to be a fresh one), its inputs parsed (no
+    ``cache_home``: cold) or from the input cache there (warm): see the module docstring."""
+    with tempfile.TemporaryDirectory(prefix=f"hetsched-bench-{case.label}-") as tmp:
+        platform, workload = unpack_inputs(case.folder, Path(tmp))
+        bypass = contextlib.nullcontext()
+        if cache_home is None:
+            bypass = cache.bypassed()
+        else:
+            os.environ["XDG_CACHE_HOME"] = cache_home
+        with bypass, contextlib.redirect_stderr(io.StringIO()):  # pybatsim: dynamic jobs
             timing, result = run(case.scheduler, platform, workload, Path(tmp) / "run")
         expected = gzip.decompress((REFERENCE_DIR / case.folder / "out_jobs.csv.gz").read_bytes())
         same = result.jobs_csv.read_bytes() == expected
@@ -97,16 +121,16 @@ def batsim_timing(case: Case) -> Timing:
 
 
 HEADER = (
-    "case", "size", "engine", "sched", "total", "eng cpu", "sched cpu", "cpu", "peak MiB",
+    "case", "size", "inputs", "engine", "sched", "total", "eng cpu", "sched cpu", "cpu", "peak MiB",
     "Batsim eng", "Batsim tot", "eng ratio", "tot ratio", "=Batsim",
 )  # fmt: skip
 
 
-def row(case: Case, best: Measure) -> list[str]:
+def row(case: Case, cache_mode: str, best: Measure) -> list[str]:
     """The table row of ``case`` from its least disturbed run ``best``."""
     timing, batsim = best.timing, batsim_timing(case)
     return [
-        case.label, case.size,
+        case.label, case.size, cache_mode,
         f"{timing.engine:.2f}", f"{timing.scheduler:.2f}", f"{timing.total:.2f}",
         f"{timing.engine_cpu:.2f}", f"{timing.scheduler_cpu:.2f}", f"{timing.cpu:.2f}",
         f"{best.peak_mib:.0f}",
@@ -123,7 +147,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="keep the run of N with the least CPU time"
     )
+    parser.add_argument(
+        "--cache", choices=("cold", "warm", "both"), default="both",
+        help="inputs parsed (cold), from the input cache (warm), or both rows (default)",
+    )
     args = parser.parse_args(argv)
+    modes = ("cold", "warm") if args.cache == "both" else (args.cache,)
     missing = [c.folder for c in CASES if not (REFERENCE_DIR / c.folder).is_dir()]
     if missing:
         print(f"reference runs missing from {REFERENCE_DIR}: {', '.join(missing)}")
@@ -135,13 +164,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     context = multiprocessing.get_context("spawn")
     failed = False
     for case in (c for c in CASES if c.label in args.cases):
-        measures = []
-        for _ in range(args.repeat):
-            with context.Pool(1) as pool:  # a fresh process per run: its own peak memory
-                measures.append(pool.apply(measure, (case,)))
-        best = min(measures, key=lambda m: m.timing.cpu)
-        failed |= not best.same_jobs
-        print("| " + " | ".join(row(case, best)) + " |", flush=True)
+        for mode in modes:
+            measures = []
+            with tempfile.TemporaryDirectory(prefix="hetsched-bench-cache-") as cache_home:
+                if mode == "warm":
+                    with context.Pool(1) as pool:
+                        pool.apply(fill_cache, (case, cache_home))
+                for _ in range(args.repeat):
+                    with context.Pool(1) as pool:  # a fresh process per run: its own peak memory
+                        home = cache_home if mode == "warm" else None
+                        measures.append(pool.apply(measure, (case, home)))
+            best = min(measures, key=lambda m: m.timing.cpu)
+            failed |= not best.same_jobs
+            print("| " + " | ".join(row(case, mode, best)) + " |", flush=True)
     return 1 if failed else 0
 
 

@@ -36,11 +36,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hetsched import cache
 from hetsched.engine import batsim_json
 from hetsched.engine.errors import UnsupportedFeature, WorkloadError
 
@@ -294,9 +295,26 @@ class WorkloadFile:
     dropped_profiles: tuple[str, ...] = ()
 
 
+CACHE_VERSION = 1
+"""Format version of a parsed :class:`WorkloadFile` in the input cache (:mod:`hetsched.cache`):
+bump it when :class:`WorkloadFile`, :class:`JobDescription` or :class:`Profile` change."""
+
+
 def load_workload(path: str | Path, name: str) -> WorkloadFile:
-    """Read workload file ``path`` as Batsim's workload ``name`` (``w0``, ``w1``...)."""
+    """Read workload file ``path`` as Batsim's workload ``name`` (``w0``, ``w1``...); a file
+    parsed before, byte for byte, comes from the input cache (:mod:`hetsched.cache`)."""
     path = Path(path).absolute()
+    return cache.load(path, _parse_workload, name, version=CACHE_VERSION,
+                      relocate=_relocate)  # fmt: skip
+
+
+def _relocate(workload: WorkloadFile, path: Path) -> WorkloadFile:
+    """A cached workload read for another file of the same bytes names ``path``."""
+    return replace(workload, path=path)
+
+
+def _parse_workload(path: Path, name: str) -> WorkloadFile:
+    """:func:`load_workload` without the cache."""
     if not path.is_file():
         raise FileNotFoundError(f"workload file {path} does not exist")
     where = str(path)

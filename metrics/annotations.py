@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from hetsched import cache
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
@@ -184,11 +185,21 @@ def read_workload_info(path: str | Path, workload_name: str = "w0") -> WorkloadI
     return read_workload(path, workload_name)[0]
 
 
+CACHE_VERSION = 1
+"""Format version of what :func:`read_workload` returns in the input cache
+(:mod:`hetsched.cache`): bump it when :class:`WorkloadInfo` or :class:`JobAnnotations` change."""
+
+
 def read_workload(path: str | Path, workload_name: str = "w0") -> tuple[WorkloadInfo, dict]:
     """:func:`read_workload_info` and the parsed JSON document it was read from, for readers
     of more of the file (the papers' models in :mod:`hetsched.metrics.summary`), which then
-    parse it once."""
-    path = Path(path)
+    parse it once. A file read before, byte for byte, comes from the input cache
+    (:mod:`hetsched.cache`: a run's checker, summary and task table read it each)."""
+    return cache.load(path, _read_workload, workload_name, version=CACHE_VERSION)
+
+
+def _read_workload(path: Path, workload_name: str) -> tuple[WorkloadInfo, dict]:
+    """:func:`read_workload` without the cache."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as error:  # JSON, UTF-8, a 4,300-digit integer

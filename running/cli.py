@@ -283,6 +283,16 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_cache_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-cache``, which :func:`hetsched.cli.main` acts on (:mod:`hetsched.cache`)."""
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="parse the platform and workload files again, neither reading nor writing the"
+        " cache of parsed inputs ($XDG_CACHE_HOME/hetsched; or set HETSCHED_NO_CACHE=1)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``hetsched run`` to the ``hetsched`` parser."""
     parser = subparsers.add_parser(
@@ -332,4 +342,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run without SimGrid's energy model (for platforms without host power)",
     )
+    add_cache_argument(parser)
     parser.set_defaults(func=run_command)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.core.system import Cluster
-from hetsched.engine.platform import load_platform
+from hetsched.engine.platform import load_compute_resources
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
 from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
 from hetsched.heuristics.robust.robustness import MoldableBatch
@@ -69,7 +69,7 @@ class PlatformView:
     @classmethod
     def read(cls, path: str | Path) -> PlatformView:
         """From a SimGrid platform file, read as Batsim 4.2.1 reads it."""
-        resources = load_platform(path).compute_resources()
+        resources = load_compute_resources(path)
         try:
             return cls.from_compute_resources(str(path), resources)
         except ValueError as error:

@@ -9,7 +9,12 @@ from pathlib import Path
 
 from hetsched import options as ranges
 from hetsched.metrics.summary import RunSummary
-from hetsched.running.cli import RUN_FAILURES, add_tool_arguments, external_tools
+from hetsched.running.cli import (
+    RUN_FAILURES,
+    add_cache_argument,
+    add_tool_arguments,
+    external_tools,
+)
 from hetsched.running.preflight import preflight
 from hetsched.running.run import ENGINES, check_scheduler
 from hetsched.studies import (
@@ -195,6 +200,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="run without SimGrid's energy model (platforms without host power)")
     parser.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     parser.add_argument("-o", "--outdir", type=Path, help="output folder (default: runs/...)")
+    add_cache_argument(parser)
     parser.set_defaults(func=compare_command)
 
     experiment = subparsers.add_parser(
@@ -240,3 +246,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hansen_cli.register(studies)
     hwang.register(studies)
     hwang_model_study.register(studies)
+    for study_parser in studies.choices.values():  # every study: its runs, its workers
+        add_cache_argument(study_parser)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import zmq
 from hypothesis import settings
 
+from hetsched.cache import NO_CACHE
 from hetsched.running.run import stock_package
 
 # The tests are grouped in folders named like the packages they test (tests/heuristics/value/
@@ -29,6 +31,14 @@ for _folder in _FOLDERS:
 # own `schedulers/` folder shadows pybatsim's package of that name, which the tests import
 # (`from schedulers.easyBackfill import EasyBackfill`): make `schedulers` pybatsim's.
 stock_package()
+
+# The input cache (hetsched.cache) of the test session: a fresh folder, never the user's
+# ~/.cache/hetsched; the processes the tests start inherit it. Every run of the suite thus
+# parses each input once, then reads it from the cache (both paths are exercised). The folder
+# goes when the session's interpreter exits.
+_CACHE_HOME = tempfile.TemporaryDirectory(prefix="hetsched-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME.name
+os.environ.pop(NO_CACHE, None)
 
 # Hypothesis: derandomised in the test suite (CI never fails on a newly drawn input: the
 # examples are a function of the test), random with more examples under `make fuzz`

@@ -5,6 +5,7 @@ command or option is covered without a new test."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetsched import options as ranges
-from hetsched.cli import build_parser, main
+from hetsched.cli import COMMAND_GROUPS, build_parser, main
 
 RANGES = {
     ranges.positive_int: lambda v: isinstance(v, int) and v >= 1,
@@ -90,6 +91,24 @@ def test_help_of_every_command(path: tuple[str, ...], capsys: pytest.CaptureFixt
         code = exit_.code
     assert code == 0
     assert "usage:" in capsys.readouterr().out.lower()
+
+
+@pytest.mark.parametrize("module", list(COMMAND_GROUPS))
+def test_each_command_group_registers_the_commands_it_is_listed_with(module: str) -> None:
+    """``hetsched NAME ...`` imports only the module :data:`COMMAND_GROUPS` lists NAME under
+    (issue 23): that module must register NAME, and every command must be listed."""
+    expected = COMMAND_GROUPS[module]
+    for name in expected:
+        assert [child for child, _ in _subparsers(build_parser(name))] == [*expected, "batsim"]
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(module).register(subparsers)
+    assert tuple(subparsers.choices) == expected
+
+
+def test_every_command_is_listed_once() -> None:
+    listed = [name for names in COMMAND_GROUPS.values() for name in names]
+    assert sorted(listed) == sorted(set(listed))
+    assert [name for name, _ in _subparsers(build_parser())] == [*listed, "batsim"]
 
 
 def test_no_numeric_option_without_a_range() -> None:

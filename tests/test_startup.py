@@ -5,11 +5,15 @@ scipy.stats (Hansen et al.'s robustness model, the studies' confidence intervals
 solver (Tarplee et al.'s LP bound) and matplotlib (``hetsched plot``, the studies' figures)
 cost seconds to import. ``hetsched --help``, ``hetsched list`` and ``hetsched run`` of a
 Khemka et al. heuristic on the embedded engine use none of them: each runs in a fresh Python
-here, which then lists the heavy modules it holds.
+here, which then lists the heavy modules it holds. A Hansen et al. run needs the gamma and beta
+quantiles of its robustness model: it takes them from scipy.special (0.4 s to import), not
+scipy.stats (1 s); a Tarplee et al. LP run loads scipy's LP solver and nothing else heavy.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -17,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from test_run import tiny  # noqa: F401 (fixture)
+
+from hetsched.cli import main
 
 HEAVY = ("scipy.stats", "scipy.optimize", "scipy.sparse", "matplotlib")
 """Modules that none of the commands below may import."""
@@ -59,6 +65,40 @@ def test_commands_do_not_import_heavy_modules(tiny: Path, arguments: list[str]) 
     code, heavy, err = heavy_modules_after(arguments, tiny)
     assert code == 0, err
     assert heavy == []
+
+
+def generated(folder: Path, platform: str, workload: str, *options: str) -> None:
+    """``platform.xml`` and ``workload.json`` of the presets, seed 1, in ``folder``."""
+    for arguments in (
+        ["platform", "generate", "--preset", platform, "--seed", "1", "-o", "platform.xml"],
+        ["workload", "generate", "--preset", workload, "--seed", "1", *options,
+         "-o", "workload.json"],
+    ):  # fmt: skip
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main([*arguments[:-1], str(folder / arguments[-1])]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "platform", "workload", "options", "allowed"),
+    [
+        ("rf-duplex", "hansen", "hansen-8-mixed", (), []),
+        ("lp-makespan", "tarplee", "tarplee", ("--option", "tasks=50"),
+         ["scipy.optimize", "scipy.sparse"]),
+    ],
+    ids=["hansen-rf-duplex", "tarplee-lp-makespan"],
+)  # fmt: skip
+def test_runs_import_only_the_scipy_they_compute_with(
+    tmp_path: Path, name: str, platform: str, workload: str, options: tuple[str, ...],
+    allowed: list[str],
+) -> None:  # fmt: skip
+    """rf-duplex computes P(i, (j, k)) from gamma and beta quantiles (Hansen et al. sec. II):
+    scipy.special's, bit for bit scipy.stats' (tests/heuristics/robust/test_robustness.py);
+    lp-makespan solves Tarplee et al.'s LP (sec. 2.2) with scipy.optimize's linprog."""
+    generated(tmp_path, platform, workload, *options)
+    run = ["run", name, "-p", "platform.xml", "-w", "workload.json", "-o", "out"]
+    code, heavy, err = heavy_modules_after(run, tmp_path)
+    assert code == 0, err
+    assert heavy == allowed
 
 
 def test_plot_loads_matplotlib_and_the_probe_sees_it(tiny: Path) -> None:  # noqa: F811

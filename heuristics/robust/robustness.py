@@ -252,7 +252,10 @@ def serial_time_atoms(mean: np.ndarray, cov: np.ndarray, points: int) -> np.ndar
     quantiles at ``(m + 1/2) / points``; shape ``mean.shape + (points,)``, increasing. A COV
     of 0 gives the mean ``points`` times.
 
-    Gamma of mean mu and COV c: shape ``1 / c**2``, scale ``mu c**2``.
+    Gamma of mean mu and COV c: shape ``1 / c**2``, scale ``mu c**2``; its quantile at u is
+    ``scale x gammaincinv(shape, u)``, the very floats of ``scipy.stats.gamma.ppf`` (which
+    computes it so) without importing scipy.stats (1 s; issue 23, pinned by
+    tests/heuristics/robust/test_robustness.py).
 
     >>> serial_time_atoms(np.array([10.0]), np.array([0.0]), 3).tolist()
     [[10.0, 10.0, 10.0]]
@@ -260,13 +263,13 @@ def serial_time_atoms(mean: np.ndarray, cov: np.ndarray, points: int) -> np.ndar
     >>> [round(float(x), 3) for x in exponential]  # -ln(1 - u) at u = 1/4, 3/4
     [0.288, 1.386]
     """
-    from scipy import stats  # a second or two to import: only a robust run pays it
+    from scipy import special  # 0.4 s to import: only a robust run pays it
 
     u = _midpoints(points)
     mean, cov = np.broadcast_arrays(np.asarray(mean, dtype=float), np.asarray(cov, dtype=float))
     random = cov > 0
     safe = np.where(random, cov, 1.0)[..., None]
-    atoms = stats.gamma.ppf(u, 1.0 / safe**2, scale=mean[..., None] * safe**2)
+    atoms = special.gammaincinv(1.0 / safe**2, u) * (mean[..., None] * safe**2)
     return np.where(random[..., None], atoms, mean[..., None])
 
 
@@ -274,16 +277,18 @@ def slowdown_atoms(alpha: np.ndarray, beta: np.ndarray, points: int) -> np.ndarr
     """The slowdown ``1 / A``, A ~ Beta(alpha, beta), of each processor type as ``points``
     equally likely values, its quantiles at ``(m + 1/2) / points``: the slowdown's quantile u
     is ``1 / (the availability's quantile 1 - u)``. Shape ``alpha.shape + (points,)``,
-    increasing, every value >= 1.
+    increasing, every value >= 1. The availability's quantile is ``betaincinv(alpha, beta,
+    q)``: bit for bit ``scipy.stats.beta.ppf`` on the model's range (pinned by
+    tests/heuristics/robust/test_robustness.py), without importing scipy.stats.
 
     >>> [round(float(x), 4) for x in slowdown_atoms(np.array(1.0), np.array(1.0), 2)]  # A uniform
     [1.3333, 4.0]
     """
-    from scipy import stats  # a second or two to import: only a robust run pays it
+    from scipy import special  # 0.4 s to import: only a robust run pays it
 
     u = _midpoints(points)
     alpha, beta = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
-    availability = stats.beta.ppf(1.0 - u, alpha[..., None], beta[..., None])
+    availability = special.betaincinv(alpha[..., None], beta[..., None], 1.0 - u)
     with np.errstate(divide="ignore"):
         return 1.0 / availability
 

@@ -152,6 +152,41 @@ def test_slowdown_atoms_are_reciprocal_availability_quantiles() -> None:
     )
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit equal float arrays (nan where both are nan)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(
+        ((a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))).all()
+    )
+
+
+def test_serial_time_atoms_are_scipy_stats_gamma_quantiles_bit_for_bit() -> None:
+    """Issue 23: the atoms come from scipy.special (0.4 s to import), not scipy.stats (1 s);
+    over the model's range (mean > 0, COV > 0 down to where the shape 1 / COV**2 overflows)
+    they are the very floats scipy.stats.gamma.ppf gives, so no schedule changes."""
+    covs = np.concatenate([np.logspace(-170, 2, 120), [0.05, 0.25, 0.5, 1.0, 5e-324]])
+    means = np.logspace(-4, 9, 25)
+    for points in (1, 2, 3, 7, 16, 64, 100):
+        u = (np.arange(points) + 0.5) / points
+        with np.errstate(all="ignore"):  # the shape overflows (inf) for the tiniest COVs
+            atoms = r.serial_time_atoms(means[:, None], covs[None, :], points)
+            shape, scale = 1.0 / covs**2, means[:, None] * covs**2
+            expected = stats.gamma.ppf(u, shape[None, :, None], scale=scale[..., None])
+        assert _same_bits(atoms, expected), points
+
+
+def test_slowdown_atoms_are_scipy_stats_beta_quantiles_bit_for_bit() -> None:
+    """As above for Beta(alpha, beta) availability: alpha > 1 (the workload's bound, down to
+    1 + 1e-15), beta > 0 (the generator's is 2)."""
+    alphas = np.concatenate([1 + np.logspace(-15, 0, 16), np.logspace(0.01, 7, 30)])
+    betas = np.concatenate([np.logspace(-4, 7, 24), [2.0]])
+    for points in (1, 3, 16, 64, 100):
+        u = (np.arange(points) + 0.5) / points
+        atoms = r.slowdown_atoms(alphas[:, None], betas[None, :], points)
+        expected = 1.0 / stats.beta.ppf(1.0 - u, alphas[:, None, None], betas[None, :, None])
+        assert _same_bits(atoms, expected), points
+
+
 def test_final_serial_time_is_the_product_of_every_pair() -> None:
     serial = np.array([[[1.0, 2.0, 4.0]]])
     slowdown = np.array([[1.0, 1.5]])
