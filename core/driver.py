@@ -487,7 +487,10 @@ class MappingDriver:
     def _start(self, task_id: str, decision: Decision) -> Decision:
         """Start ``task_id`` (reserved) as ``decision`` says (its reservation, maybe moved)."""
         booked = self._reserved.pop(task_id)
-        if booked.action is Action.RESERVE or decision is not booked:
+        if decision is booked:
+            if booked.action is Action.RESERVE:
+                self._schedule.start_reserved(task_id)
+        else:
             self._schedule.release(task_id)
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,

@@ -143,6 +143,16 @@ class SystemSchedule:
                 return
         raise ValueError(f"task {task_id} has no booking")
 
+    def start_reserved(self, task_id: str) -> None:
+        """The booking of ``task_id`` becomes running work over the same interval and nodes
+        (as :meth:`release` then :meth:`book` with :attr:`Action.START` would make it);
+        ValueError if it has none."""
+        for name, timeline in self._timelines.items():
+            if task_id in timeline:
+                self._writable(name).start_reserved(task_id)
+                return
+        raise ValueError(f"task {task_id} has no booking")
+
     def prune(self, now: float) -> list[str]:
         """Release every booking that ended at or before ``now``; return their task ids.
 

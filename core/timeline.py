@@ -35,7 +35,7 @@ Slot(cluster='c', start=5.0, end=6.0, nodes=(10, 11))
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from weakref import WeakSet
 
@@ -594,6 +594,30 @@ class ClusterTimeline:
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
         replace_sorted(self._sff, old_ff, self._ff[last])
+        return booking
+
+    def start_reserved(self, task_id: str) -> Booking:
+        """The booking of ``task_id`` becomes running work (:attr:`Action.START`) over the same
+        interval and nodes; return it.
+
+        The timeline is then what :meth:`release` followed by :meth:`book` of the running work
+        would make of it (the booking also moves to the end of :meth:`bookings`), without
+        their passes over the adjacency tables: the only adjacency that depends on the kind
+        is the gap from ``-inf`` before a node's first booking, which running work does not
+        have.
+        """
+        bid = self._bids.get(task_id)
+        if bid is None:
+            raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        booking, nodes = self._records.pop(bid)
+        if booking.kind is not Action.START:
+            booking = replace(booking, kind=Action.START)
+            gaps = self._gaps
+            if gaps.used > gaps.dead:
+                used = gaps.used
+                gaps.kill(np.flatnonzero((gaps.next[:used] == bid) & (gaps.prev[:used] == -1)))
+        self._records[bid] = (booking, nodes)
+        self.generation += 1
         return booking
 
     def prune(self, now: float) -> list[str]:

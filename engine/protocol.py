@@ -116,6 +116,53 @@ def encode(value: Any) -> str:
     raise TypeError(f"cannot write {value!r} in a Batsim message")
 
 
+def reread(value: Any) -> Any:
+    """``batsim_json.loads(encode(value))`` for a value parsed from a scheduler's JSON (dicts,
+    lists, strings, numbers, booleans, null): what Batsim keeps of a registered job or profile
+    after writing it (``"%6f"``) and reading it back, built without the text.
+
+    Each double becomes :func:`batsim_json.read_float` of its six-decimal text, an integer
+    outside rapidjson's 64-bit range a double the same way, mappings dicts and tuples lists.
+    A non-finite double has no JSON text: the value then takes the round trip through the
+    text, which fails as it always did.
+
+    >>> reread({"cpu": 642.6666666666666, "n": [2, 1.5e-7, 2**64], "ok": True, "s": "é"})
+    {'cpu': 642.666667, 'n': [2, 0.0, 1.8446744073709552e+19], 'ok': True, 's': 'é'}
+    >>> reread({"cpu": 1.0, "n": [2**70, -0.0]}) == batsim_json.loads(encode(
+    ...     {"cpu": 1.0, "n": [2**70, -0.0]}))
+    True
+    """
+    try:
+        return _reread(value)
+    except _NotFinite:
+        return batsim_json.loads(encode(value))
+
+
+class _NotFinite(Exception):
+    """A double without JSON text (:func:`reread` takes the text's way then)."""
+
+
+_INFINITY = float("inf")
+
+
+def _reread(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is float:
+        if not -_INFINITY < value < _INFINITY:
+            raise _NotFinite
+        return batsim_json.read_float(f"{value:f}")
+    if kind is dict or isinstance(value, Mapping):
+        return {str(key): _reread(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [_reread(item) for item in value]
+    if kind is int:
+        low, high = _RAPIDJSON_INTEGERS
+        return value if low <= value <= high else batsim_json.read_float(f"{float(value):f}")
+    return batsim_json.loads(encode(value))  # what encode writes of other types (or refuses)
+
+
 def format_intervals(ids: Iterable[int]) -> str:
     """Batsim's ``IntervalSet::to_string_hyphen(" ", "-")`` of a set of resource ids."""
     if isinstance(ids, np.ndarray) and len(ids) > 8:

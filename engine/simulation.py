@@ -41,7 +41,7 @@ import batsim.batsim
 import numpy as np
 
 from hetsched import __version__
-from hetsched.engine import batsim_json, protocol
+from hetsched.engine import protocol
 from hetsched.engine.energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import (
@@ -1198,7 +1198,7 @@ class _Batsim:
 def _rewritten(value: dict[str, Any]) -> Any:
     """A registered job or profile as Batsim keeps it: written by its message writer (doubles
     with six decimals, ``%6f``), then read back (``handle_register_job``/``_profile``)."""
-    return batsim_json.loads(protocol.encode(value))
+    return protocol.reread(value)
 
 
 @contextlib.contextmanager

@@ -357,6 +357,7 @@ class HetschedScheduler(BatsimScheduler):
             logger.warning("twin %s ended in state %s", job.id, job.job_state.name)
         self._driver().complete(original_job_id(job.id), self.bs.time())
         self._task_event = True
+        self._forget(job.id)
 
     def onJobsKilled(self, jobs: list[Job]) -> None:
         # Batsim also sends JOB_COMPLETED (COMPLETED_KILLED) for every job really killed
@@ -427,6 +428,7 @@ class HetschedScheduler(BatsimScheduler):
         for decision in decisions:
             if decision.action is Action.DROP:
                 self.bs.reject_jobs_by_id([decision.task_id])
+                self._forget(decision.task_id)
             else:
                 self._execute_twin(decision)
         self._request_wakeup()
@@ -459,6 +461,13 @@ class HetschedScheduler(BatsimScheduler):
         twin.allocation = node_set(decision.nodes)
         self.bs.execute_job(twin)
         self.bs.reject_jobs_by_id([original])
+        self._forget(original)
+
+    def _forget(self, job_id: str) -> None:
+        """Drop a job pybatsim will not hear of again (a rejected original, a completed twin)
+        from its ``Batsim.jobs``, which otherwise keeps every job and its JSON until the end:
+        the driver's records (:attr:`MappingDriver.tasks`) are what the scheduler keeps."""
+        self.bs.jobs.pop(job_id, None)
 
     def _request_wakeup(self) -> None:
         wakeup = self._driver().next_wakeup()

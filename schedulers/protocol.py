@@ -90,6 +90,61 @@ CONFIG_FIELDS = (
 """The SIMULATION_BEGINS ``config`` fields pybatsim reads."""
 
 
+class LoggedMessage(dict):
+    """A message as pybatsim reads it (a dict), formatted as the JSON text it came in.
+
+    pybatsim 3.2.1 logs every message it receives with ``"...: {}".format(message)``, whether
+    its logger is on or not: formatting the dict (its ``repr``) costs about as much as parsing
+    it. The text is already there, so this message formats as that text.
+
+    >>> "{}".format(LoggedMessage({"now": 1.0, "events": []}, '{"now": 1.0, "events": []}'))
+    '{"now": 1.0, "events": []}'
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, message: dict[str, Any], text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+    def __format__(self, spec: str) -> str:
+        return self.text if not spec else format(str(self), spec)
+
+
+class LoggedEvents(list):
+    """The events of a message the scheduler sent, formatted (``repr``) as their JSON text.
+
+    pybatsim logs every message it sends with ``"...: {}".format(message)`` after sending it;
+    :meth:`ProtocolGuard.send` puts this list in the message once it is sent, so that line
+    costs a copy of the text already encoded instead of the ``repr`` of every event.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, events: list[Any], text: str) -> None:
+        super().__init__(events)
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def encode_message(message: dict[str, Any]) -> tuple[str, str | None]:
+    """``json.dumps(message)`` (what pybatsim's network handler sends) and, for a message of
+    the form ``{"now": ..., "events": [...]}`` (keys in that order), the text of its events.
+
+    >>> message = {"now": 2.5, "events": [{"type": "NOTIFY"}]}
+    >>> encode_message(message)[0] == json.dumps(message)
+    True
+    >>> encode_message(message)[1]
+    '[{"type": "NOTIFY"}]'
+    """
+    if list(message) != ["now", "events"] or not isinstance(message["events"], list):
+        return json.dumps(message), None
+    events = json.dumps(message["events"])
+    return f'{{"now": {json.dumps(message["now"])}, "events": {events}}}', events
+
+
 class BatsimProtocolError(ValueError):
     """Batsim sent a message the scheduler cannot trust, or nothing within the timeout."""
 
@@ -136,8 +191,13 @@ class ProtocolGuard:
         return None if text is None else self.check(text)
 
     def send(self, msg: dict[str, Any]) -> None:
+        """Check and send the scheduler's reply ``msg`` as the network handler would
+        (``json.dumps``); then its events format as their text (:class:`LoggedEvents`)."""
         self.sent(msg)
-        self._network.send(msg)
+        text, events = encode_message(msg)
+        self._network.send_string(text)
+        if events is not None:
+            msg["events"] = LoggedEvents(msg["events"], events)
 
     # ----------------------------------------------------------------- checks
     def check(self, text: str) -> dict[str, Any]:
@@ -160,7 +220,7 @@ class ProtocolGuard:
         for index, event in enumerate(events):
             previous = self._check_event(index, event, now, previous)
         self._now = float(now)
-        return message
+        return LoggedMessage(message, text)
 
     def sent(self, reply: dict[str, Any]) -> None:
         """Note the jobs the scheduler registers and executes in ``reply``."""

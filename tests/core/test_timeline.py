@@ -97,3 +97,72 @@ def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
                   for tl in timelines]
         assert chains[0] == chains[1] == chains[2]
         assert chains[0]  # the random bookings cover every node
+
+
+def _adjacencies(tl: ClusterTimeline) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
+    """The live rows of the gap and touching tables, as sorted (start, end, node, prev task,
+    next task): independent of row order and booking ids."""
+    def task(bid: int) -> str:
+        return "-" if bid < 0 else tl._records[bid][0].task_id
+
+    tables = []
+    for rows in (tl._gaps, tl._touching):
+        live = np.flatnonzero(rows.prev[: rows.used] != -2).tolist()
+        tables.append(sorted(
+            (float(rows.start[i]), float(rows.end[i]), int(rows.node[i]), task(int(rows.prev[i])),
+             task(int(rows.next[i])))
+            for i in live
+        ))
+    return tables[0], tables[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_start_reserved_is_release_then_book_as_running(seed: int) -> None:
+    """Starting a reservation in place leaves the timeline as the release and the booking of
+    its running work did: the same node chains and kinds, adjacencies, free_from, booking
+    order and slots (the driver starts every due reservation this way)."""
+    cluster = Cluster("c", 1, tuple(range(10, 22)))
+    rng = np.random.default_rng(seed)
+    in_place, rebooked = ClusterTimeline(cluster), ClusterTimeline(cluster)
+    reserved: list[str] = []
+    for number in range(40):
+        slot = in_place.earliest_slot(int(rng.integers(1, 6)), float(rng.integers(1, 20)),
+                                      float(rng.integers(0, 60)))
+        kind = (Action.RESERVE, Action.RESERVE, Action.PLACEHOLDER, Action.START)[number % 4]
+        booking = Booking(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
+        for tl in (in_place, rebooked):
+            tl.book(booking)
+        if kind is Action.RESERVE:
+            reserved.append(booking.task_id)
+        if rng.random() < 0.3 and reserved:
+            started = reserved.pop(int(rng.integers(len(reserved))))
+            in_place.start_reserved(started)
+            old = rebooked.release(started)
+            rebooked.book(Booking(started, "c", old.nodes, old.start, old.end, Action.START))
+        if rng.random() < 0.2:
+            gone = f"t{rng.integers(number + 1)}"
+            if gone in in_place:
+                in_place.release(gone)
+                rebooked.release(gone)
+                if gone in reserved:
+                    reserved.remove(gone)
+        assert _adjacencies(in_place) == _adjacencies(rebooked)
+        assert list(in_place.bookings()) == list(rebooked.bookings())
+        assert in_place.free_from() == rebooked.free_from()
+        for node in cluster.resource_ids:
+            assert in_place.node_bookings(node) == rebooked.node_bookings(node)
+        for k, length, after in ((1, 5.0, 0.0), (3, 2.0, 10.0), (6, 8.0, 4.0)):
+            assert in_place.earliest_slot(k, length, after) == rebooked.earliest_slot(
+                k, length, after
+            )
+
+
+def test_start_reserved_of_no_booking_names_the_task() -> None:
+    tl = ClusterTimeline(Cluster("c", 1, (0, 1)))
+    try:
+        tl.start_reserved("ghost")
+    except ValueError as error:
+        assert "ghost" in str(error) and "c" in str(error)
+    else:
+        raise AssertionError("no error")

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from hetsched.engine import batsim_json
 from hetsched.engine.batsim_cli import batsim_command
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 from hetsched.engine.protocol import (
     MessageWriter,
     check_event,
+    encode,
     format_intervals,
     parse_call_me_later,
     parse_execute_job,
@@ -21,6 +26,7 @@ from hetsched.engine.protocol import (
     parse_reply,
     parse_set_job_metadata,
     parse_set_resource_state,
+    reread,
 )
 
 
@@ -133,3 +139,29 @@ def test_batsim_command_options() -> None:
         )  # fmt: skip
     with pytest.raises(ValueError, match="at least one workload"):
         batsim_command("p.xml", [], "o", energy=False, dynamic_jobs=False, socket_endpoint="x")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.text(max_size=5)
+    | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES)
+def test_reread_is_the_round_trip_through_batsims_text(value: Any) -> None:
+    """A registered job as Batsim keeps it: what it writes ("%6f") read back as it reads."""
+    expected = batsim_json.loads(encode(value))
+    got = reread(value)
+    assert json.dumps(got) == json.dumps(expected)
+    assert repr(got) == repr(expected)  # same types (int or float), same -0.0
+
+
+def test_reread_of_a_non_finite_double_fails_as_the_text_does() -> None:
+    with pytest.raises(ValueError):
+        batsim_json.loads(encode({"cpu": float("inf")}))
+    with pytest.raises(ValueError):
+        reread({"cpu": float("inf")})

@@ -69,8 +69,8 @@ class Loopback:
     def recv_string(self, blocking: bool = False) -> str | None:
         return json.dumps(self.inbox.pop(0)) if self.inbox else None
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(json.loads(json.dumps(message)))
+    def send_string(self, message: str) -> None:
+        self.sent.append(json.loads(message))
 
     def close(self) -> None:
         pass
@@ -259,6 +259,8 @@ def test_reservation_asks_to_be_called_and_starts_on_the_call(
         {"timestamp": 30.0, "type": "REQUESTED_CALL", "data": {}},
     )
     assert reply == twin_events(30.0, "w0!2", "2-3", 2, 3e10)
+    # pybatsim keeps only the jobs it can still hear of: the twin of w0!2, running
+    assert set(session.bs.jobs) == {"hetsched!w0.2"}
 
 
 def test_registration_finished_once_nothing_waits_nor_is_reserved(

@@ -204,6 +204,33 @@ def test_a_registered_job_is_acknowledged_once() -> None:
         guard.check(json.dumps(at(0.0, submitted(TWIN))))
 
 
+class _Recorder:
+    """A network handler that keeps what it is given to send."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send_string(self, text: str) -> None:
+        self.sent.append(text)
+
+
+def test_messages_are_logged_as_their_json_text() -> None:
+    """pybatsim formats every message it receives and sends for its log (``"{}".format``):
+    a received message formats as the text it came in, a sent one, once sent, with its events
+    as the JSON text the network handler was given, which is ``json.dumps`` of it."""
+    guard = guard_after_opening()
+    text = json.dumps(at(0.0, submitted(TWIN)))
+    assert f"{guard.check(text)}" == text
+    guard._network = _Recorder()
+    reply = {"now": 1.5, "events": [{"timestamp": 1.5, "type": "REJECT_JOB",
+                                     "data": {"job_id": "w0!1"}}]}
+    expected = json.dumps(reply)
+    guard.send(reply)
+    assert guard._network.sent == [expected]
+    assert reply == json.loads(expected)
+    assert f"{reply}" == "{'now': 1.5, 'events': " + json.dumps(reply["events"]) + "}"
+
+
 @pytest.mark.parametrize("name", case_names())
 def test_real_batsim_transcripts_pass_the_guard(name: str, tmp_path: Path) -> None:
     """Every message real Batsim 4.2.1 sent in the reference runs passes, replies noted."""
