@@ -25,7 +25,10 @@ field. A job that no cluster of the platform can run (it needs more nodes than e
 of its ``etc`` has) is not an error: the heuristics drop it at once
 (:func:`hetsched.heuristics.common.feasible_clusters`), so it is one
 :class:`~hetsched.errors.InputWarning` naming the count and the first jobs, and
-:attr:`Preflight.unrunnable` gives the run summary its count.
+:attr:`Preflight.unrunnable` gives the run summary its count. Jobs with a per-task-type
+``power`` (APC) on clusters without power levels are not an error either: they run, and
+SimGrid charges them the cluster's node power instead of their APC, so that is one
+:class:`~hetsched.errors.InputWarning` too (:func:`node_power_jobs`, docs/platforms.md).
 """
 
 from __future__ import annotations
@@ -156,6 +159,23 @@ def check_power_level(job: Mapping, where: str, cluster: Cluster, platform: str)
         )
 
 
+def node_power_jobs(document: Mapping, platform: PlatformView) -> tuple[str, ...]:
+    """The jobs whose per-task-type ``power`` (APC, Machovec et al. sec. II.B) names a cluster
+    of the platform that has no power levels: SimGrid will charge them that cluster's node
+    power, not their APC (docs/platforms.md, "per-task-type power")."""
+    clusters = platform.clusters
+    if clusters is None:
+        return ()
+    return tuple(
+        str(job["id"])
+        for job in document["jobs"]
+        if any(
+            name in clusters and not clusters[name].power_levels
+            for name in job.get("power") or {}
+        )
+    )
+
+
 def check_clusters(document: Mapping, filename: str, platform: PlatformView) -> None:
     """The workload's ``hetsched.clusters`` (cores per node, from which each job's ``res``
     was computed) against the platform's clusters of the same name."""
@@ -220,6 +240,17 @@ def preflight(
                 f"{filename}: {len(unrunnable)} job(s) that no cluster of platform {view.name}"
                 f" can run (they need more nodes than each cluster of their etc has) will be"
                 f" dropped: {shown}"
+            ),
+            stacklevel=2,
+        )
+    node_power = node_power_jobs(document, view)
+    if node_power:
+        warnings.warn(
+            InputWarning(
+                f"{filename}: {len(node_power)} job(s) carry a per-task-type 'power' (APC) but"
+                f" platform {view.name} has no power levels for their clusters: SimGrid will"
+                f" charge them the cluster's node power, not their APC (write the platform"
+                f" with 'hetsched platform generate --workload {filename}')"
             ),
             stacklevel=2,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,22 @@ def test_the_unrunnable_warning_is_an_input_warning() -> None:
     with pytest.warns(InputWarning, match="1 job"):
         checked = preflight("workload.json", "platform.xml")
     assert checked.unrunnable == ("1",)
+
+
+def test_apc_jobs_on_a_platform_without_power_levels_are_warned_about(tmp_path: Path) -> None:
+    """A Machovec workload's per-task-type power (APC) on a platform written without power
+    levels runs, charged the clusters' node power: one InputWarning says so; written with
+    the workload's levels, none."""
+    from test_power_levels import HAND, hand_case
+
+    from hetsched.platforms.simgrid_xml import write_platform
+
+    levelled, workload = hand_case(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        preflight(workload, levelled)
+    plain = tmp_path / "plain.xml"
+    write_platform(HAND, plain)
+    with pytest.warns(InputWarning, match=r"3 job\(s\) carry a per-task-type 'power' \(APC\)"
+                      r" but platform .*plain.xml has no power levels"):
+        preflight(workload, plain)
