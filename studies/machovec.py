@@ -471,9 +471,11 @@ FIGURES = {"5k": "fig9", "10k": "fig10"}
 """The paper's figure for each level's constrained results."""
 
 
-def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
+def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
+                 scale: float = DEFAULT_SCALE) -> list[Path]:
     """Fig. 9/10 (a) % of maximum utility and (b) energy with 95 % CIs, one bar per
-    configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps."""
+    configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps. Titles
+    name the ``scale`` the study ran at (the paper's system at 1) and the trials."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -503,8 +505,10 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
             ax.set_ylabel(ylabel)
             if panel == "a":
                 ax.set_ylim(0, 105)
-            ax.set_title(f"Fig. {name[3:]}({panel}): mean of {LEVELS[level] :,.0f} tasks a day"
-                         " (scaled as run), energy-constrained", fontsize="medium")
+            trials = max(a.trials for a in bars)
+            ax.set_title(f"Fig. {name[3:]}({panel}): mean of {LEVELS[level] :,.0f} tasks a day,"
+                         f" energy-constrained ({_system(scale)}, {trials} trial(s))",
+                         fontsize="medium")
             fig.tight_layout()
             path = outdir / f"{name}{panel}.png"
             fig.savefig(path, dpi=120)
@@ -536,6 +540,15 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     return written
 
 
+def _system(scale: float) -> str:
+    """How a figure names the system: the paper's, or the scale it ran at.
+
+    >>> _system(1.0), _system(0.05)
+    ('100,000 cores', 'scale 0.05')
+    """
+    return f"{FULL_CORES:,} cores" if scale == 1 else f"scale {scale:g}"
+
+
 def _paper_leniency(label: str) -> float:
     return PAPER_LENIENCY[label.split("/")[-1]]
 
@@ -550,9 +563,10 @@ def _colour(label: str) -> str:
     )
 
 
-def summarize_study(runs: Sequence[StudyRun], budgets: Sequence[Budget],
-                    outdir: Path) -> tuple[list[Aggregate], list[Path]]:
-    """Write the CSV files and the figures; return the aggregates and the figure paths."""
+def summarize_study(runs: Sequence[StudyRun], budgets: Sequence[Budget], outdir: Path,
+                    scale: float = DEFAULT_SCALE) -> tuple[list[Aggregate], list[Path]]:
+    """Write the CSV files and the figures (titled with ``scale``); return the aggregates and
+    the figure paths."""
     aggregates = aggregate(runs, budgets)
     write_csv(runs, budgets, aggregates, outdir)
-    return aggregates, plot_figures(aggregates, outdir)
+    return aggregates, plot_figures(aggregates, outdir, scale)

@@ -49,7 +49,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
         on_budget=budget,
     )
-    aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir)
+    aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir, scale)
     print(machovec.format_aggregates(aggregates))
     cores = args.cores if args.cores is not None else round(machovec.FULL_CORES * scale)
     print(f"{len(runs)} runs ({trials} trials, scale {scale:g}: {cores:,} cores) in"

@@ -317,6 +317,31 @@ def test_earliest_starts_is_earliest_start_for_each_request(
     assert len(schedule.bookings(kind=Action.RESERVE)) > 5  # gaps to search
 
 
+def test_idle_in_gaps_counts_by_the_definition_with_float_times() -> None:
+    """The two binary searches count, for every candidate time ``t``, the usable gaps with
+    ``begin <= t`` and ``t + d <= end`` (the definition, computed gap by gap), on float times
+    with gaps a rounding error longer than the task, and a gap that is usable (``end - begin
+    >= d``) but does not hold the task from its begin (``begin + d > end``, in floating
+    point), which the binary searches cannot count (it is counted by the matrix)."""
+    rng = np.random.default_rng(28)
+    for _ in range(300):
+        d = float(rng.uniform(0.1, 50.0))
+        begins = rng.uniform(0.0, 100.0, size=int(rng.integers(1, 40)))
+        ends = begins + d * rng.choice([1.0, 1.0 + 1e-16, 1.5, 3.0], size=begins.size)
+        usable = ends - begins >= d  # as earliest_start keeps them
+        begins, ends = begins[usable], ends[usable]
+        candidates = np.concatenate((begins, np.nextafter(begins, -INF),
+                                     rng.uniform(0.0, 150.0, size=20)))
+        expected = [sum(b <= t and t + d <= e for b, e in zip(begins, ends, strict=True))
+                    for t in candidates.tolist()]
+        assert slots._idle_in_gaps(candidates, begins, ends, d).tolist() == expected
+    begin, d, end = 0.43066888568204176, 4.11353140090751, 4.544200286589551
+    assert end - begin >= d and begin + d > end
+    before = float(np.nextafter(begin, -INF))
+    counts = slots._idle_in_gaps(np.array([before, begin]), np.array([begin]), np.array([end]), d)
+    assert counts.tolist() == [0, 0]
+
+
 def test_rule_3_prefers_the_gap_that_starts_with_the_task() -> None:
     """Two finite idle slots of one length (8 s) and one change in idle slots (0: the task
     of 5 s at t = 10 starts one at its start, ends the other at its end): node 0 idle over
