@@ -266,7 +266,7 @@ def run_study(
     executor: CellExecutor | None = None,
     on_run: Callable[[StudyRun, bool, int, int], None] | None = None,
     on_budget: Callable[[Budget], None] | None = None,
-    power_levels: bool = False,
+    power_levels: bool = True,
 ) -> tuple[list[StudyRun], list[Budget]]:
     """Run (or resume) the study; return its runs (study order) and the budgets.
 

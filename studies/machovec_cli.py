@@ -44,7 +44,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
         args.outdir, trials=trials, levels=args.levels, scale=scale, cores=args.cores,
-        cores_per_node=node_sizes, seed=args.seed, power_levels=args.apc,
+        cores_per_node=node_sizes, seed=args.seed, power_levels=not args.node_power,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
         on_budget=budget,
@@ -105,10 +105,10 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
                             " default: all of Fig. 9/10)")
-    study.add_argument("--apc", action="store_true",
-                       help="platforms with one power level per task type (sec. II.B: SimGrid"
-                            " charges each task its type's APC; default: the clusters' node"
-                            " power); use another -o")
+    study.add_argument("--node-power", action="store_true",
+                       help="platforms without power levels: SimGrid charges each task its"
+                            " cluster's node power (default: one power level per task type,"
+                            " so that it charges the type's APC, sec. II.B); use another -o")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
     study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")

@@ -184,3 +184,23 @@ def test_power_levels_make_other_inputs_and_the_platform_carries_them(tmp_path: 
     assert levels == types
     marker = json.loads((tmp_path / "apc" / machovec.SCENARIO_FILE).read_text())
     assert marker["power_levels"] is True
+
+
+@pytest.mark.parametrize(("flags", "levels"), [([], True), (["--node-power"], False)])
+def test_the_command_line_writes_power_levels_unless_node_power(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], levels: bool
+) -> None:
+    """The study charges each task its type's APC by default (sec. II.B: power levels);
+    ``--node-power`` keeps the clusters' node power."""
+    from hetsched.cli import main
+
+    seen: dict[str, object] = {}
+
+    def run_study(outdir: Path, **kwargs: object) -> tuple[list, list]:
+        seen.update(kwargs)
+        return [], []
+
+    monkeypatch.setattr(machovec, "run_study", run_study)
+    monkeypatch.setattr(machovec, "summarize_study", lambda *args, **kwargs: "")
+    main(["experiment", "machovec", "--trials", "1", *flags, "-o", str(tmp_path / "x")])
+    assert seen["power_levels"] is levels
