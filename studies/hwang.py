@@ -125,11 +125,10 @@ def workload_platforms(platform: PlatformSpec, document: dict) -> list[Platform]
     first = [jobs[name] for name in names]
     platforms = []
     for cluster in platform.clusters:
-        model = CorunnerModel(
-            cluster.name, cluster.cores_per_node, tuple(names),
-            np.array([job["etc"][cluster.name] for job in first]),
-            np.array([job["corunner_model"]["pressure"][cluster.name] for job in first]),
-            np.array([job["corunner_model"]["sensitivity"][cluster.name] for job in first]))
+        model = CorunnerModel.from_annotations(
+            cluster.name, cluster.cores_per_node, names,
+            [job["etc"][cluster.name] for job in first],
+            [job["corunner_model"] for job in first])
         platforms.append(Platform(cluster.name, cluster.nb_nodes, model))
     return platforms
 

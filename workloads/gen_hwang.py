@@ -41,12 +41,14 @@ Extra job annotations, with ``cores``, ``etc``, ``application``, ``user``:
 
 * ``corunner_affinity`` ``{"raw_difference": {cluster: s}, "normalized_difference":
   {cluster: %}}``: Table 4 as printed;
-* ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma}}``: the
-  co-runner run-time model of the application on each shared-node cluster
-  (:mod:`hetsched.heuristics.fairness.corunner`: ``p = d / 100`` from Table 4's normalised
-  difference, ``sigma`` calibrated on the paper's five applications so that Table 4 comes back
-  on the cluster's cores per node). The two-level scheduler plans from ``etc`` and
-  ``corunner_model`` only, so the workload is the one source of its run times.
+* ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma},
+  "pair_pressure": {cluster: {application: q}}}``: the co-runner run-time model of the
+  application on each shared-node cluster (:mod:`hetsched.heuristics.fairness.corunner`:
+  ``p = d / 100`` from Table 4's normalised difference, ``q`` the extra pressure of a named bad
+  co-runner (``PAPER_PAIRS``; only the clusters and co-runners that have one), ``sigma``
+  calibrated on the paper's five applications so that Table 4 comes back on the cluster's
+  cores per node). The two-level scheduler plans from ``etc`` and ``corunner_model`` only, so
+  the workload is the one source of its run times.
 """
 
 from __future__ import annotations
@@ -284,10 +286,15 @@ def generate(
         }
         if models:
             a = APPLICATIONS.index(application)
-            annotations["corunner_model"] = {
+            model = {
                 "pressure": {p: float(m.pressure[a]) for p, m in models.items()},
                 "sensitivity": {p: float(m.sensitivity[a]) for p, m in models.items()},
             }
+            pairs = {
+                p: {m.applications[b]: float(m.pair[a, b]) for b in np.flatnonzero(m.pair[a])}
+                for p, m in models.items() if m.pair[a].any()
+            }
+            annotations["corunner_model"] = {**model, "pair_pressure": pairs} if pairs else model
         record = TaskRecord(submission[application], 1, etc, annotations)
         records.extend([record] * count)
     source = {
@@ -354,7 +361,8 @@ def validate_corunner_affinity(value: object, location: str) -> None:
 def validate_corunner_model(value: object, location: str) -> None:
     """``corunner_model``: ``{"pressure": {cluster: p >= 0}, "sensitivity": {cluster:
     sigma >= 0}}`` (the model of :mod:`hetsched.heuristics.fairness.corunner`), both over the
-    same clusters.
+    same clusters, and optionally ``"pair_pressure": {cluster: {application: q >= 0}}`` on
+    some of them.
 
     >>> validate_corunner_model({"pressure": {"gene": 0.1}, "sensitivity": {"darth": 1}}, "job 3")
     Traceback (most recent call last):
@@ -363,7 +371,7 @@ def validate_corunner_model(value: object, location: str) -> None:
     """
     what = "corunner_model"
     obj = check_object(value, location, what)
-    check_keys(obj, {"pressure", "sensitivity"}, location, what)
+    check_keys(obj, {"pressure", "sensitivity"} | ({"pair_pressure"} & set(obj)), location, what)
     pressure = check_object(obj["pressure"], location, f"{what}.pressure")
     sensitivity = check_object(obj["sensitivity"], location, f"{what}.sensitivity")
     if set(pressure) != set(sensitivity):
@@ -373,6 +381,18 @@ def validate_corunner_model(value: object, location: str) -> None:
     for cluster in pressure:
         check_number(pressure[cluster], location, f"{what}.pressure[{cluster!r}]", 0.0)
         check_number(sensitivity[cluster], location, f"{what}.sensitivity[{cluster!r}]", 0.0)
+    pairs = obj.get("pair_pressure")
+    for cluster, by_application in (check_object(pairs, location, f"{what}.pair_pressure")
+                                    if pairs is not None else {}).items():
+        if cluster not in pressure:
+            raise ValueError(
+                f"{location}: {what}.pair_pressure names cluster {cluster!r}, which"
+                " .pressure does not cover"
+            )
+        terms = check_object(by_application, location, f"{what}.pair_pressure[{cluster!r}]")
+        for application, q in terms.items():
+            check_number(q, location, f"{what}.pair_pressure[{cluster!r}][{application!r}]",
+                         0.0)
 
 
 FIELD_VALIDATORS = {

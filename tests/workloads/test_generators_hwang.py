@@ -104,15 +104,21 @@ def test_the_corunner_model_annotation_gives_table_4_back_by_hand() -> None:
     """``corunner_model`` on cheetah (8 cores): p_K = d_K / 100, and sigma_K such that the
     mean slowdown - 1 over K's AllCore, TwoApp and FourApp combinations is d_K / 100: with
     the node's 7 other cores running n_L tasks of L, slowdown - 1 = sigma_K sum n_L p_L / 7.
-    AllCore: 7 K; TwoApp with L: 3 K + 4 L; FourApp with L, M, N: 1 K + 2 L + 2 M + 2 N."""
+    AllCore: 7 K; TwoApp with L: 3 K + 4 L; FourApp with L, M, N: 1 K + 2 L + 2 M + 2 N.
+    The named bad co-runner adds its pair term to the pressure its victims feel: on cheetah
+    Montage, by cheetah's largest pressure (Montage's 0.7078), on every other application."""
     w = generate("hwang", 0, hwang_clusters("hwang"), scale=0.001)
     first = {}
     for job in w["jobs"]:
         first.setdefault(job["application"], job["corunner_model"])
     d = {a: hw.TABLE_4_NORMALIZED_DIFFERENCE[a][1] / 100 for a in hw.APPLICATIONS}
     for k, model in first.items():
-        p = {a: first[a]["pressure"]["cheetah"] for a in hw.APPLICATIONS}
-        assert p == pytest.approx(d, abs=1e-12)
+        assert {a: first[a]["pressure"]["cheetah"] for a in hw.APPLICATIONS} == pytest.approx(
+            d, abs=1e-12)
+        pairs = model.get("pair_pressure", {}).get("cheetah", {})
+        assert pairs == ({} if k == "Montage" else {"Montage": pytest.approx(0.7078)})
+        p = {a: d[a] + (0.7078 if k != "Montage" and a == "Montage" else 0.0)
+             for a in hw.APPLICATIONS}
         others = [a for a in hw.APPLICATIONS if a != k]
         loads = [7 * p[k]] + [3 * p[k] + 4 * p[a] for a in others] + [
             p[k] + 2 * sum(p[a] for a in trio)
@@ -123,7 +129,12 @@ def test_the_corunner_model_annotation_gives_table_4_back_by_hand() -> None:
         assert len(loads) == 1 + 4 + 4  # AllCore, 4 TwoApp, C(4, 3) FourApp
         sigma = model["sensitivity"]["cheetah"]
         assert sigma * float(np.mean(loads)) / 7 == pytest.approx(d[k], rel=1e-12), k
-    # Gene (2 cores): AllCore and TwoApp only, one co-runner: mean of p over K and the others.
+    # Gene (2 cores): AllCore and TwoApp only, one co-runner: mean of p over K and the others
+    # (AutoDock has no pair term there; Blast and Montage press each other by CacheBench's
+    # 0.1265 more).
+    assert first["Blast"]["pair_pressure"]["gene"] == {
+        "Montage": pytest.approx(0.1265)}
+    assert set(first["CacheBench"]["pair_pressure"]) == {"cheetah"}
     autodock = first["AutoDock"]
     assert autodock["sensitivity"]["gene"] == pytest.approx(
         0.0557 / np.mean([hw.TABLE_4_NORMALIZED_DIFFERENCE[a][0] / 100
