@@ -34,13 +34,17 @@ Then ``summary.txt`` and figures like the paper's:
 * ``fig7.png``: per scenario, how much better the best policy is than the worst, at each
   level (first level with MAF normalised; second level under PA-based RR).
 
-Choices (the paper's are not given): efficiency is the run's makespan over that of simple
-fairness + AllCore on the same scenario and seed; "better" is ``best / worst - 1`` for
-fairness and ``worst / best - 1`` for the efficiency (makespans); ``--seeds`` repeats every
-run with other random draws (the paper averages 100 runs); ``--interarrival`` adds dynamic
-submission (sec. 6.5) on the default and W/o App. scenarios: applications submitted in a
-random order with exponential gaps of each given mean, in seconds at full scale, multiplied
-by ``--scale`` like the task counts (:func:`hetsched.workloads.gen_hwang.submission_times`).
+Every task takes its own OneCore run time, the application's Table 3 mean times a factor
+drawn as the workload generator draws it (``gen_hwang.runtime_factors``, seeded by the run's
+seed; ``--runtime-spread 0``: the means), so the seeds differ in the tasks as well as in the
+random draws of the policies. Choices (the paper's are not given): efficiency is the run's
+makespan over that of simple fairness + AllCore on the same scenario and seed; "better" is
+``best / worst - 1`` for fairness and ``worst / best - 1`` for the efficiency (makespans);
+``--seeds`` repeats every run with other random draws (the paper averages 100 runs);
+``--interarrival`` adds dynamic submission (sec. 6.5) on the default and W/o App. scenarios:
+applications submitted in a random order with exponential gaps of each given mean, in seconds
+at full scale, multiplied by ``--scale`` like the task counts
+(:func:`hetsched.workloads.gen_hwang.submission_times`).
 """
 
 from __future__ import annotations
@@ -68,7 +72,16 @@ from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, 
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
-from hetsched.workloads.gen_hwang import APPLICATIONS, SCENARIOS, submission_times, task_counts
+from hetsched.workloads.gen_hwang import (
+    APPLICATIONS,
+    SCENARIOS,
+    TASK_RUNTIME_SPREAD,
+    runtime_factors,
+    runtime_spread,
+    submission_times,
+    task_counts,
+    task_onecore,
+)
 
 FIRST_LEVELS = ("fairness", "paf", "aaf", "pa-rr")
 PA_METRICS = ("throughput", "epa", "rpa")
@@ -90,12 +103,14 @@ FIELDS = ("scenario", "type", "first", "pa_metric", "second", "seed", "interarri
 @dataclass(frozen=True)
 class Variant:
     """Sec. 6.5's variants: PA-based RR's ``d_unit``, CA-based RR's ``p_unit``, at most
-    ``max_users`` users per node (2: pairwise), MAF's ``static_affinity``."""
+    ``max_users`` users per node (2: pairwise), MAF's ``static_affinity``; and the half-width
+    of the tasks' run-time spread (``gen_hwang.TASK_RUNTIME_SPREAD``; 0: Table 3's means)."""
 
     d_unit: int = 1
     p_unit: int = 1
     max_users: int | None = None
     static_affinity: bool = False
+    runtime_spread: float = TASK_RUNTIME_SPREAD
 
 
 @dataclass(frozen=True)
@@ -189,8 +204,13 @@ def simulate(run: Run, scale: float) -> dict[str, object]:
     counts = task_counts(scenario, scale)
     gap = None if run.interarrival is None else run.interarrival * scale
     submitted = submission_times(list(counts), gap, run.seed)
-    applications = [Application(app, APPLICATIONS.index(app), count, submitted[app])
-                    for app, count in counts.items()]
+    factors = runtime_factors(counts, run.variant.runtime_spread, run.seed)
+    applications = [
+        Application(app, APPLICATIONS.index(app), count, submitted[app],
+                    None if run.variant.runtime_spread == 0 else task_onecore(
+                        [p.model.solo[APPLICATIONS.index(app)] for p in platforms],
+                        factors[app]))
+        for app, count in counts.items()]
     start = time.perf_counter()
     scheduler = TwoLevelScheduler(_first_level(run), _second_level(run))
     result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
@@ -451,6 +471,14 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     return written
 
 
+def _spread_option(text: str) -> float:
+    """``--runtime-spread``: a number >= 0 and < 1."""
+    try:
+        return runtime_spread(float(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``hetsched experiment hwang-model``."""
     parser.add_argument("-o", "--out", type=Path, default=Path("runs/hwang-model"),
@@ -474,6 +502,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
     parser.add_argument("--static-affinity", action="store_true",
                         help="MAF's co-runner affinity computed once (sec. 6.5)")
+    parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
+                        help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
+                        " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
     parser.add_argument("--no-figures", action="store_true", help="tables only")
 
@@ -484,7 +515,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         print("\n".join(POLICIES))
         return 0
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
-                      args.static_affinity)
+                      args.static_affinity, args.runtime_spread)
     try:
         runs = grid(args.scenarios, args.seeds, args.interarrival,
                     [p for p in args.policies.split(",") if p], variant)

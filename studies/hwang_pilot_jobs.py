@@ -27,8 +27,12 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
   sec. 6.1), from the simulation's ``seed``.
 * The first level sees the tasks still *queued* (not the running ones) and distributes all
   the cores of every platform at every invocation (the paper's ``avCores``).
-* Every task of an application has the same OneCore run time on a platform (the workload
-  generator's choice: Table 3's means).
+* A task's OneCore run time on each platform is its application's mean (the platform
+  model's ``solo``, Table 3) unless the application gives every task's own
+  (``Application.onecore``, the workload's ``actual`` run times: the run-time spread of
+  ``workloads/gen_hwang.py``); the scheduler plans from the means either way. A user's tasks
+  are fetched in order, the ones started at one instant in the order of (platform, core), as
+  :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness` takes its queue.
 
 >>> from hetsched.heuristics.fairness.corunner import CorunnerModel
 >>> from hetsched.heuristics.fairness.first_level import SimpleFairness
@@ -39,7 +43,7 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
 >>> sim = PilotJobSimulation(platforms, apps, TwoLevelScheduler(SimpleFairness(), AllCore()))
 >>> result = sim.run()
 >>> result.finish.round(2).tolist()    # 2 rounds each on a node of its own (AllCore)
-[1008.47, 128.03]
+[1008.47, 128.0]
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ _COMPLETION, _SUBMISSION = 0, 1
 @dataclass(frozen=True)
 class Application:
     """A user's many-task application: ``tasks`` tasks of application ``application`` (an
-    index into the platforms' models), submitted at ``submission`` (s).
+    index into the platforms' models), submitted at ``submission`` (s); ``onecore``, when
+    given, each task's own OneCore run time (s) on each platform (``tasks`` rows, one column
+    per platform of the simulation), else every task takes the model's mean.
 
     >>> Application("u1", 0, tasks=0)
     Traceback (most recent call last):
@@ -72,8 +78,14 @@ class Application:
     application: int
     tasks: int
     submission: float = 0.0
+    onecore: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.onecore is not None and (
+                np.ndim(self.onecore) != 2 or len(self.onecore) != self.tasks
+                or not np.all(np.asarray(self.onecore) > 0)):
+            raise ValueError(f"application {self.user}: onecore must hold one row of run"
+                             f" times > 0 per task ({self.tasks})")
         if self.tasks < 1:
             raise ValueError(f"application {self.user}: tasks must be >= 1, got {self.tasks}")
         if not self.submission >= 0:
@@ -154,6 +166,17 @@ class PilotJobSimulation:
         n, m = len(applications), len(platforms)
         self._app = np.array([a.application for a in applications], dtype=np.int64)
         self._tasks = np.array([a.tasks for a in applications], dtype=np.int64)
+        self._first_task = np.concatenate(([0], np.cumsum(self._tasks)[:-1]))
+        self._onecore: np.ndarray | None = None  # (every task, platform), users in order
+        if any(a.onecore is not None for a in applications):
+            for a in applications:
+                if a.onecore is not None and np.shape(a.onecore)[1] != len(platforms):
+                    raise ValueError(f"application {a.user}: onecore needs one column per"
+                                     f" platform ({len(platforms)})")
+            self._onecore = np.concatenate([
+                np.asarray(a.onecore, dtype=float) if a.onecore is not None else np.tile(
+                    [p.model.solo[a.application] for p in platforms], (a.tasks, 1))
+                for a in applications])
         self._queued = np.zeros(n, dtype=np.int64)
         self._done = np.zeros(n, dtype=np.int64)
         self._submitted = np.zeros(n, dtype=bool)
@@ -231,13 +254,20 @@ class PilotJobSimulation:
             rank = np.arange(order.size) - first
             keep = np.sort(order[rank < self._queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
+        # the k-th start of a user here takes its next queued task but k
+        order = np.argsort(users, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size) - np.searchsorted(users[order], users[order])
+        task = self._first_task[users] + self._tasks[users] - self._queued[users] + rank
         np.subtract.at(self._queued, users, 1)
         for j in np.unique(platform):
             mine = platform == j
-            self._run(int(j), cores[mine], users[mine], now)
+            self._run(int(j), cores[mine], users[mine], task[mine], now)
 
-    def _run(self, j: int, cores: np.ndarray, users: np.ndarray, now: float) -> None:
-        """Start tasks of ``users`` on ``cores`` (flat indices) of platform ``j``."""
+    def _run(self, j: int, cores: np.ndarray, users: np.ndarray, task: np.ndarray,
+             now: float) -> None:
+        """Start tasks ``task`` (indices over every user's tasks) of ``users`` on ``cores``
+        (flat indices) of platform ``j``."""
         platform = self.platforms[j]
         model = platform.model
         running = self._running[j].reshape(-1)
@@ -249,10 +279,11 @@ class PilotJobSimulation:
         apps = self._app[users]
         corunners = occupancy[cores // k]
         corunners[np.arange(apps.size), apps] -= 1
-        duration = model.runtime(apps, corunners)
+        solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
+        duration = solo * model.slowdown(apps, corunners)
         np.add.at(self._tasks_run[:, j], users, 1)
         np.add.at(self._busy[:, j], users, duration)
-        np.add.at(self._solo_busy[:, j], users, model.solo[apps])
+        np.add.at(self._solo_busy[:, j], users, solo)
         ends = now + duration
         unique, group = np.unique(ends, return_inverse=True)
         for g, end in enumerate(unique):
