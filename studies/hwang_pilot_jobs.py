@@ -183,6 +183,15 @@ class PilotJobSimulation:
         self._finish = np.full(n, np.nan)
         self._pilot = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
         self._running = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
+        # tasks of each application running on each node, kept as tasks start and end
+        self._occupancy = [np.zeros((p.nodes, len(names[0])), np.int64) for p in platforms]
+        # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
+        self._app_of = [int(a) for a in self._app]
+        self._cores_per_node = [p.cores_per_node for p in platforms]
+        self._solo = [p.model.solo for p in platforms]
+        self._interference = [
+            p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
+            / max(1, p.cores_per_node - 1) for p in platforms]
         self._shares: np.ndarray | None = None
         self._tasks_run = np.zeros((n, m), dtype=np.int64)
         self._busy = np.zeros((n, m))
@@ -201,9 +210,16 @@ class PilotJobSimulation:
         """Handle every event of the next instant; False when nothing is left to happen."""
         if not self._heap:
             return False
-        now = self._heap[0][0]
+        now, kind, _, payload = self._heap[0]
         self.now = now
+        heap = self._heap
+        if (kind == _COMPLETION and payload[1].size == 1  # type: ignore[index]
+                and (len(heap) < 2 or heap[1][0] > now) and (len(heap) < 3 or heap[2][0] > now)):
+            heapq.heappop(heap)
+            self._complete_one(now, *payload)  # type: ignore[misc]
+            return True
         invoke = False
+        freed: dict[int, list[np.ndarray]] = {}
         while self._heap and self._heap[0][0] == now:
             _, kind, _, payload = heapq.heappop(self._heap)
             if kind == _COMPLETION:
@@ -211,6 +227,9 @@ class PilotJobSimulation:
                 users = self._running[j].reshape(-1)[cores]
                 self._running[j].reshape(-1)[cores] = -1
                 np.add.at(self._done, users, 1)
+                k = self.platforms[j].cores_per_node
+                np.subtract.at(self._occupancy[j], (cores // k, self._app[users]), 1)
+                freed.setdefault(j, []).append(cores)
             else:
                 user = int(payload)  # type: ignore[call-overload]
                 self._submitted[user] = True
@@ -222,8 +241,46 @@ class PilotJobSimulation:
             invoke = True
         if invoke and self._queued.any():
             self._invoke(now)
-        self._start(now)
+            self._start(now, None)  # the pilots may have moved: every idle core
+        else:
+            self._start(now, {j: np.concatenate(c) for j, c in freed.items()})
         return True
+
+    def _complete_one(self, now: float, j: int, cores: np.ndarray) -> None:
+        """:meth:`step` when one task ends alone at ``now`` (what the run-time spread makes
+        the rule): the same, on scalars."""
+        core = int(cores[0])
+        running = self._running[j].reshape(-1)
+        user = int(running[core])
+        running[core] = -1
+        self._done[user] += 1
+        k = self._cores_per_node[j]
+        node = core // k
+        occupancy = self._occupancy[j]
+        occupancy[node, self._app_of[user]] -= 1
+        if self._done[user] == self._tasks[user]:  # the application terminates
+            self._finish[user] = now
+            if self._queued.any():
+                self._invoke(now)
+                self._start(now, None)
+            return
+        pilot = int(self._pilot[j].reshape(-1)[core])
+        if pilot < 0 or self._queued[pilot] == 0:
+            return
+        queued = int(self._queued[pilot])
+        task = self._first_task[pilot] + self._tasks[pilot] - queued
+        self._queued[pilot] = queued - 1
+        running[core] = pilot
+        app = self._app_of[pilot]
+        occupancy[node, app] += 1
+        interference = self._interference[j][app]
+        slowdown = 1.0 + float(interference @ occupancy[node]) - float(interference[app])
+        solo = float(self._solo[j][app] if self._onecore is None else self._onecore[task, j])
+        duration = solo * slowdown
+        self._tasks_run[pilot, j] += 1
+        self._busy[pilot, j] += duration
+        self._solo_busy[pilot, j] += solo
+        self._push(now + duration, _COMPLETION, (j, cores))
 
     def _invoke(self, now: float) -> None:
         allocation = self.scheduler.schedule(
@@ -234,14 +291,24 @@ class PilotJobSimulation:
         self._pilot = [layout.copy() for layout in allocation.layouts]
         self._invocations.append(Invocation(now, self._queued.copy(), allocation.shares))
 
-    def _start(self, now: float) -> None:
-        """Every idle core whose pilot's user has queued tasks starts one of them."""
+    def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
+        """Every idle core whose pilot's user has queued tasks starts one of them; only the
+        cores ``freed`` at this instant (per platform) can be such when the pilots stayed
+        (``None``: look at every core)."""
         requests = []
         for j, (pilot, running) in enumerate(zip(self._pilot, self._running, strict=True)):
             flat_pilot = pilot.reshape(-1)
-            idle = np.flatnonzero((running.reshape(-1) < 0) & (flat_pilot >= 0))
+            if freed is None:
+                idle = np.flatnonzero((running.reshape(-1) < 0) & (flat_pilot >= 0))
+            elif j in freed:
+                idle = np.sort(freed[j])
+                idle = idle[flat_pilot[idle] >= 0]
+            else:
+                continue
             idle = idle[self._queued[flat_pilot[idle]] > 0]
             requests.append((np.full(idle.size, j), idle, flat_pilot[idle]))
+        if not requests:
+            return
         platform = np.concatenate([r[0] for r in requests])
         if platform.size == 0:
             return
@@ -273,10 +340,9 @@ class PilotJobSimulation:
         running = self._running[j].reshape(-1)
         running[cores] = users
         k = platform.cores_per_node
-        busy = running >= 0
-        occupancy = np.zeros((platform.nodes, len(model.applications)), dtype=np.int64)
-        np.add.at(occupancy, (np.flatnonzero(busy) // k, self._app[running[busy]]), 1)
         apps = self._app[users]
+        occupancy = self._occupancy[j]
+        np.add.at(occupancy, (cores // k, apps), 1)
         corunners = occupancy[cores // k]
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
