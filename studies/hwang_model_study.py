@@ -72,6 +72,7 @@ from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, 
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
+from hetsched.studies.statistics import confidence_half_width
 from hetsched.workloads.gen_hwang import (
     APPLICATIONS,
     SCENARIOS,
@@ -346,11 +347,23 @@ def summary(rows: Sequence[dict]) -> str:
     combos = defaultdict(list)
     for r in best:
         combos[(r["first"], r["second"])].append(r)
-    lines.append("\nEvery first x second level (RPA), mean over scenarios and seeds:")
+    lines.append("\nEvery first x second level (RPA), mean over scenarios and seeds"
+                 " (+- the 95% confidence half-width over the seeds' means, with 2+ seeds):")
     for (f, s), group in sorted(combos.items(), key=lambda kv: -np.mean(
             [r["fairness"] for r in kv[1]])):
         lines.append(f"  {f:9s} {s:15s} fairness {np.mean([r['fairness'] for r in group]):.3f}"
-                     f"  efficiency {np.mean([r['efficiency'] for r in group]):.3f}")
+                     f"{_seed_ci(group, 'fairness')}  efficiency"
+                     f" {np.mean([r['efficiency'] for r in group]):.3f}"
+                     f"{_seed_ci(group, 'efficiency')}  ({len({r['seed'] for r in group})}"
+                     " seeds)")
+    gains = _maf_over_random(static)
+    if gains[0]:
+        lines.append(
+            f"\nMAF (normalised) over Random under PA-based RR (RPA), {len(gains[0])} scenario"
+            f" x seed pairs: fairness {np.mean(gains[0]):+.2f}%"
+            f" +- {confidence_half_width(gains[0]):.2f} (max {max(gains[0]):+.2f}),"
+            f" efficiency (makespan) {np.mean(gains[1]):+.2f}%"
+            f" +- {confidence_half_width(gains[1]):.2f} (max {max(gains[1]):+.2f})")
     dynamic = [r for r in rows if r["interarrival"] != ""]
     if dynamic:
         lines.append("\nDynamic submission (default and W/o App. scenarios; RPA):")
@@ -361,6 +374,30 @@ def summary(rows: Sequence[dict]) -> str:
             lines.append(f"  mean gap {float(gap):8.0f} s (full scale): " + ", ".join(
                 f"{f} {fair[f][0]:.3f}" for f in FIRST_LEVELS if f in fair))
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _seed_ci(rows: Sequence[dict], value: str) -> str:
+    """`` +- h``: the 95% confidence half-width of the mean over the seeds of ``rows``' per-seed
+    means of ``value`` ("" with one seed)."""
+    per_seed: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        per_seed[row["seed"]].append(row[value])
+    if len(per_seed) < 2:
+        return ""
+    return f" +- {confidence_half_width([float(np.mean(v)) for v in per_seed.values()]):.3f}"
+
+
+def _maf_over_random(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
+    """Sec. 6.3: MAF's gain over Random under PA-based RR (RPA), in %, per scenario and seed:
+    fairness ``MAF / Random - 1``, efficiency ``makespan(Random) / makespan(MAF) - 1``."""
+    by = {(r["scenario"], r["seed"], r["second"]): r for r in rows
+          if r["first"] == "pa-rr" and r["pa_metric"] == "rpa" and r["interarrival"] == ""}
+    fair, eff = [], []
+    for (n, seed, second), maf in sorted(by.items()):
+        if second == "maf-normalized" and (random := by.get((n, seed, "random"))):
+            fair.append((maf["fairness"] / random["fairness"] - 1) * 100)
+            eff.append((float(random["makespan"]) / float(maf["makespan"]) - 1) * 100)
+    return fair, eff
 
 
 def _improvements(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
