@@ -267,7 +267,7 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
                     raise ValueError(f"{path} holds runs at scale {row['scale']}, not {scale}")
                 done.add(_key(row))
     todo = [run for run in runs if run.key not in done]
-    new = not path.exists()
+    new = not path.exists() or path.stat().st_size == 0  # a study stopped before a row
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, FIELDS)
         if new:

@@ -109,3 +109,13 @@ def test_summary_gives_seed_confidence_intervals_and_maf_over_random_by_hand() -
     assert "(2 seeds)" in text
     assert ("2 scenario x seed pairs: fairness +2.50% +- 31.77 (max +5.00), efficiency"
             " (makespan) +5.56% +- 70.59 (max +11.11)") in text
+
+
+def test_a_study_stopped_before_its_first_row_resumes(tmp_path: Path) -> None:
+    # Stopped before any run ended: runs.csv exists but is empty; the resumed study writes
+    # the header before its rows.
+    (tmp_path / "runs.csv").write_text("")
+    runs = [r for r in grid([14], [0]) if r.policy == "fairness/-/allcore"]
+    assert len(study(tmp_path, runs, scale=0.001)) == 1
+    with (tmp_path / "runs.csv").open() as handle:
+        assert [row["first"] for row in csv.DictReader(handle)] == ["fairness"]
