@@ -44,7 +44,7 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   application's mean is Table 3's exactly; they are seeded per application by ``(seed,
   application index)`` (:func:`runtime_factors`), so the model-time study draws the same
   tasks. The plan (``etc``) stays the mean, which the paper's scheduler knows (off-line
-  profiling, sec. 5.4); what a task takes is its ``actual`` annotation, hidden from the
+  profiling, sec. 5.3.3); what a task takes is its ``actual`` annotation, hidden from the
   scheduler and run by the engine and Batsim.
 * Option ``scale`` multiplies every task count (rounded half up, at least 1); option
   ``mean_interarrival`` (s) submits the applications, in a random order, one after the other
