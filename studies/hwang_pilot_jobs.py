@@ -185,10 +185,10 @@ class PilotJobSimulation:
         self._running = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
         # tasks of each application running on each node, kept as tasks start and end
         self._occupancy = [np.zeros((p.nodes, len(names[0])), np.int64) for p in platforms]
-        # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._app_of = [int(a) for a in self._app]
         self._cores_per_node = [p.cores_per_node for p in platforms]
         self._solo = [p.model.solo for p in platforms]
+        # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
             / max(1, p.cores_per_node - 1) for p in platforms]
