@@ -64,6 +64,11 @@ def test_policies_and_scenarios_are_checked_before_anything_runs(
         main(["-o", str(out), "--scale", "-1"])
     with pytest.raises(SystemExit):
         main(["-o", str(out), "--interarrival", "0"])
+    capsys.readouterr()
+    for spread in ("1", "-0.1", "x"):
+        with pytest.raises(SystemExit):
+            main(["-o", str(out), "--runtime-spread", spread])
+        assert "argument --runtime-spread" in capsys.readouterr().err
     assert not out.exists()
 
 
