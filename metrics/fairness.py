@@ -165,14 +165,17 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
     system's cores are the platform's resources (one per core on shared nodes). The baseline
     makespan is that of :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness`
     with simple fairness and AllCore on the model-time runner, which gives the engine's
-    schedule (``tests/heuristics/fairness/test_two_level_fairness.py``).
+    schedule (``tests/heuristics/fairness/test_two_level_fairness.py``): the tasks in the order
+    Batsim submits them, each run for its ``actual`` run time when it has one (the run-time
+    spread).
     """
     # imported here: the run path's metrics need them for Hwang workloads only
     from hetsched.core.runner import ModelTimeRunner
     from hetsched.engine.platform import load_platform
     from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
     from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.workloads.tasks import task_from_job
+    from hetsched.workloads.gen_hwang import submission_order
+    from hetsched.workloads.tasks import actual_from_job, task_from_job
 
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
@@ -181,12 +184,16 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
     clusters = clusters_from_compute_resources(resources)
     profiles = document.get("profiles", {})
     tasks = []
-    for job in jobs:
+    actual = {}
+    for job in submission_order(jobs):
         try:
-            tasks.append(task_from_job({**job, "id": f"w0!{job['id']}"},
-                                       profiles.get(job.get("profile")), clusters))
+            named = {**job, "id": f"w0!{job['id']}"}
+            task = task_from_job(named, profiles.get(job.get("profile")), clusters)
+            if (drawn := actual_from_job(named, task, clusters)) is not None:
+                actual[task.id] = drawn
         except ValueError as error:
             raise WorkloadError(f"{where}: job {job.get('id')!r}: {error}") from None
+        tasks.append(task)
     users: dict[str, int] = {}
     for task in tasks:
         users.setdefault(task.user or task.application or "", len(users))
@@ -208,7 +215,7 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
                                       submission)
     normalized = normalized_throughput(end - submission, fastest)
     baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
-                               tasks).run()
+                               tasks, actual=actual).run()
     baseline_makespan = makespan([r.task.arrival for r in baseline],
                                  [r.ended or 0.0 for r in baseline])
     run_makespan = makespan(submission, end)

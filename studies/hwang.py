@@ -96,22 +96,28 @@ def scenario_inputs(scenario: int, seed: int, scale: float, interarrival: float 
     return platform, platform_xml, workload_json, document
 
 
-def applications_of(document: dict) -> list[Application]:
+def applications_of(document: dict, clusters: Sequence[str]) -> list[Application]:
     """The workload's users as :class:`Application` s, in order of first submission; the
     application indices number the applications in name order, as
-    :class:`TwoLevelFairness` indexes them."""
+    :class:`TwoLevelFairness` indexes them. A workload with ``actual`` run times (the
+    run-time spread) gives each task's own OneCore run time on ``clusters``, in the order
+    Batsim submits them (``gen_hwang.submission_order``), the order the scheduler's pilots
+    fetch them in."""
     first: dict[str, tuple[float, int]] = {}
-    count: dict[str, int] = {}
-    for position, job in enumerate(document["jobs"]):
+    onecore: dict[str, list[list[float]]] = {}
+    for position, job in enumerate(gen_hwang.submission_order(document["jobs"])):
         user = job.get("user") or job["application"]
         first.setdefault(user, (float(job["subtime"]), position))
-        count[user] = count.get(user, 0) + 1
+        actual = job.get("actual", {"etc": job["etc"]})["etc"]
+        onecore.setdefault(user, []).append([actual[name] for name in clusters])
         app = job["application"]
         if user != app:
             raise ValueError(f"job {job['id']}: user {user} is not its application {app}")
     order = sorted(first, key=first.__getitem__)
     names = sorted(order)
-    return [Application(u, names.index(u), count[u], first[u][0]) for u in order]
+    spread = any("actual" in job for job in document["jobs"])
+    return [Application(u, names.index(u), len(onecore[u]), first[u][0],
+                        np.array(onecore[u]) if spread else None) for u in order]
 
 
 def workload_platforms(platform: PlatformSpec, document: dict) -> list[Platform]:
@@ -125,11 +131,10 @@ def workload_platforms(platform: PlatformSpec, document: dict) -> list[Platform]
     first = [jobs[name] for name in names]
     platforms = []
     for cluster in platform.clusters:
-        model = CorunnerModel(
-            cluster.name, cluster.cores_per_node, tuple(names),
-            np.array([job["etc"][cluster.name] for job in first]),
-            np.array([job["corunner_model"]["pressure"][cluster.name] for job in first]),
-            np.array([job["corunner_model"]["sensitivity"][cluster.name] for job in first]))
+        model = CorunnerModel.from_annotations(
+            cluster.name, cluster.cores_per_node, names,
+            [job["etc"][cluster.name] for job in first],
+            [job["corunner_model"] for job in first])
         platforms.append(Platform(cluster.name, cluster.nb_nodes, model))
     return platforms
 
@@ -138,7 +143,9 @@ def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> 
     """The model-time pilot-job simulation of the same platform, workload and policies."""
     scheduler = TwoLevelScheduler(first_level_policy(run.first, run.metric),
                                   second_level_policy(run.second, seed=run.seed))
-    return PilotJobSimulation(workload_platforms(platform, document), applications_of(document),
+    names = [cluster.name for cluster in platform.clusters]
+    return PilotJobSimulation(workload_platforms(platform, document),
+                              applications_of(document, names),
                               scheduler, seed=run.seed).run()
 
 
@@ -154,7 +161,7 @@ def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, Hetsch
     scheduler = HetschedScheduler(heuristic=run.heuristic())
     simulate(platform_xml, [workload_json], scheduler, str(folder / "out"), dynamic_jobs=True)
     seconds = time.perf_counter() - started
-    applications = applications_of(document)
+    applications = applications_of(document, [c.name for c in platform.clusters])
     index = {a.user: u for u, a in enumerate(applications)}
     finish = np.zeros(len(applications))
     for record in scheduler.driver.tasks:  # type: ignore[union-attr]

@@ -34,13 +34,17 @@ Then ``summary.txt`` and figures like the paper's:
 * ``fig7.png``: per scenario, how much better the best policy is than the worst, at each
   level (first level with MAF normalised; second level under PA-based RR).
 
-Choices (the paper's are not given): efficiency is the run's makespan over that of simple
-fairness + AllCore on the same scenario and seed; "better" is ``best / worst - 1`` for
-fairness and ``worst / best - 1`` for the efficiency (makespans); ``--seeds`` repeats every
-run with other random draws (the paper averages 100 runs); ``--interarrival`` adds dynamic
-submission (sec. 6.5) on the default and W/o App. scenarios: applications submitted in a
-random order with exponential gaps of each given mean, in seconds at full scale, multiplied
-by ``--scale`` like the task counts (:func:`hetsched.workloads.gen_hwang.submission_times`).
+Every task takes its own OneCore run time, the application's Table 3 mean times a factor
+drawn as the workload generator draws it (``gen_hwang.runtime_factors``, seeded by the run's
+seed; ``--runtime-spread 0``: the means), so the seeds differ in the tasks as well as in the
+random draws of the policies. Choices (the paper's are not given): efficiency is the run's
+makespan over that of simple fairness + AllCore on the same scenario and seed; "better" is
+``best / worst - 1`` for fairness and ``worst / best - 1`` for the efficiency (makespans);
+``--seeds`` repeats every run with other random draws (the paper averages 100 runs);
+``--interarrival`` adds dynamic submission (sec. 6.5) on the default and W/o App. scenarios:
+applications submitted in a random order with exponential gaps of each given mean, in seconds
+at full scale, multiplied by ``--scale`` like the task counts
+(:func:`hetsched.workloads.gen_hwang.submission_times`).
 """
 
 from __future__ import annotations
@@ -68,7 +72,17 @@ from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, 
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
-from hetsched.workloads.gen_hwang import APPLICATIONS, SCENARIOS, submission_times, task_counts
+from hetsched.studies.statistics import confidence_half_width
+from hetsched.workloads.gen_hwang import (
+    APPLICATIONS,
+    SCENARIOS,
+    TASK_RUNTIME_SPREAD,
+    runtime_factors,
+    runtime_spread,
+    submission_times,
+    task_counts,
+    task_onecore,
+)
 
 FIRST_LEVELS = ("fairness", "paf", "aaf", "pa-rr")
 PA_METRICS = ("throughput", "epa", "rpa")
@@ -90,12 +104,14 @@ FIELDS = ("scenario", "type", "first", "pa_metric", "second", "seed", "interarri
 @dataclass(frozen=True)
 class Variant:
     """Sec. 6.5's variants: PA-based RR's ``d_unit``, CA-based RR's ``p_unit``, at most
-    ``max_users`` users per node (2: pairwise), MAF's ``static_affinity``."""
+    ``max_users`` users per node (2: pairwise), MAF's ``static_affinity``; and the half-width
+    of the tasks' run-time spread (``gen_hwang.TASK_RUNTIME_SPREAD``; 0: Table 3's means)."""
 
     d_unit: int = 1
     p_unit: int = 1
     max_users: int | None = None
     static_affinity: bool = False
+    runtime_spread: float = TASK_RUNTIME_SPREAD
 
 
 @dataclass(frozen=True)
@@ -189,8 +205,13 @@ def simulate(run: Run, scale: float) -> dict[str, object]:
     counts = task_counts(scenario, scale)
     gap = None if run.interarrival is None else run.interarrival * scale
     submitted = submission_times(list(counts), gap, run.seed)
-    applications = [Application(app, APPLICATIONS.index(app), count, submitted[app])
-                    for app, count in counts.items()]
+    factors = runtime_factors(counts, run.variant.runtime_spread, run.seed)
+    applications = [
+        Application(app, APPLICATIONS.index(app), count, submitted[app],
+                    None if run.variant.runtime_spread == 0 else task_onecore(
+                        [p.model.solo[APPLICATIONS.index(app)] for p in platforms],
+                        factors[app]))
+        for app, count in counts.items()]
     start = time.perf_counter()
     scheduler = TwoLevelScheduler(_first_level(run), _second_level(run))
     result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
@@ -246,7 +267,7 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
                     raise ValueError(f"{path} holds runs at scale {row['scale']}, not {scale}")
                 done.add(_key(row))
     todo = [run for run in runs if run.key not in done]
-    new = not path.exists()
+    new = not path.exists() or path.stat().st_size == 0  # a study stopped before a row
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, FIELDS)
         if new:
@@ -326,11 +347,23 @@ def summary(rows: Sequence[dict]) -> str:
     combos = defaultdict(list)
     for r in best:
         combos[(r["first"], r["second"])].append(r)
-    lines.append("\nEvery first x second level (RPA), mean over scenarios and seeds:")
+    lines.append("\nEvery first x second level (RPA), mean over scenarios and seeds"
+                 " (+- the 95% confidence half-width over the seeds' means, with 2+ seeds):")
     for (f, s), group in sorted(combos.items(), key=lambda kv: -np.mean(
             [r["fairness"] for r in kv[1]])):
         lines.append(f"  {f:9s} {s:15s} fairness {np.mean([r['fairness'] for r in group]):.3f}"
-                     f"  efficiency {np.mean([r['efficiency'] for r in group]):.3f}")
+                     f"{_seed_ci(group, 'fairness')}  efficiency"
+                     f" {np.mean([r['efficiency'] for r in group]):.3f}"
+                     f"{_seed_ci(group, 'efficiency')}  ({len({r['seed'] for r in group})}"
+                     " seeds)")
+    gains = _maf_over_random(static)
+    if gains[0]:
+        lines.append(
+            f"\nMAF (normalised) over Random under PA-based RR (RPA), {len(gains[0])} scenario"
+            f" x seed pairs: fairness {np.mean(gains[0]):+.2f}%"
+            f" +- {confidence_half_width(gains[0]):.2f} (max {max(gains[0]):+.2f}),"
+            f" efficiency (makespan) {np.mean(gains[1]):+.2f}%"
+            f" +- {confidence_half_width(gains[1]):.2f} (max {max(gains[1]):+.2f})")
     dynamic = [r for r in rows if r["interarrival"] != ""]
     if dynamic:
         lines.append("\nDynamic submission (default and W/o App. scenarios; RPA):")
@@ -341,6 +374,30 @@ def summary(rows: Sequence[dict]) -> str:
             lines.append(f"  mean gap {float(gap):8.0f} s (full scale): " + ", ".join(
                 f"{f} {fair[f][0]:.3f}" for f in FIRST_LEVELS if f in fair))
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _seed_ci(rows: Sequence[dict], value: str) -> str:
+    """`` +- h``: the 95% confidence half-width of the mean over the seeds of ``rows``' per-seed
+    means of ``value`` ("" with one seed)."""
+    per_seed: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        per_seed[row["seed"]].append(row[value])
+    if len(per_seed) < 2:
+        return ""
+    return f" +- {confidence_half_width([float(np.mean(v)) for v in per_seed.values()]):.3f}"
+
+
+def _maf_over_random(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
+    """Sec. 6.3: MAF's gain over Random under PA-based RR (RPA), in %, per scenario and seed:
+    fairness ``MAF / Random - 1``, efficiency ``makespan(Random) / makespan(MAF) - 1``."""
+    by = {(r["scenario"], r["seed"], r["second"]): r for r in rows
+          if r["first"] == "pa-rr" and r["pa_metric"] == "rpa" and r["interarrival"] == ""}
+    fair, eff = [], []
+    for (n, seed, second), maf in sorted(by.items()):
+        if second == "maf-normalized" and (random := by.get((n, seed, "random"))):
+            fair.append((maf["fairness"] / random["fairness"] - 1) * 100)
+            eff.append((float(random["makespan"]) / float(maf["makespan"]) - 1) * 100)
+    return fair, eff
 
 
 def _improvements(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
@@ -451,6 +508,14 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     return written
 
 
+def _spread_option(text: str) -> float:
+    """``--runtime-spread``: a number >= 0 and < 1."""
+    try:
+        return runtime_spread(float(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``hetsched experiment hwang-model``."""
     parser.add_argument("-o", "--out", type=Path, default=Path("runs/hwang-model"),
@@ -474,6 +539,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
     parser.add_argument("--static-affinity", action="store_true",
                         help="MAF's co-runner affinity computed once (sec. 6.5)")
+    parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
+                        help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
+                        " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
     parser.add_argument("--no-figures", action="store_true", help="tables only")
 
@@ -484,7 +552,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         print("\n".join(POLICIES))
         return 0
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
-                      args.static_affinity)
+                      args.static_affinity, args.runtime_spread)
     try:
         runs = grid(args.scenarios, args.seeds, args.interarrival,
                     [p for p in args.policies.split(",") if p], variant)

@@ -27,8 +27,12 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
   sec. 6.1), from the simulation's ``seed``.
 * The first level sees the tasks still *queued* (not the running ones) and distributes all
   the cores of every platform at every invocation (the paper's ``avCores``).
-* Every task of an application has the same OneCore run time on a platform (the workload
-  generator's choice: Table 3's means).
+* A task's OneCore run time on each platform is its application's mean (the platform
+  model's ``solo``, Table 3) unless the application gives every task's own
+  (``Application.onecore``, the workload's ``actual`` run times: the run-time spread of
+  ``workloads/gen_hwang.py``); the scheduler plans from the means either way. A user's tasks
+  are fetched in order, the ones started at one instant in the order of (platform, core), as
+  :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness` takes its queue.
 
 >>> from hetsched.heuristics.fairness.corunner import CorunnerModel
 >>> from hetsched.heuristics.fairness.first_level import SimpleFairness
@@ -39,7 +43,7 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
 >>> sim = PilotJobSimulation(platforms, apps, TwoLevelScheduler(SimpleFairness(), AllCore()))
 >>> result = sim.run()
 >>> result.finish.round(2).tolist()    # 2 rounds each on a node of its own (AllCore)
-[1008.47, 128.03]
+[1008.47, 128.0]
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ _COMPLETION, _SUBMISSION = 0, 1
 @dataclass(frozen=True)
 class Application:
     """A user's many-task application: ``tasks`` tasks of application ``application`` (an
-    index into the platforms' models), submitted at ``submission`` (s).
+    index into the platforms' models), submitted at ``submission`` (s); ``onecore``, when
+    given, each task's own OneCore run time (s) on each platform (``tasks`` rows, one column
+    per platform of the simulation), else every task takes the model's mean.
 
     >>> Application("u1", 0, tasks=0)
     Traceback (most recent call last):
@@ -72,8 +78,14 @@ class Application:
     application: int
     tasks: int
     submission: float = 0.0
+    onecore: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.onecore is not None and (
+                np.ndim(self.onecore) != 2 or len(self.onecore) != self.tasks
+                or not np.all(np.asarray(self.onecore) > 0)):
+            raise ValueError(f"application {self.user}: onecore must hold one row of run"
+                             f" times > 0 per task ({self.tasks})")
         if self.tasks < 1:
             raise ValueError(f"application {self.user}: tasks must be >= 1, got {self.tasks}")
         if not self.submission >= 0:
@@ -154,12 +166,32 @@ class PilotJobSimulation:
         n, m = len(applications), len(platforms)
         self._app = np.array([a.application for a in applications], dtype=np.int64)
         self._tasks = np.array([a.tasks for a in applications], dtype=np.int64)
+        self._first_task = np.concatenate(([0], np.cumsum(self._tasks)[:-1]))
+        self._onecore: np.ndarray | None = None  # (every task, platform), users in order
+        if any(a.onecore is not None for a in applications):
+            for a in applications:
+                if a.onecore is not None and np.shape(a.onecore)[1] != len(platforms):
+                    raise ValueError(f"application {a.user}: onecore needs one column per"
+                                     f" platform ({len(platforms)})")
+            self._onecore = np.concatenate([
+                np.asarray(a.onecore, dtype=float) if a.onecore is not None else np.tile(
+                    [p.model.solo[a.application] for p in platforms], (a.tasks, 1))
+                for a in applications])
         self._queued = np.zeros(n, dtype=np.int64)
         self._done = np.zeros(n, dtype=np.int64)
         self._submitted = np.zeros(n, dtype=bool)
         self._finish = np.full(n, np.nan)
         self._pilot = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
         self._running = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
+        # tasks of each application running on each node, kept as tasks start and end
+        self._occupancy = [np.zeros((p.nodes, len(names[0])), np.int64) for p in platforms]
+        self._app_of = [int(a) for a in self._app]
+        self._cores_per_node = [p.cores_per_node for p in platforms]
+        self._solo = [p.model.solo for p in platforms]
+        # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
+        self._interference = [
+            p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
+            / max(1, p.cores_per_node - 1) for p in platforms]
         self._shares: np.ndarray | None = None
         self._tasks_run = np.zeros((n, m), dtype=np.int64)
         self._busy = np.zeros((n, m))
@@ -178,9 +210,16 @@ class PilotJobSimulation:
         """Handle every event of the next instant; False when nothing is left to happen."""
         if not self._heap:
             return False
-        now = self._heap[0][0]
+        now, kind, _, payload = self._heap[0]
         self.now = now
+        heap = self._heap
+        if (kind == _COMPLETION and payload[1].size == 1  # type: ignore[index]
+                and (len(heap) < 2 or heap[1][0] > now) and (len(heap) < 3 or heap[2][0] > now)):
+            heapq.heappop(heap)
+            self._complete_one(now, *payload)  # type: ignore[misc]
+            return True
         invoke = False
+        freed: dict[int, list[np.ndarray]] = {}
         while self._heap and self._heap[0][0] == now:
             _, kind, _, payload = heapq.heappop(self._heap)
             if kind == _COMPLETION:
@@ -188,6 +227,9 @@ class PilotJobSimulation:
                 users = self._running[j].reshape(-1)[cores]
                 self._running[j].reshape(-1)[cores] = -1
                 np.add.at(self._done, users, 1)
+                k = self.platforms[j].cores_per_node
+                np.subtract.at(self._occupancy[j], (cores // k, self._app[users]), 1)
+                freed.setdefault(j, []).append(cores)
             else:
                 user = int(payload)  # type: ignore[call-overload]
                 self._submitted[user] = True
@@ -199,8 +241,46 @@ class PilotJobSimulation:
             invoke = True
         if invoke and self._queued.any():
             self._invoke(now)
-        self._start(now)
+            self._start(now, None)  # the pilots may have moved: every idle core
+        else:
+            self._start(now, {j: np.concatenate(c) for j, c in freed.items()})
         return True
+
+    def _complete_one(self, now: float, j: int, cores: np.ndarray) -> None:
+        """:meth:`step` when one task ends alone at ``now`` (what the run-time spread makes
+        the rule): the same, on scalars."""
+        core = int(cores[0])
+        running = self._running[j].reshape(-1)
+        user = int(running[core])
+        running[core] = -1
+        self._done[user] += 1
+        k = self._cores_per_node[j]
+        node = core // k
+        occupancy = self._occupancy[j]
+        occupancy[node, self._app_of[user]] -= 1
+        if self._done[user] == self._tasks[user]:  # the application terminates
+            self._finish[user] = now
+            if self._queued.any():
+                self._invoke(now)
+                self._start(now, None)
+            return
+        pilot = int(self._pilot[j].reshape(-1)[core])
+        if pilot < 0 or self._queued[pilot] == 0:
+            return
+        queued = int(self._queued[pilot])
+        task = self._first_task[pilot] + self._tasks[pilot] - queued
+        self._queued[pilot] = queued - 1
+        running[core] = pilot
+        app = self._app_of[pilot]
+        occupancy[node, app] += 1
+        interference = self._interference[j][app]
+        slowdown = 1.0 + float(interference @ occupancy[node]) - float(interference[app])
+        solo = float(self._solo[j][app] if self._onecore is None else self._onecore[task, j])
+        duration = solo * slowdown
+        self._tasks_run[pilot, j] += 1
+        self._busy[pilot, j] += duration
+        self._solo_busy[pilot, j] += solo
+        self._push(now + duration, _COMPLETION, (j, cores))
 
     def _invoke(self, now: float) -> None:
         allocation = self.scheduler.schedule(
@@ -211,14 +291,24 @@ class PilotJobSimulation:
         self._pilot = [layout.copy() for layout in allocation.layouts]
         self._invocations.append(Invocation(now, self._queued.copy(), allocation.shares))
 
-    def _start(self, now: float) -> None:
-        """Every idle core whose pilot's user has queued tasks starts one of them."""
+    def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
+        """Every idle core whose pilot's user has queued tasks starts one of them; only the
+        cores ``freed`` at this instant (per platform) can be such when the pilots stayed
+        (``None``: look at every core)."""
         requests = []
         for j, (pilot, running) in enumerate(zip(self._pilot, self._running, strict=True)):
             flat_pilot = pilot.reshape(-1)
-            idle = np.flatnonzero((running.reshape(-1) < 0) & (flat_pilot >= 0))
+            if freed is None:
+                idle = np.flatnonzero((running.reshape(-1) < 0) & (flat_pilot >= 0))
+            elif j in freed:
+                idle = np.sort(freed[j])
+                idle = idle[flat_pilot[idle] >= 0]
+            else:
+                continue
             idle = idle[self._queued[flat_pilot[idle]] > 0]
             requests.append((np.full(idle.size, j), idle, flat_pilot[idle]))
+        if not requests:
+            return
         platform = np.concatenate([r[0] for r in requests])
         if platform.size == 0:
             return
@@ -231,28 +321,35 @@ class PilotJobSimulation:
             rank = np.arange(order.size) - first
             keep = np.sort(order[rank < self._queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
+        # the k-th start of a user here takes its next queued task but k
+        order = np.argsort(users, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size) - np.searchsorted(users[order], users[order])
+        task = self._first_task[users] + self._tasks[users] - self._queued[users] + rank
         np.subtract.at(self._queued, users, 1)
         for j in np.unique(platform):
             mine = platform == j
-            self._run(int(j), cores[mine], users[mine], now)
+            self._run(int(j), cores[mine], users[mine], task[mine], now)
 
-    def _run(self, j: int, cores: np.ndarray, users: np.ndarray, now: float) -> None:
-        """Start tasks of ``users`` on ``cores`` (flat indices) of platform ``j``."""
+    def _run(self, j: int, cores: np.ndarray, users: np.ndarray, task: np.ndarray,
+             now: float) -> None:
+        """Start tasks ``task`` (indices over every user's tasks) of ``users`` on ``cores``
+        (flat indices) of platform ``j``."""
         platform = self.platforms[j]
         model = platform.model
         running = self._running[j].reshape(-1)
         running[cores] = users
         k = platform.cores_per_node
-        busy = running >= 0
-        occupancy = np.zeros((platform.nodes, len(model.applications)), dtype=np.int64)
-        np.add.at(occupancy, (np.flatnonzero(busy) // k, self._app[running[busy]]), 1)
         apps = self._app[users]
+        occupancy = self._occupancy[j]
+        np.add.at(occupancy, (cores // k, apps), 1)
         corunners = occupancy[cores // k]
         corunners[np.arange(apps.size), apps] -= 1
-        duration = model.runtime(apps, corunners)
+        solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
+        duration = solo * model.slowdown(apps, corunners)
         np.add.at(self._tasks_run[:, j], users, 1)
         np.add.at(self._busy[:, j], users, duration)
-        np.add.at(self._solo_busy[:, j], users, model.solo[apps])
+        np.add.at(self._solo_busy[:, j], users, solo)
         ends = now + duration
         unique, group = np.unique(ends, return_inverse=True)
         for g, end in enumerate(unique):

@@ -31,7 +31,21 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   ``hwang-small-<p>`` / ``hwang-large-<p>`` (S/L Plat.); the workload follows the clusters
   it is given (``nb_res``, ``etc``), so it always matches its platform file. A W/o Plat.
   scenario refuses clusters that include the platform it leaves out.
-* Run times of tasks of an application are its Table 3 mean (the paper gives no spread).
+* Run-time spread (sec. 2.3, Fig. 1: "each bar presents the standard deviations of task
+  runtimes"; the values are not in the text): a task's OneCore run time is its application's
+  Table 3 mean times a factor drawn uniformly on ``[1 - h, 1 + h]``, the same factor on every
+  platform (a task's input sets its work everywhere; the paper's regression derives a task's
+  co-runner run times from its own OneCore run time, sec. 6.1). The half-width ``h``
+  (:data:`TASK_RUNTIME_SPREAD`, option ``runtime_spread``, 0: every task takes the mean) is the
+  one the paper's x3.28 fixes: the slowest task of the combination with the largest mean
+  slowdown (x2.48, Montage AllCore on cheetah, :mod:`hetsched.heuristics.fairness.corunner`)
+  takes x3.28 its application's mean OneCore run time, ``h = 3.28 / 2.482 - 1``. The draws come
+  in antithetic pairs ``1 +- x`` (a last task alone takes the mean), shuffled, so each
+  application's mean is Table 3's exactly; they are seeded per application by ``(seed,
+  application index)`` (:func:`runtime_factors`), so the model-time study draws the same
+  tasks. The plan (``etc``) stays the mean, which the paper's scheduler knows (off-line
+  profiling, sec. 5.3.3); what a task takes is its ``actual`` annotation, hidden from the
+  scheduler and run by the engine and Batsim.
 * Option ``scale`` multiplies every task count (rounded half up, at least 1); option
   ``mean_interarrival`` (s) submits the applications, in a random order, one after the other
   with exponential gaps of that mean (the paper's "dynamic submission", whose rates it does
@@ -41,12 +55,14 @@ Extra job annotations, with ``cores``, ``etc``, ``application``, ``user``:
 
 * ``corunner_affinity`` ``{"raw_difference": {cluster: s}, "normalized_difference":
   {cluster: %}}``: Table 4 as printed;
-* ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma}}``: the
-  co-runner run-time model of the application on each shared-node cluster
-  (:mod:`hetsched.heuristics.fairness.corunner`: ``p = d / 100`` from Table 4's normalised
-  difference, ``sigma`` calibrated on the paper's five applications so that Table 4 comes back
-  on the cluster's cores per node). The two-level scheduler plans from ``etc`` and
-  ``corunner_model`` only, so the workload is the one source of its run times.
+* ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma},
+  "pair_pressure": {cluster: {application: q}}}``: the co-runner run-time model of the
+  application on each shared-node cluster (:mod:`hetsched.heuristics.fairness.corunner`:
+  ``p = d / 100`` from Table 4's normalised difference, ``q`` the extra pressure of a named bad
+  co-runner (``PAPER_PAIRS``; only the clusters and co-runners that have one), ``sigma``
+  calibrated on the paper's five applications so that Table 4 comes back on the cluster's
+  cores per node). The two-level scheduler plans from ``etc`` and ``corunner_model`` only, so
+  the workload is the one source of its run times.
 """
 
 from __future__ import annotations
@@ -113,6 +129,13 @@ TABLE_6_TASKS = {
     "ThreeKaonOmega": 112_420,
 }
 """Table 6: number of tasks of each application in the default workload (500,000 in all)."""
+PAPER_WORST_SLOWDOWN = 3.28
+"""Sec. 2.3: "The corunner effect can degrade the performance of a many-task application up to
+3.28 times" (a single task, normalised by its application's mean OneCore run time)."""
+TASK_RUNTIME_SPREAD = 0.3213
+"""Half-width ``h`` of the uniform OneCore run-time factor ``[1 - h, 1 + h]`` (module
+docstring): ``3.28 / 2.482 - 1``, 2.482 the largest mean slowdown of the co-runner model
+(``tests/workloads/test_generators_hwang.py`` checks it against the model)."""
 
 
 @dataclass(frozen=True)
@@ -186,11 +209,20 @@ def _interarrival(value: object) -> float | None:
     return None if value is None else positive_float(value)
 
 
+def runtime_spread(value: object) -> float:
+    """A half-width of the run-time factor, ``0 <= h < 1`` (booleans refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ValueError(f"must be a number >= 0 and < 1, got {value!r}")
+    return float(value)
+
+
 OPTIONS = (
     Option("scale", 1.0, positive_float),
     Option("mean_interarrival", None, _interarrival),
+    Option("runtime_spread", TASK_RUNTIME_SPREAD, runtime_spread),
 )
-"""Options: factor on every task count; mean gap (s) between application submissions."""
+"""Options: factor on every task count; mean gap (s) between application submissions;
+half-width of the per-task run-time factor."""
 
 
 def scenario_of(preset: str) -> Scenario:
@@ -239,6 +271,39 @@ def submission_times(
     return {app: round(float(t), 3) for app, t in zip(order, times, strict=True)}
 
 
+def runtime_factors(counts: Mapping[str, int], spread: float, seed: int) -> dict[str, np.ndarray]:
+    """Each application's per-task OneCore run-time factors, in task order (module
+    docstring): uniform on ``[1 - spread, 1 + spread]`` in antithetic pairs, mean exactly 1,
+    drawn from ``(seed, index of the application in Table 2)``; all 1 when ``spread`` is 0.
+
+    >>> f = runtime_factors({"Blast": 5}, 0.3, seed=0)["Blast"]
+    >>> round(float(f.mean()), 12), bool(((f >= 0.7) & (f <= 1.3)).all())
+    (1.0, True)
+    >>> bool((runtime_factors({"Blast": 5}, 0.3, seed=0)["Blast"] == f).all())
+    True
+    """
+    factors = {}
+    for application, count in counts.items():
+        if spread == 0:
+            factors[application] = np.ones(count)
+            continue
+        rng = np.random.default_rng((seed, APPLICATIONS.index(application)))
+        half = rng.uniform(-spread, spread, size=count // 2)
+        drawn = np.concatenate((1.0 + half, 1.0 - half, np.ones(count % 2)))
+        factors[application] = drawn[rng.permutation(count)]
+    return factors
+
+
+def task_onecore(means: Sequence[float] | np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """Every task's OneCore run time (s, to the millisecond, at least 1 ms) on each platform:
+    one row per factor, one column per mean (the ``actual`` annotation's numbers).
+
+    >>> task_onecore([100.0, 20.0], np.array([0.9, 1.23456])).tolist()
+    [[90.0, 18.0], [123.456, 24.691]]
+    """
+    return np.maximum(np.round(np.outer(factors, means), 3), 0.001)
+
+
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
 ) -> dict[str, object]:
@@ -267,6 +332,8 @@ def generate(
 
     index = {name: PLATFORMS.index(name) for name in names}
     models = corunner_models(shared)
+    spread = float(opts["runtime_spread"])  # type: ignore[arg-type]
+    factors = runtime_factors(counts, spread, seed)
     records = []
     for application, count in counts.items():
         etc = {p: seconds(3600.0 / TABLE_3_THROUGHPUT[application][k]) for p, k in index.items()}
@@ -284,12 +351,16 @@ def generate(
         }
         if models:
             a = APPLICATIONS.index(application)
-            annotations["corunner_model"] = {
+            model = {
                 "pressure": {p: float(m.pressure[a]) for p, m in models.items()},
                 "sensitivity": {p: float(m.sensitivity[a]) for p, m in models.items()},
             }
-        record = TaskRecord(submission[application], 1, etc, annotations)
-        records.extend([record] * count)
+            pairs = {
+                p: {m.applications[b]: float(m.pair[a, b]) for b in np.flatnonzero(m.pair[a])}
+                for p, m in models.items() if m.pair[a].any()
+            }
+            annotations["corunner_model"] = {**model, "pair_pressure": pairs} if pairs else model
+        records.extend([TaskRecord(submission[application], 1, etc, annotations)] * count)
     source = {
         "generator": preset,
         "paper": PAPER,
@@ -297,7 +368,28 @@ def generate(
         "options": opts,
         "scenario": scenario.describe(),
     }
-    return build_workload(records, clusters, source)
+    document = build_workload(records, clusters, source)
+    if spread > 0:  # the k-th task of an application Batsim submits takes the k-th factor
+        by_application: dict[str, list[dict]] = {}
+        for job in submission_order(document["jobs"]):  # type: ignore[arg-type]
+            by_application.setdefault(job["application"], []).append(job)
+        for application, jobs in by_application.items():
+            means = [jobs[0]["etc"][name] for name in names]
+            for job, row in zip(jobs, task_onecore(means, factors[application]).tolist(),
+                                strict=True):
+                job["actual"] = {"etc": dict(zip(names, row, strict=True))}
+    return document
+
+
+def submission_order(jobs: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+    """``jobs`` in the order Batsim submits them: by submission time, then by id as bytes
+    (Batsim 4.2.1 ``src/job_submitter.cpp``; ``engine/simulation.py`` does the same), which
+    is the order a scheduler receives an application's tasks in.
+
+    >>> [j["id"] for j in submission_order([{"id": "9", "subtime": 0}, {"id": "10", "subtime": 0}])]
+    ['10', '9']
+    """
+    return sorted(jobs, key=lambda job: (float(job["subtime"]), str(job["id"]).encode()))
 
 
 def corunner_models(clusters: Sequence[ClusterLike]) -> dict[str, CorunnerModel]:
@@ -354,7 +446,8 @@ def validate_corunner_affinity(value: object, location: str) -> None:
 def validate_corunner_model(value: object, location: str) -> None:
     """``corunner_model``: ``{"pressure": {cluster: p >= 0}, "sensitivity": {cluster:
     sigma >= 0}}`` (the model of :mod:`hetsched.heuristics.fairness.corunner`), both over the
-    same clusters.
+    same clusters, and optionally ``"pair_pressure": {cluster: {application: q >= 0}}`` on
+    some of them.
 
     >>> validate_corunner_model({"pressure": {"gene": 0.1}, "sensitivity": {"darth": 1}}, "job 3")
     Traceback (most recent call last):
@@ -363,7 +456,7 @@ def validate_corunner_model(value: object, location: str) -> None:
     """
     what = "corunner_model"
     obj = check_object(value, location, what)
-    check_keys(obj, {"pressure", "sensitivity"}, location, what)
+    check_keys(obj, {"pressure", "sensitivity"} | ({"pair_pressure"} & set(obj)), location, what)
     pressure = check_object(obj["pressure"], location, f"{what}.pressure")
     sensitivity = check_object(obj["sensitivity"], location, f"{what}.sensitivity")
     if set(pressure) != set(sensitivity):
@@ -373,6 +466,18 @@ def validate_corunner_model(value: object, location: str) -> None:
     for cluster in pressure:
         check_number(pressure[cluster], location, f"{what}.pressure[{cluster!r}]", 0.0)
         check_number(sensitivity[cluster], location, f"{what}.sensitivity[{cluster!r}]", 0.0)
+    pairs = obj.get("pair_pressure")
+    for cluster, by_application in (check_object(pairs, location, f"{what}.pair_pressure")
+                                    if pairs is not None else {}).items():
+        if cluster not in pressure:
+            raise ValueError(
+                f"{location}: {what}.pair_pressure names cluster {cluster!r}, which"
+                " .pressure does not cover"
+            )
+        terms = check_object(by_application, location, f"{what}.pair_pressure[{cluster!r}]")
+        for application, q in terms.items():
+            check_number(q, location, f"{what}.pair_pressure[{cluster!r}][{application!r}]",
+                         0.0)
 
 
 FIELD_VALIDATORS = {

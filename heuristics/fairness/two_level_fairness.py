@@ -32,7 +32,7 @@ indexed in name order (Table 2's order for the paper's five), so that the polici
 the same way whatever the order of submission. The scheduler plans from the workload alone
 (one source of truth): the first task seen of an application gives the application's OneCore
 run time on every cluster (its ETC there) and, on every shared-node cluster, its co-runner
-model (the job annotation ``corunner_model``: pressure and sensitivity,
+model (the job annotation ``corunner_model``: pressure, sensitivity and pair terms,
 :mod:`~hetsched.heuristics.fairness.corunner`; ``workloads/gen_hwang.py`` writes it from Tables
 3 and 4). A changed workload thus changes the platform affinities, the shares and the run
 times; a task without ``corunner_model`` for a shared-node cluster is a
@@ -191,7 +191,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         self.remaining_: list[int] = []  # per user: tasks seen, not yet ended
         self.running_: dict[str, tuple[int, int, int]] = {}  # task -> (platform, core, user)
         self.solo_: dict[tuple[str, str], float] = {}  # (cluster, app) -> OneCore time
-        self.corunner_: dict[tuple[str, str], tuple[float, float]] = {}  # -> (p, sigma)
+        self.corunner_: dict[str, Mapping] = {}  # application -> its corunner_model
         self.platforms_: tuple[Platform, ...] = ()
         self.pilot_: list[np.ndarray] = []
         self.busy_: list[np.ndarray] = []
@@ -209,11 +209,9 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         for cluster in clusters:
             solo = np.array([self.solo_[cluster.name, a] for a in self.applications_])
             if cluster.shared_nodes:
-                pressure, sensitivity = np.array(
-                    [self.corunner_[cluster.name, a] for a in self.applications_]
-                ).reshape(size, 2).T
-                model = CorunnerModel(cluster.name, cluster.cores_per_node,
-                                      tuple(self.applications_), solo, pressure, sensitivity)
+                model = CorunnerModel.from_annotations(
+                    cluster.name, cluster.cores_per_node, self.applications_, solo,
+                    [self.corunner_[a] for a in self.applications_])
                 nodes = cluster.nb_nodes // cluster.cores_per_node
             else:
                 model = CorunnerModel(cluster.name, 1, tuple(self.applications_), solo,
@@ -243,8 +241,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
                     " (pressure and sensitivity per cluster; hetsched workload generate"
                     " hwang writes it)"
                 )
-            self.corunner_[cluster.name, application] = (
-                float(model["pressure"][cluster.name]), float(model["sensitivity"][cluster.name]))
+            self.corunner_[application] = model
         names = [self.applications_[a] for a in self.user_app_]
         self.applications_ = sorted({*self.applications_, application})
         self.user_app_ = [self.applications_.index(name) for name in names]  # re-indexed

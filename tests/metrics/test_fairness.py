@@ -65,10 +65,11 @@ def test_bad_inputs_are_refused() -> None:
 
 
 def test_a_runs_summary_carries_the_studys_fairness_and_efficiency(tmp_path: Path) -> None:
-    # Scenario 1 at 0.001 x Table 6 (500 tasks) on the engine: the summary of the run's own
-    # files (what `hetsched run` prints and writes to summary.json) gives the fairness the
-    # study computes from the driver, and the efficiency against the study's simple fairness
-    # + AllCore run of the same inputs.
+    # Scenario 1 at 0.001 x Table 6 (500 tasks, with the run-time spread) on the engine: the
+    # summary of the run's own files (what `hetsched run` prints and writes to summary.json)
+    # gives the fairness the study computes from the driver, and the efficiency against the
+    # study's simple fairness + AllCore run of the same inputs (the baseline runs each task
+    # for its actual run time, in Batsim's submission order).
     rows = {}
     for first, second in (("pa-rr", "maf"), ("fairness", "allcore")):
         folder = tmp_path / first

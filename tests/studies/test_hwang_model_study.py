@@ -64,6 +64,11 @@ def test_policies_and_scenarios_are_checked_before_anything_runs(
         main(["-o", str(out), "--scale", "-1"])
     with pytest.raises(SystemExit):
         main(["-o", str(out), "--interarrival", "0"])
+    capsys.readouterr()
+    for spread in ("1", "-0.1", "x"):
+        with pytest.raises(SystemExit):
+            main(["-o", str(out), "--runtime-spread", spread])
+        assert "argument --runtime-spread" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -85,3 +90,37 @@ def test_a_variant_runs_in_its_own_folder_and_reaches_the_policies(tmp_path: Pat
     assert run.policy == "aaf/rpa/ca-rr"
     assert _second_level(run).get_params()["p_unit"] == 20
     assert _second_level(run).get_params()["max_users"] == 2
+
+
+def test_summary_gives_seed_confidence_intervals_and_maf_over_random_by_hand() -> None:
+    # Scenario 1, seeds 0 and 1; PA-based RR + Random: fairness 0.8 / 0.9, makespan 90 / 90;
+    # + MAF: 0.84 / 0.9, makespan 81 / 90. MAF over Random: fairness +5% and 0%, mean 2.5,
+    # sample sd 3.5355, t(0.975, 1) = 12.706: +- 12.706 x 3.5355 / sqrt(2) = 31.77;
+    # efficiency 90 / 81 - 1 = +11.11% and 0: mean +5.56. Random's fairness over the seeds:
+    # 0.85 +- 12.706 x 0.07071 / sqrt(2) = 0.635.
+    def row(seed: int, first: str, metric: str, second: str, fair: float, makespan: float,
+            ) -> dict[str, str]:
+        return {"scenario": "1", "type": "Default", "first": first, "pa_metric": metric,
+                "second": second, "seed": str(seed), "interarrival": "", "scale": "1.0",
+                "fairness": str(fair), "makespan": str(makespan), "normalized": "",
+                "seconds": "0"}
+
+    rows = [row(seed, "fairness", "-", "allcore", 0.7, 100.0) for seed in (0, 1)] + [
+        row(0, "pa-rr", "rpa", "random", 0.8, 90.0), row(1, "pa-rr", "rpa", "random", 0.9, 90.0),
+        row(0, "pa-rr", "rpa", "maf-normalized", 0.84, 81.0),
+        row(1, "pa-rr", "rpa", "maf-normalized", 0.9, 90.0)]
+    text = summary(rows)
+    assert "pa-rr     random          fairness 0.850 +- 0.635  efficiency 0.900" in text
+    assert "(2 seeds)" in text
+    assert ("2 scenario x seed pairs: fairness +2.50% +- 31.77 (max +5.00), efficiency"
+            " (makespan) +5.56% +- 70.59 (max +11.11)") in text
+
+
+def test_a_study_stopped_before_its_first_row_resumes(tmp_path: Path) -> None:
+    # Stopped before any run ended: runs.csv exists but is empty; the resumed study writes
+    # the header before its rows.
+    (tmp_path / "runs.csv").write_text("")
+    runs = [r for r in grid([14], [0]) if r.policy == "fairness/-/allcore"]
+    assert len(study(tmp_path, runs, scale=0.001)) == 1
+    with (tmp_path / "runs.csv").open() as handle:
+        assert [row["first"] for row in csv.DictReader(handle)] == ["fairness"]

@@ -56,6 +56,23 @@ def test_a_task_keeps_its_run_time_when_its_co_runners_change() -> None:
     assert result.invocations[1].shares.tolist() == [[0], [1]]
 
 
+def test_tasks_with_their_own_onecore_run_times_are_fetched_in_order() -> None:
+    # The run-time spread: a's 3 tasks take 8, 8 and 10 s alone. t=0: the first two start
+    # beside each other (x1.5: 12 s each); t=12: the third runs alone (10 s), ends at 22.
+    result = run([Application("a", 0, 3, onecore=np.array([[8.0], [8.0], [10.0]]))])
+    assert result.finish.tolist() == [22.0]
+    assert result.busy.tolist() == [[34.0]] and result.solo_busy.tolist() == [[26.0]]
+    # In the other order: 15 and 12 s; t=12: the third (8 s) starts beside the first, which
+    # runs until 15 (x1.5: 12 s), ends at 24.
+    other = run([Application("a", 0, 3, onecore=np.array([[10.0], [8.0], [8.0]]))])
+    assert other.finish.tolist() == [24.0]
+    assert other.busy.tolist() == [[39.0]]
+    with pytest.raises(ValueError, match="onecore must hold one row of run times > 0 per task"):
+        Application("a", 0, 2, onecore=np.ones((3, 1)))
+    with pytest.raises(ValueError, match="one column per platform"):
+        run([Application("a", 0, 1, onecore=np.ones((1, 2)))])
+
+
 def test_redistribution_is_not_preemptive() -> None:
     # a (2 tasks) from t=0 holds both cores until 15. b (3 tasks) arrives at t=5: the
     # scheduler gives b both cores, but a's tasks finish first. t=15: b starts 2 tasks

@@ -135,10 +135,15 @@ def test_same_seed_gives_byte_identical_documents(preset: str, options: dict) ->
 
 
 def test_hwang_without_dynamic_submission_does_not_depend_on_the_seed() -> None:
-    """The paper gives no spread of run times: with every job at time 0 nothing is random."""
-    first, second = quick("hwang-s4", 1), quick("hwang-s4", 2)
+    """Every job at time 0 and no run-time spread: nothing is random. With the spread (the
+    default) the seed draws the tasks' actual run times, and nothing else."""
+    first, second = quick("hwang-s4", 1, runtime_spread=0), quick("hwang-s4", 2, runtime_spread=0)
     assert dump(first["jobs"]) == dump(second["jobs"])
     assert first["hetsched"]["source"]["seed"] != second["hetsched"]["source"]["seed"]
+    spread = [quick("hwang-s4", seed)["jobs"] for seed in (1, 2)]
+    assert [j["actual"] for j in spread[0]] != [j["actual"] for j in spread[1]]
+    plain = [{k: v for k, v in job.items() if k != "actual"} for job in spread[0]]
+    assert dump(plain) == dump(first["jobs"])
 
 
 DIGEST_SCRIPT = """

@@ -104,15 +104,21 @@ def test_the_corunner_model_annotation_gives_table_4_back_by_hand() -> None:
     """``corunner_model`` on cheetah (8 cores): p_K = d_K / 100, and sigma_K such that the
     mean slowdown - 1 over K's AllCore, TwoApp and FourApp combinations is d_K / 100: with
     the node's 7 other cores running n_L tasks of L, slowdown - 1 = sigma_K sum n_L p_L / 7.
-    AllCore: 7 K; TwoApp with L: 3 K + 4 L; FourApp with L, M, N: 1 K + 2 L + 2 M + 2 N."""
+    AllCore: 7 K; TwoApp with L: 3 K + 4 L; FourApp with L, M, N: 1 K + 2 L + 2 M + 2 N.
+    The named bad co-runner adds its pair term to the pressure its victims feel: on cheetah
+    Montage, by cheetah's largest pressure (Montage's 0.7078), on every other application."""
     w = generate("hwang", 0, hwang_clusters("hwang"), scale=0.001)
     first = {}
     for job in w["jobs"]:
         first.setdefault(job["application"], job["corunner_model"])
     d = {a: hw.TABLE_4_NORMALIZED_DIFFERENCE[a][1] / 100 for a in hw.APPLICATIONS}
     for k, model in first.items():
-        p = {a: first[a]["pressure"]["cheetah"] for a in hw.APPLICATIONS}
-        assert p == pytest.approx(d, abs=1e-12)
+        assert {a: first[a]["pressure"]["cheetah"] for a in hw.APPLICATIONS} == pytest.approx(
+            d, abs=1e-12)
+        pairs = model.get("pair_pressure", {}).get("cheetah", {})
+        assert pairs == ({} if k == "Montage" else {"Montage": pytest.approx(0.7078)})
+        p = {a: d[a] + (0.7078 if k != "Montage" and a == "Montage" else 0.0)
+             for a in hw.APPLICATIONS}
         others = [a for a in hw.APPLICATIONS if a != k]
         loads = [7 * p[k]] + [3 * p[k] + 4 * p[a] for a in others] + [
             p[k] + 2 * sum(p[a] for a in trio)
@@ -123,7 +129,12 @@ def test_the_corunner_model_annotation_gives_table_4_back_by_hand() -> None:
         assert len(loads) == 1 + 4 + 4  # AllCore, 4 TwoApp, C(4, 3) FourApp
         sigma = model["sensitivity"]["cheetah"]
         assert sigma * float(np.mean(loads)) / 7 == pytest.approx(d[k], rel=1e-12), k
-    # Gene (2 cores): AllCore and TwoApp only, one co-runner: mean of p over K and the others.
+    # Gene (2 cores): AllCore and TwoApp only, one co-runner: mean of p over K and the others
+    # (AutoDock has no pair term there; Blast and Montage press each other by CacheBench's
+    # 0.1265 more).
+    assert first["Blast"]["pair_pressure"]["gene"] == {
+        "Montage": pytest.approx(0.1265)}
+    assert set(first["CacheBench"]["pair_pressure"]) == {"cheetah"}
     autodock = first["AutoDock"]
     assert autodock["sensitivity"]["gene"] == pytest.approx(
         0.0557 / np.mean([hw.TABLE_4_NORMALIZED_DIFFERENCE[a][0] / 100
@@ -218,3 +229,63 @@ def test_scenario_validation() -> None:
         hw.Scenario("small-platform", "Blast")
     with pytest.raises(ValueError, match="'hwang-s2' leaves out platform 'gene'"):
         generate("hwang-s2", 0, HWANG[:1], scale=0.001)
+
+
+def test_run_time_spread_mean_bounds_and_seeding() -> None:
+    """Sec. 2.3 / Fig. 1: tasks of an application spread around Table 3's mean. Uniform
+    factors on [1 - h, 1 + h] in antithetic pairs: every application's mean is exactly
+    Table 3's; the same seed draws the same tasks, another seed others."""
+    h = hw.TASK_RUNTIME_SPREAD
+    counts = hw.task_counts(hw.SCENARIOS[0], 1.0)
+    factors = hw.runtime_factors(counts, h, seed=3)
+    for application, f in factors.items():
+        assert f.size == counts[application]
+        assert f.mean() == pytest.approx(1.0, abs=1e-12)
+        assert f.min() >= 1 - h and f.max() <= 1 + h
+        # uniform: standard deviation h / sqrt(3) (within sampling error)
+        assert f.std() == pytest.approx(h / np.sqrt(3), rel=0.02)
+    again = hw.runtime_factors(counts, h, seed=3)
+    other = hw.runtime_factors(counts, h, seed=4)
+    assert all((again[a] == factors[a]).all() for a in counts)
+    assert not any((other[a] == factors[a]).all() for a in counts)
+    # an application's draws do not depend on which others are present (W/o App.)
+    alone = hw.runtime_factors({"Montage": counts["Montage"]}, h, seed=3)
+    assert (alone["Montage"] == factors["Montage"]).all()
+    assert (hw.runtime_factors({"Blast": 3}, 0.0, seed=3)["Blast"] == 1.0).all()
+
+
+def test_run_time_spread_gives_the_papers_worst_task() -> None:
+    """Sec. 2.3: "The corunner effect can degrade the performance of a many-task application
+    up to 3.28 times": the slowest task (factor 1 + h) of the combination with the largest
+    mean slowdown of the co-runner model takes x3.28 its application's mean."""
+    from hetsched.heuristics.fairness.corunner import CorunnerModel
+
+    worst = max(float(np.nanmax(m.table().runtime / m.solo))
+                for m in (CorunnerModel.paper(p) for p in hw.PLATFORMS))
+    assert (1 + hw.TASK_RUNTIME_SPREAD) * worst == pytest.approx(hw.PAPER_WORST_SLOWDOWN,
+                                                                abs=5e-4)
+
+
+def test_workload_tasks_carry_their_actual_run_times_in_submission_order() -> None:
+    """``etc`` stays Table 3's mean (the scheduler's plan); ``actual`` is the task's own
+    OneCore run time, the k-th task Batsim submits of an application (by id as bytes) taking
+    the k-th factor of ``runtime_factors``."""
+    w = generate("hwang", 7, hwang_clusters("hwang"), scale=0.002)
+    factors = hw.runtime_factors(hw.task_counts(hw.SCENARIOS[0], 0.002),
+                                 hw.TASK_RUNTIME_SPREAD, seed=7)
+    seen: dict[str, int] = {}
+    for job in hw.submission_order(w["jobs"]):
+        app = job["application"]
+        k = seen.setdefault(app, 0)
+        seen[app] = k + 1
+        for cluster, mean in job["etc"].items():
+            assert mean == round(3600 / hw.TABLE_3_THROUGHPUT[app][hw.PLATFORMS.index(cluster)],
+                                 3)
+            assert job["actual"]["etc"][cluster] == pytest.approx(mean * factors[app][k],
+                                                                  abs=5e-4)
+    ids = [job["id"] for job in hw.submission_order(w["jobs"])]
+    assert ids[:3] == ["0", "1", "10"]  # Batsim's order: ids as bytes
+    plain = generate("hwang", 7, hwang_clusters("hwang"), scale=0.002, runtime_spread=0)
+    assert all("actual" not in job for job in plain["jobs"])
+    with pytest.raises(ValueError, match=r"runtime_spread.*< 1"):
+        generate("hwang", 7, hwang_clusters("hwang"), scale=0.002, runtime_spread=1.0)

@@ -16,6 +16,7 @@ from hetsched.core.tasks import Task
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
 from hetsched.studies.hwang import EngineRun, engine_run, pilot_simulation, scenario_inputs
+from hetsched.workloads.tasks import actual_from_job
 
 # gene (Table 3, 4): OneCore run times 3600 / throughput, rounded to the ms as the generator
 # does; normalised differences d (%) of the five applications.
@@ -129,8 +130,12 @@ def test_engine_run_equals_the_model_time_pilot_simulation(
     # messages at the same instant (two invocations), the runner in one event; each user's
     # finish time is the same (above), the cores of a task may differ.
     if gap is None:
-        runner = ModelTimeRunner(scheduler.driver.clusters, run.heuristic(),
-                                 [r.task for r in scheduler.driver.tasks])
+        clusters = scheduler.driver.clusters
+        by_id = {r.task.id: r.task for r in scheduler.driver.tasks}
+        actual = {  # the run-time spread: each task's actual run times, from the workload
+            f"w0!{job['id']}": actual_from_job(job, by_id[f"w0!{job['id']}"], clusters)
+            for job in document["jobs"]}
+        runner = ModelTimeRunner(clusters, run.heuristic(), list(by_id.values()), actual=actual)
         for engine, timed in zip(scheduler.driver.tasks, runner.run(), strict=True):
             assert engine.decision.nodes == timed.decision.nodes
             assert engine.started == pytest.approx(timed.started, abs=1e-4)
