@@ -177,18 +177,21 @@ def node_power_jobs(document: Mapping, platform: PlatformView) -> tuple[str, ...
 
 
 def check_clusters(document: Mapping, filename: str, platform: PlatformView) -> None:
-    """The workload's ``hetsched.clusters`` (cores per node, from which each job's ``res``
-    was computed) against the platform's clusters of the same name."""
+    """The workload's ``hetsched.clusters`` (cores per resource, from which each job's
+    ``res`` was computed) against the platform's clusters of the same name: a whole node's
+    cores, or 1 on a shared-node cluster (Hwang et al.: one Batsim host per core,
+    :attr:`~hetsched.core.system.Cluster.cores_per_resource`)."""
     meta = document.get("hetsched")
     if platform.clusters is None or not isinstance(meta, Mapping):
         return
     for name, cores in meta["clusters"].items():
         cluster = platform.clusters.get(name)
-        if cluster is not None and cluster.cores_per_node != cores:
+        if cluster is not None and cluster.cores_per_resource != cores:
+            unit = "one host per core" if cluster.shared_nodes else "its cores per node"
             raise WorkloadError(
-                f"{filename}: 'hetsched'.clusters[{name!r}]: {cores} cores per node, the"
-                f" platform's cluster {name} has {cluster.cores_per_node}"
-                f" (platform {platform.name})"
+                f"{filename}: 'hetsched'.clusters[{name!r}]: {cores} cores per resource, the"
+                f" platform's cluster {name} has {cluster.cores_per_resource} ({unit};"
+                f" platform {platform.name})"
             )
 
 

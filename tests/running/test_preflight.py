@@ -70,7 +70,7 @@ def _pstates(count: int) -> list[float]:
         # A workload made for 8-core nodes on the platform's 4-core ones.
         (lambda d: (d["hetsched"]["clusters"].update(fast=8), d["jobs"][0].update(res=1),
                     d["jobs"][1].update(res=1)),
-         ["clusters['fast']", "8 cores per node", "has 4"]),
+         ["clusters['fast']", "8 cores per resource", "has 4 (its cores per node"]),
     ],
     ids=["budget-abc", "budget-negative", "15-pstates", "power-pstates", "res-1000",
          "unknown-cluster", "cores-per-node"],
@@ -181,3 +181,16 @@ def test_apc_jobs_on_a_platform_without_power_levels_are_warned_about(tmp_path: 
     with pytest.warns(InputWarning, match=r"3 job\(s\) carry a per-task-type 'power' \(APC\)"
                       r" but platform .*plain.xml has no power levels"):
         preflight(workload, plain)
+
+
+def test_a_generated_hwang_workload_runs_on_its_generated_platform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shared-node clusters (Hwang et al.: one Batsim host per core) count 1 core per
+    resource on both sides; the generated pair was refused (gene: 1 against 2)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["platform", "generate", "--preset", "hwang", "--seed", "0", "-o", "p.xml"]) == 0
+    assert main(["workload", "generate", "--preset", "hwang-s1", "--seed", "0", "--platform",
+                 "p.xml", "--option", "scale=0.0004", "-o", "w.json"]) == 0
+    preflight("w.json", "p.xml")
+    assert main(["run", "two-level-fairness", "-p", "p.xml", "-w", "w.json", "-o", "out"]) == 0
