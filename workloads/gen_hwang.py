@@ -350,16 +350,7 @@ def generate(
             },
         }
         if models:
-            a = APPLICATIONS.index(application)
-            model = {
-                "pressure": {p: float(m.pressure[a]) for p, m in models.items()},
-                "sensitivity": {p: float(m.sensitivity[a]) for p, m in models.items()},
-            }
-            pairs = {
-                p: {m.applications[b]: float(m.pair[a, b]) for b in np.flatnonzero(m.pair[a])}
-                for p, m in models.items() if m.pair[a].any()
-            }
-            annotations["corunner_model"] = {**model, "pair_pressure": pairs} if pairs else model
+            annotations["corunner_model"] = corunner_annotation(models, application)
         records.extend([TaskRecord(submission[application], 1, etc, annotations)] * count)
     source = {
         "generator": preset,
@@ -390,6 +381,29 @@ def submission_order(jobs: Sequence[Mapping[str, object]]) -> list[Mapping[str, 
     ['10', '9']
     """
     return sorted(jobs, key=lambda job: (float(job["subtime"]), str(job["id"]).encode()))
+
+
+def corunner_annotation(
+    models: Mapping[str, CorunnerModel], application: str
+) -> dict[str, object]:
+    """The ``corunner_model`` annotation of ``application``'s tasks: its pressure and
+    sensitivity on each shared-node cluster of ``models``, and the pair terms it feels there
+    (``pair_pressure``, only where it has some).
+
+    >>> from hetsched.heuristics.fairness.corunner import CorunnerModel
+    >>> sorted(corunner_annotation({"gene": CorunnerModel.paper("gene")}, "Blast"))
+    ['pair_pressure', 'pressure', 'sensitivity']
+    """
+    a = APPLICATIONS.index(application)
+    model: dict[str, object] = {
+        "pressure": {p: float(m.pressure[a]) for p, m in models.items()},
+        "sensitivity": {p: float(m.sensitivity[a]) for p, m in models.items()},
+    }
+    pairs = {
+        p: {m.applications[b]: float(m.pair[a, b]) for b in np.flatnonzero(m.pair[a])}
+        for p, m in models.items() if m.pair[a].any()
+    }
+    return {**model, "pair_pressure": pairs} if pairs else model
 
 
 def corunner_models(clusters: Sequence[ClusterLike]) -> dict[str, CorunnerModel]:

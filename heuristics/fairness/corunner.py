@@ -258,10 +258,14 @@ class CorunnerModel:
                    pressure, sensitivity, pair)
 
     @classmethod
-    def paper(cls, platform: str, cores_per_node: int | None = None) -> CorunnerModel:
+    def paper(
+        cls, platform: str, cores_per_node: int | None = None, *, pairs: bool = True
+    ) -> CorunnerModel:
         """The model of ``platform`` from Tables 3 and 4 (Table 5's cores per node unless
         given), OneCore run times rounded to the millisecond as the workload generator does,
-        with the pair terms of :data:`PAPER_PAIRS` (each the platform's largest pressure).
+        with the pair terms of :data:`PAPER_PAIRS` (each the platform's largest pressure);
+        ``pairs=False``: the rank-one model of Table 4's averages alone (what the recorded
+        real-Batsim run ``hwang-s1-hetsched-two-level-fairness`` planned with).
 
         >>> CorunnerModel.paper("gene").applications[:2]
         ('AutoDock', 'Blast')
@@ -276,7 +280,7 @@ class CorunnerModel:
         difference = [gen_hwang.TABLE_4_NORMALIZED_DIFFERENCE[a][column] for a in applications]
         k = TABLE_5_CORES_PER_NODE[platform] if cores_per_node is None else cores_per_node
         pair = np.zeros((len(applications), len(applications)))
-        for victim, aggressor in PAPER_PAIRS.get(platform, ()):
+        for victim, aggressor in PAPER_PAIRS.get(platform, ()) if pairs else ():
             pair[applications.index(victim), applications.index(aggressor)] = max(difference) / 100
         return cls.calibrate(platform, k, applications, solo, difference, pair=pair)
 

@@ -192,3 +192,12 @@ def test_bad_models_are_refused() -> None:
         model.runtime(0, np.array([1]))
     with pytest.raises(ValueError, match="solo must hold one finite number per application"):
         CorunnerModel("p", 2, ("a",), np.array([1.0, 2.0]), np.zeros(1), np.zeros(1))
+
+
+def test_the_paper_model_without_pairs_is_table_4s_rank_one_model() -> None:
+    """``pairs=False``: no pair term (the model the recorded real-Batsim run planned with);
+    with pairs, cheetah's Blast feels Montage more."""
+    plain, paired = CorunnerModel.paper("cheetah", pairs=False), CorunnerModel.paper("cheetah")
+    assert not plain.pair.any() and paired.pair.any()
+    blast, montage = plain.applications.index("Blast"), plain.applications.index("Montage")
+    assert paired.pair[blast, montage] > 0
