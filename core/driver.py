@@ -213,6 +213,7 @@ class MappingDriver:
         self._reserved_due: list[tuple[float, int, str]] = []
         self._nb_booked = 0
         self._running: dict[str, Decision] = {}
+        self._completed: list[str] = []  # task ids in order of completion
         self._node_task: dict[int, str] = {}
         self._freed_early: set[int] = set()
         self._switched: dict[str, tuple[int, ...]] = {}
@@ -232,6 +233,7 @@ class MappingDriver:
             more_tasks=lambda: self._more_tasks,
             energy_budget=energy_budget,
             measure_window=measure_window,
+            completed=self._completed,
         )
         self.records: list[MappingEventRecord] = []
         heuristic.reset()
@@ -321,6 +323,7 @@ class MappingDriver:
             self._meter.stop_computing(decision.nodes, now)
         self._schedule.release(task_id)
         self._records[task_id] = replace(self._records[task_id], state=TaskState.DONE, ended=now)
+        self._completed.append(task_id)
         if now < decision.end - EPSILON:
             self._freed_early.update(decision.nodes)
         return decision
