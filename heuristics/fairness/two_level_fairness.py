@@ -272,7 +272,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         return u
 
     # ---------------------------------------------------------------------- mapping
-    def _arrivals(self, mappable: Sequence[Task]) -> Sequence[Task]:
+    def _arrivals(self, mappable: Sequence[Task]) -> list[Task]:
         """The tasks of ``mappable`` not seen at an earlier mapping event, in arrival order.
 
         The driver's mappable tasks are the waiting ones in arrival order, and a task stops
@@ -281,16 +281,19 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         proportional to the arrivals (not to every waiting task, which made a run's cost
         grow with the square of its tasks: 500,000 wait from t = 0 in Hwang's scenario 1).
         """
-        first = len(mappable)
-        while first and mappable[first - 1].id not in self.seen_:
-            first -= 1
+        arrivals: list[Task] = []
+        for task in reversed(mappable):
+            if task.id in self.seen_:
+                break
+            arrivals.append(task)
+        first = len(mappable) - len(arrivals)
         if first != self.waiting_:
             raise ValueError(
                 f"{self.name}: the mapping event at hand has {first} waiting task(s) seen at"
                 f" earlier events, the heuristic queues {self.waiting_}: tasks stop waiting"
                 " only by this heuristic's decisions (mappable tasks in arrival order)"
             )
-        return mappable[first:]
+        return arrivals[::-1]
 
     def map(self, event: MappingEvent) -> list[Decision]:
         system = event.system
