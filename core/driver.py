@@ -50,8 +50,9 @@ from __future__ import annotations
 import heapq
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.energy import EnergyMeter
@@ -160,6 +161,48 @@ class NodeBookings:
         return False
 
 
+class WaitingTasks(Sequence[Task]):
+    """The waiting tasks in arrival order, as a mapping event's ``mappable`` sequence, without
+    copying them at every event (a tuple of every waiting task made each event's cost grow
+    with the tasks waiting: 500,000 from t = 0 in Hwang et al.'s scenario 1, issue 23).
+
+    A read-only view of the driver's waiting tasks, valid during the mapping event: the
+    driver removes the decided tasks once the heuristic returns. Length, iteration (either
+    way) and truth take no copy; indexing copies the tasks once per event.
+
+    >>> view = WaitingTasks({"a": Task("a", 0.0, 1, etc={"c": 1.0}),
+    ...                      "b": Task("b", 1.0, 1, etc={"c": 1.0})})
+    >>> len(view), [t.id for t in reversed(view)], view[-1].id, bool(WaitingTasks({}))
+    (2, ['b', 'a'], 'b', False)
+    """
+
+    __slots__ = ("_copy", "_tasks")
+
+    def __init__(self, tasks: dict[str, Task]) -> None:
+        self._tasks = tasks
+        self._copy: tuple[Task, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks.values())
+
+    def __reversed__(self) -> Iterator[Task]:
+        return reversed(self._tasks.values())
+
+    @overload
+    def __getitem__(self, index: int) -> Task: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Task, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Task | tuple[Task, ...]:
+        if self._copy is None:
+            self._copy = tuple(self._tasks.values())
+        return self._copy[index]
+
+
 class MappingDriver:
     """The state of one system, and the heuristic that maps its tasks.
 
@@ -213,6 +256,7 @@ class MappingDriver:
         self._reserved_due: list[tuple[float, int, str]] = []
         self._nb_booked = 0
         self._running: dict[str, Decision] = {}
+        self._completed: list[str] = []  # task ids in order of completion
         self._node_task: dict[int, str] = {}
         self._freed_early: set[int] = set()
         self._switched: dict[str, tuple[int, ...]] = {}
@@ -232,6 +276,7 @@ class MappingDriver:
             more_tasks=lambda: self._more_tasks,
             energy_budget=energy_budget,
             measure_window=measure_window,
+            completed=self._completed,
         )
         self.records: list[MappingEventRecord] = []
         heuristic.reset()
@@ -246,6 +291,11 @@ class MappingDriver:
         """Whether a task waits or is reserved (``bool(waiting or reserved)`` without copying
         either)."""
         return bool(self._waiting or self._reserved)
+
+    @property
+    def has_running(self) -> bool:
+        """Whether a task runs (``bool(running)`` without copying the running tasks)."""
+        return bool(self._running)
 
     @property
     def waiting(self) -> tuple[Task, ...]:
@@ -321,6 +371,7 @@ class MappingDriver:
             self._meter.stop_computing(decision.nodes, now)
         self._schedule.release(task_id)
         self._records[task_id] = replace(self._records[task_id], state=TaskState.DONE, ended=now)
+        self._completed.append(task_id)
         if now < decision.end - EPSILON:
             self._freed_early.update(decision.nodes)
         return decision
@@ -366,7 +417,7 @@ class MappingDriver:
         enacted = self.start_due(now)
         if not self._waiting:
             return enacted
-        decisions = self._map(now, tuple(self._waiting.values()))
+        decisions = self._map(now, WaitingTasks(self._waiting))
         self._validate(decisions, now)
         for decision in decisions:
             if decision.action is Action.PLACEHOLDER:
@@ -390,7 +441,7 @@ class MappingDriver:
         enacted.extend(self.start_due(now))
         return enacted
 
-    def _map(self, now: float, mappable: tuple[Task, ...]) -> list[Decision]:
+    def _map(self, now: float, mappable: Sequence[Task]) -> list[Decision]:
         """The heuristic's decisions for ``mappable`` at ``now``, on a copy of the schedule
         (recorded in :attr:`records`). The copy is gone on return, unless the heuristic kept
         it: the schedule then writes its timelines in place instead of copying them."""

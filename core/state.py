@@ -74,6 +74,7 @@ class SystemView:
         "_budget",
         "_clock",
         "_clusters",
+        "_completed",
         "_energy",
         "_energy_window",
         "_more_tasks",
@@ -100,8 +101,10 @@ class SystemView:
         energy_budget: float | None = None,
         measure_window: tuple[float, float] | None = None,
         energy_in_window: Callable[[], float | None] | None = None,
+        completed: Sequence[str] = (),
     ) -> None:
         self._clusters = MappingProxyType(dict(clusters))
+        self._completed = completed
         self._records = MappingProxyType(records)  # type: ignore[arg-type]
         self._running = MappingProxyType(running)  # type: ignore[arg-type]
         self._reserved = MappingProxyType(reserved)  # type: ignore[arg-type]
@@ -149,6 +152,12 @@ class SystemView:
     def in_state(self, state: TaskState) -> tuple[TaskRecord, ...]:
         """The records of the tasks in ``state``, in submission order (O(tasks known))."""
         return tuple(r for r in self._records.values() if r.state is state)
+
+    def completed(self, first: int = 0) -> tuple[str, ...]:
+        """The tasks that completed, in order of completion, from the ``first``-th on: a
+        heuristic that counts what it has read learns the completions since its last
+        mapping event in time proportional to them (not to the running tasks)."""
+        return tuple(self._completed[first:])
 
     @property
     def running(self) -> tuple[Decision, ...]:

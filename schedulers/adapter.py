@@ -483,7 +483,7 @@ class HetschedScheduler(BatsimScheduler):
         if self._registration_finished or not self.bs.no_more_static_jobs:
             return
         if driver.pending:
-            if not driver.running and driver.next_wakeup() is None:
+            if not driver.has_running and driver.next_wakeup() is None:
                 stranded = ", ".join(t.id for t in driver.waiting)
                 raise MappingError(
                     f"heuristic {driver.heuristic.name} left task(s) {stranded} waiting while"

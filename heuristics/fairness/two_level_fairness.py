@@ -62,6 +62,7 @@ combinations, as ``workloads/gen_hwang.py`` writes them;
 
 from __future__ import annotations
 
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
@@ -69,7 +70,6 @@ import numpy as np
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
-from hetsched.core.state import TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.errors import WorkloadError
@@ -188,8 +188,12 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         self.user_app_: list[int] = []  # application index of each user
         self.applications_: list[str] = []  # in name order (module docstring)
         self.seen_: set[str] = set()  # tasks seen in a mapping event
+        # per user: its waiting tasks in arrival order, and how many wait in all (map)
+        self.queues_: defaultdict[int, deque[Task]] = defaultdict(deque)
+        self.waiting_ = 0
         self.remaining_: list[int] = []  # per user: tasks seen, not yet ended
         self.running_: dict[str, tuple[int, int, int]] = {}  # task -> (platform, core, user)
+        self.completed_ = 0  # completions read from the system view (map)
         self.solo_: dict[tuple[str, str], float] = {}  # (cluster, app) -> OneCore time
         self.corunner_: dict[str, Mapping] = {}  # application -> its corunner_model
         self.platforms_: tuple[Platform, ...] = ()
@@ -268,6 +272,29 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         return u
 
     # ---------------------------------------------------------------------- mapping
+    def _arrivals(self, mappable: Sequence[Task]) -> list[Task]:
+        """The tasks of ``mappable`` not seen at an earlier mapping event, in arrival order.
+
+        The driver's mappable tasks are the waiting ones in arrival order, and a task stops
+        waiting only by this heuristic's decisions: the unseen tasks are therefore the
+        tail of ``mappable`` after the tasks still in :attr:`queues_`, found in time
+        proportional to the arrivals (not to every waiting task, which made a run's cost
+        grow with the square of its tasks: 500,000 wait from t = 0 in Hwang's scenario 1).
+        """
+        arrivals: list[Task] = []
+        for task in reversed(mappable):
+            if task.id in self.seen_:
+                break
+            arrivals.append(task)
+        first = len(mappable) - len(arrivals)
+        if first != self.waiting_:
+            raise ValueError(
+                f"{self.name}: the mapping event at hand has {first} waiting task(s) seen at"
+                f" earlier events, the heuristic queues {self.waiting_}: tasks stop waiting"
+                " only by this heuristic's decisions (mappable tasks in arrival order)"
+            )
+        return arrivals[::-1]
+
     def map(self, event: MappingEvent) -> list[Decision]:
         system = event.system
         clusters = list(system.clusters.values())
@@ -276,27 +303,25 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         # Tasks that ended since the last event free their cores; a user whose last task
         # ended now terminates (an invocation).
         terminated = False
-        for task_id, (j, core, u) in list(self.running_.items()):
-            record = system.task(task_id)
-            if record.state is TaskState.DONE:
-                del self.running_[task_id]
-                self.busy_[j].reshape(-1)[core] = -1
-                self.remaining_[u] -= 1
-                ended = record.ended if record.ended is not None else now
-                if self.remaining_[u] == 0 and abs(ended - now) <= EPSILON:
-                    terminated = True
+        ended_tasks = system.completed(self.completed_)
+        self.completed_ += len(ended_tasks)
+        for task_id in ended_tasks:
+            j, core, u = self.running_.pop(task_id)
+            self.busy_[j].reshape(-1)[core] = -1
+            self.remaining_[u] -= 1
+            ended = system.task(task_id).ended
+            if self.remaining_[u] == 0 and ended is not None and abs(ended - now) <= EPSILON:
+                terminated = True
         submitted = False
-        queues: dict[int, list[Task]] = {}
-        for task in event.mappable:
-            if task.id not in self.seen_:
-                self.seen_.add(task.id)
-                if any(c.nodes_for(task.cores) > 1 or c.name not in task.etc for c in clusters):
-                    decisions.append(Decision(Action.DROP, task.id))
-                    continue
-                submitted = True
-                self._learn(task, clusters)
-            user = task.user or task.application or ""
-            queues.setdefault(self.users_[user], []).append(task)
+        for task in self._arrivals(event.mappable):
+            self.seen_.add(task.id)
+            if any(c.nodes_for(task.cores) > 1 or c.name not in task.etc for c in clusters):
+                decisions.append(Decision(Action.DROP, task.id))
+                continue
+            submitted = True
+            self.queues_[self._learn(task, clusters)].append(task)
+            self.waiting_ += 1
+        queues = self.queues_
         platforms = self._models(clusters)
         queued = np.zeros(len(self.users_), dtype=np.int64)
         for u, tasks in queues.items():
@@ -313,8 +338,9 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         return decisions
 
     def _start(self, now: float, clusters: Sequence[Cluster], platforms: Sequence[Platform],
-               queues: dict[int, list[Task]], queued: np.ndarray) -> list[Decision]:
-        """Every idle core whose pilot's user has queued tasks starts the user's next task."""
+               queues: Mapping[int, deque[Task]], queued: np.ndarray) -> list[Decision]:
+        """Every idle core whose pilot's user has queued tasks starts the user's next task
+        (taken from the front of the user's queue)."""
         requests = []
         for j, (pilot, busy) in enumerate(zip(self.pilot_, self.busy_, strict=True)):
             flat_pilot = pilot.reshape(-1)
@@ -334,11 +360,10 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
             rank = np.arange(order.size) - first
             keep = np.sort(order[rank < queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
-        taken = dict.fromkeys(queues, 0)
         started: list[tuple[Task, int, int, int]] = []
         for j, core, u in zip(platform.tolist(), cores.tolist(), users.tolist(), strict=True):
-            task = queues[u][taken[u]]
-            taken[u] += 1
+            task = queues[u].popleft()
+            self.waiting_ -= 1
             self.busy_[j].reshape(-1)[core] = u
             started.append((task, j, core, u))
         decisions = []

@@ -75,6 +75,19 @@ def test_start_runs_and_completion_frees_the_nodes() -> None:
     assert driver.heuristic.seen == [(0.0, ["w0!0"]), (10.0, ["w0!1"])]
 
 
+def test_the_system_view_lists_completions_in_order_from_a_given_one() -> None:
+    """t1 (node 1) completes before t0 (node 0); completed(1) skips the first completion."""
+    driver = driver_with([start("w0!0", (0,), 0.0, 10.0), start("w0!1", (1,), 0.0, 5.0)])
+    driver.submit(task("w0!0"), 0.0)
+    driver.submit(task("w0!1"), 0.0)
+    driver.mapping_event(0.0)
+    assert driver.system.completed() == ()
+    driver.complete("w0!1", 5.0)
+    driver.complete("w0!0", 10.0)
+    assert driver.system.completed() == ("w0!1", "w0!0")
+    assert driver.system.completed(1) == ("w0!0",)
+
+
 def test_start_on_busy_node_is_an_error_naming_heuristic_and_task() -> None:
     """t0 runs on node 0 until 10; at 5 a start of t1 on nodes 0-1 overlaps it."""
     driver = driver_with([start("w0!0", (0,), 0.0, 10.0)], [start("w0!1", (0, 1), 5.0, 15.0)])

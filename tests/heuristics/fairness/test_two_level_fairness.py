@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from hetsched.core.decisions import Action
+from hetsched.core.mapping import MappingEvent
 from hetsched.core.runner import ModelTimeRunner
+from hetsched.core.schedule import SystemSchedule
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.errors import WorkloadError
@@ -82,6 +84,35 @@ def test_a_task_without_a_corunner_model_for_a_shared_node_cluster_is_an_error()
         ModelTimeRunner([other], TwoLevelFairness(),
                         [Task("w0!1", 0.0, cores=1, etc={"other": 1.0}, application="Blast",
                               user="Blast", annotations=elsewhere.annotations)]).run()
+
+
+def test_a_task_that_stops_waiting_without_a_decision_is_an_error() -> None:
+    # The heuristic keeps each user's waiting tasks across events and reads only the new
+    # tail of the mappable tasks: an event that lost a queued task it did not start is refused.
+    gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    tasks = [task(i, "AutoDock", AUTODOCK) for i in range(3)]
+    heuristic = TwoLevelFairness(first_level="fairness", second_level="allcore")
+    started = heuristic.map(MappingEvent(0.0, tasks, SystemSchedule([gene])))
+    assert [d.task_id for d in started] == ["w0!0", "w0!1"]  # arrival order, 2 cores
+    assert heuristic.map(MappingEvent(0.0, tasks[2:], SystemSchedule([gene]))) == []
+    lost = r"has 0 waiting task\(s\) seen at earlier events, the heuristic queues 1"
+    with pytest.raises(ValueError, match=lost):
+        heuristic.map(MappingEvent(0.0, [task(3, "AutoDock", AUTODOCK)],
+                                   SystemSchedule([gene])))
+
+
+def test_cores_freed_by_completions_start_the_next_queued_tasks() -> None:
+    # 5 tasks on 2 cores: completions (read from SystemView.completed) free the cores in turn;
+    # two AutoDock tasks share the node: 480.641 s x (1 + sigma p) = 504.236 s (module
+    # docstring of two_level_fairness), so starts come in pairs every 504.236 s.
+    gene = Cluster("gene", cores_per_node=2, resource_ids=(0, 1), node_of=(0, 0))
+    tasks = [task(i, "AutoDock", AUTODOCK) for i in range(5)]
+    records = ModelTimeRunner([gene], TwoLevelFairness("fairness", second_level="allcore"),
+                              tasks).run()
+    starts = sorted((r.started, r.task.id) for r in records)
+    expected = [0.0, 0.0, 504.236, 504.236, 2 * 504.236]
+    assert [s for s, _ in starts] == pytest.approx(expected, abs=1e-3)
+    assert [i for _, i in starts] == [f"w0!{i}" for i in range(5)]
 
 
 def test_the_plan_follows_the_workloads_own_corunner_model() -> None:
