@@ -46,7 +46,7 @@ from types import MappingProxyType, ModuleType
 from typing import TypeVar
 
 from hetsched import __version__
-from hetsched.files import write_atomically
+from hetsched.files import sha256_of, write_atomically
 
 NO_CACHE = "HETSCHED_NO_CACHE"
 """Environment variable: set to anything but ``""`` or ``0``, nothing is read from or written
@@ -121,7 +121,7 @@ def load(
 
 def _file_digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_of(path)
     except OSError:
         return None
 

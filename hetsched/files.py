@@ -19,9 +19,12 @@ FileExistsError: ...out.txt exists: pass force=True (--force) to overwrite it
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+_CHUNK = 1 << 20
 
 
 def write_atomically(path: str | Path, data: bytes, *, force: bool = False) -> None:
@@ -60,3 +63,12 @@ def _umask() -> int:
     except OSError:
         pass
     return 0o022
+
+
+def sha256_of(path: str | Path) -> str:
+    """Hex sha256 of a file, read in chunks (a trace's checksum, the input cache's key)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()

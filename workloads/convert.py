@@ -39,6 +39,7 @@ import numpy as np
 
 from hetsched import __version__
 from hetsched.errors import TraceError
+from hetsched.files import sha256_of
 from hetsched.workloads.clusters import ClusterLike, ClusterShape, as_shapes
 from hetsched.workloads.etc_matrix import etc_from_run_times
 from hetsched.workloads.schema import SCHEMA_VERSION
@@ -55,7 +56,7 @@ from hetsched.workloads.selection import (
     trace_day,
 )
 from hetsched.workloads.swf import MISSING, SwfHeader, SwfJob, SwfWarning, read_swf
-from hetsched.workloads.traces import TRACES, resolve_trace, sha256_of
+from hetsched.workloads.traces import TRACES, resolve_trace
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
 

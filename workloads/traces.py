@@ -27,6 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from hetsched.errors import TraceError
+from hetsched.files import sha256_of
 
 ARCHIVE = "https://www.cs.huji.ac.il/labs/parallel/workload"
 ENVIRONMENT_VARIABLE = "HETSCHED_TRACE_DIR"
@@ -114,15 +115,6 @@ def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/hetsched/traces``, or ``~/.cache/hetsched/traces``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hetsched" / "traces"
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _looks_like_path(text: str) -> bool:
