@@ -38,14 +38,15 @@ class RunFiles:
     """
 
     prefix: Path
-    workload_path: Path
-    platform_path: Path
+    workload_path: str | Path
+    platform_path: str | Path
 
     @classmethod
     def of(cls, prefix: str | Path, workload_path: str | Path,
            platform_path: str | Path) -> RunFiles:  # fmt: skip
-        """The files of a run, from paths as given on a command line."""
-        return cls(Path(prefix), Path(workload_path), Path(platform_path))
+        """The files of a run, from paths as given on a command line (the workload's and the
+        platform's kept as given: the summary reports them as they were named)."""
+        return cls(Path(prefix), workload_path, platform_path)
 
     def output(self, suffix: str) -> Path:
         """Batsim's output file ``<prefix>_<suffix>``.
