@@ -451,6 +451,8 @@ class ClusterTimeline:
         """Attribute ``name`` of bookings ``bids`` (ids >= 0); Python work per distinct id."""
         if not bids.size:
             return np.empty(0, dtype=object)
+        if bids.size == 1:  # one neighbour (a one-node booking): no np.unique
+            return np.asarray([getattr(self._records[int(bids[0])][0], name)])
         unique, inverse = np.unique(bids, return_inverse=True)
         values = [getattr(self._records[b][0], name) for b in unique.tolist()]
         return np.asarray(values)[inverse]

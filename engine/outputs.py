@@ -240,8 +240,14 @@ class MachineStateTimes:
 
     def change(self, machines: Sequence[int], old_state: str, now: float) -> None:
         """``machines``, all in ``old_state`` until ``now``, change state at ``now``."""
-        ids = np.asarray(machines, dtype=np.intp)
         date = LONG_DOUBLE(now)
+        if len(machines) == 1:  # the same long double operations on scalars, without arrays
+            machine = int(machines[0])
+            row = MACHINE_STATES.index(old_state)
+            self._time[row, machine] += date - self._last[machine]
+            self._last[machine] = date
+            return
+        ids = np.asarray(machines, dtype=np.intp)
         self._time[MACHINE_STATES.index(old_state), ids] += date - self._last[ids]
         self._last[ids] = date
 

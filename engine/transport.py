@@ -26,7 +26,6 @@ from typing import Any, Protocol
 
 import batsim.batsim
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from hetsched.engine.errors import SimulationError
 
@@ -179,6 +178,10 @@ class ZmqTransport:
 
     def _watch_connection(self) -> None:
         """Read the monitor's events; a disconnection after a connection is fatal."""
+        # imported here: zmq.utils.monitor imports asyncio (through zmq.asyncio), which the
+        # in-process transport of the embedded engine never needs
+        from zmq.utils.monitor import recv_monitor_message
+
         while self.monitor.poll(0):
             event = recv_monitor_message(self.monitor)["event"]
             if event == zmq.EVENT_CONNECTED:

@@ -86,7 +86,11 @@ def bypassed() -> Iterator[None]:
 
 
 def directory() -> Path:
-    """``$XDG_CACHE_HOME/hetsched``, or ``~/.cache/hetsched`` (XDG base directories)."""
+    """hetsched's user cache: ``$XDG_CACHE_HOME/hetsched``, or ``~/.cache/hetsched`` when
+    ``XDG_CACHE_HOME`` is unset, empty or relative (the XDG Base Directory specification: a
+    relative path is invalid and must be ignored). The one place this folder is computed:
+    the parsed inputs here, the downloaded traces in its ``traces`` folder
+    (:func:`hetsched.workloads.traces.cache_dir`)."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     root = Path(base) if Path(base).is_absolute() else Path.home() / ".cache"
     return root / "hetsched"

@@ -37,11 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
+from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.energy import energy_between, total_energy
-from hetsched.metrics.outcomes import TIME_TOLERANCE, account
-from hetsched.metrics.outputs import EnergySample, JobRecord, read_consumed_energy, read_jobs
-from hetsched.metrics.resources import resource_clusters
+from hetsched.metrics.outcomes import TIME_TOLERANCE, Accounting, account
+from hetsched.metrics.outputs import EnergySample, JobRecord
+from hetsched.metrics.run_files import RunFiles
 
 BATSIM_RULES = ("accounting", "double-booking", "early-start", "unknown-resource")
 """Rules every scheduler must follow."""
@@ -197,20 +197,23 @@ def check_schedule(
     *,
     rules: Sequence[str] = VIOLATION_KINDS,
     source: str = "",
+    accounting: Accounting | None = None,
 ) -> CheckReport:
     """Check a run against ``rules``; raise :class:`ScheduleViolation` listing every violation.
 
     ``clusters[i]`` is the cluster of Batsim resource ``i``
     (:func:`hetsched.metrics.resources.resource_clusters`); ``energy`` the rows of
     ``out_consumed_energy.csv`` if the run had energy enabled. ``rules`` defaults to
-    all of them; :data:`BATSIM_RULES` alone suits stock schedulers.
+    all of them; :data:`BATSIM_RULES` alone suits stock schedulers. ``accounting``:
+    ``account(records, workload)`` when the caller already has it.
     """
     unknown_rules = sorted(set(rules) - set(VIOLATION_KINDS))
     if unknown_rules or not rules:
         raise ValueError(
             f"checker: rules must be among {', '.join(VIOLATION_KINDS)}, got {list(rules)}"
         )
-    accounting = account(records, workload)
+    if accounting is None:
+        accounting = account(records, workload)
     violations = [Violation("accounting", problem) for problem in accounting.problems]
     executions = [record for record in records if record.executed]
     violations.extend(_double_bookings(executions))
@@ -254,15 +257,17 @@ def check_run(
     rules: Sequence[str] = VIOLATION_KINDS,
 ) -> CheckReport:
     """Check the run whose Batsim outputs are ``<prefix>_jobs.csv`` (and energy, if any)."""
-    prefix = Path(prefix)
-    jobs_path = prefix.parent / f"{prefix.name}_jobs.csv"
-    energy_path = prefix.parent / f"{prefix.name}_consumed_energy.csv"
-    energy = read_consumed_energy(energy_path) if energy_path.exists() else None
+    return check_files(RunFiles.of(prefix, workload_path, platform_path), rules=rules)
+
+
+def check_files(files: RunFiles, *, rules: Sequence[str] = VIOLATION_KINDS) -> CheckReport:
+    """:func:`check_run` on files that the summary and the task table then read no more."""
     return check_schedule(
-        read_jobs(jobs_path),
-        read_workload_info(workload_path),
-        resource_clusters(platform_path),
-        energy,
+        files.jobs,
+        files.workload,
+        files.clusters,
+        files.energy,
         rules=rules,
-        source=str(jobs_path),
+        source=str(files.output("jobs.csv")),
+        accounting=files.accounting,
     )

@@ -169,7 +169,11 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
     Batsim submits them, each run for its ``actual`` run time when it has one (the run-time
     spread).
     """
-    # imported here: the run path's metrics need them for Hwang workloads only
+    jobs = document.get("jobs", [])
+    if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
+        return None
+    # imported here, after the test above: the run path's metrics need them for Hwang
+    # workloads only (the other families' runs do not pay for importing them)
     from hetsched.core.runner import ModelTimeRunner
     from hetsched.engine.platform import load_platform
     from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
@@ -177,9 +181,6 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
     from hetsched.workloads.gen_hwang import submission_order
     from hetsched.workloads.tasks import actual_from_job, task_from_job
 
-    jobs = document.get("jobs", [])
-    if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
-        return None
     resources = load_platform(Path(platform_path)).compute_resources()
     clusters = clusters_from_compute_resources(resources)
     profiles = document.get("profiles", {})

@@ -25,19 +25,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
-from hetsched.metrics.annotations import WorkloadInfo, read_workload
+from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.fairness import RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
-from hetsched.metrics.outcomes import Outcome, TaskOutcome, account
-from hetsched.metrics.outputs import (
-    JobRecord,
-    read_consumed_energy,
-    read_jobs,
-    read_pstate_changes,
-)
-from hetsched.metrics.resources import resource_clusters, resource_one_core_watts
+from hetsched.metrics.outcomes import Outcome, TaskOutcome
+from hetsched.metrics.resources import resource_one_core_watts
 from hetsched.metrics.robustness import (
     BatchPrediction,
     RobustnessMetrics,
@@ -45,6 +39,7 @@ from hetsched.metrics.robustness import (
     goals_met,
     predict_batch,
 )
+from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
@@ -161,10 +156,6 @@ class RunSummary:
         return json.dumps(self.to_json(), indent=2)
 
 
-def _output(prefix: Path, suffix: str) -> Path:
-    return prefix.parent / f"{prefix.name}_{suffix}"
-
-
 def summarize(
     prefix: str | Path,
     workload_path: str | Path,
@@ -179,13 +170,22 @@ def summarize(
     for every task
     (run :func:`hetsched.metrics.checker.check_run` for the full diagnosis).
     """
-    prefix = Path(prefix)
-    workload, document = read_workload(workload_path)
-    jobs = read_jobs(_output(prefix, "jobs.csv"))
-    accounting = account(jobs, workload)
+    return summarize_files(
+        RunFiles.of(prefix, workload_path, platform_path), heuristic=heuristic, engine=engine
+    )
+
+
+def summarize_files(
+    files: RunFiles, *, heuristic: str | None = None, engine: str | None = None
+) -> RunSummary:
+    """:func:`summarize` on files that the checker or the task table may have read already."""
+    workload_path, platform_path = files.workload_path, files.platform_path
+    workload, document = files.workload_document
+    jobs = files.jobs
+    accounting = files.accounting
     if accounting.problems:
         raise OutputFileError(
-            f"{_output(prefix, 'jobs.csv')} does not account for the workload's tasks: "
+            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
             + "; ".join(accounting.problems)
         )
     outcomes = accounting.outcomes
@@ -194,16 +194,15 @@ def summarize(
     waits = [o.waiting_time for o in counted if o.waiting_time is not None]
     finishes = [o.finish_time for o in outcomes.values() if o.finish_time is not None]
 
-    energy_path = _output(prefix, "consumed_energy.csv")
-    energy = read_consumed_energy(energy_path) if energy_path.exists() else None
+    energy = files.energy
     window_energy = None
     if energy is not None and workload.measure_window is not None:
         window_energy = energy_between(energy, *workload.measure_window)
     delay_busy = delay_busy_window = None
     if energy is not None:
-        delay_busy, delay_busy_window = _delay_busy_energy(prefix, jobs, workload, platform_path)
+        delay_busy, delay_busy_window = _delay_busy_energy(files)
 
-    events_path = _output(prefix, "mapping_events.csv")
+    events_path = files.output("mapping_events.csv")
     events = read_mapping_events(events_path) if events_path.exists() else None
     latency = latency_stats(events) if events else None
 
@@ -215,15 +214,15 @@ def summarize(
     jobs = document["jobs"]
     prediction = bound = None
     if goals is not None:
-        prediction = _batch_prediction(outcomes, workload, jobs, resource_clusters(platform_path))
+        prediction = _batch_prediction(outcomes, workload, jobs, files.clusters)
     elif is_bag(jobs):
-        bound = bag_lower_bound(jobs, resource_clusters(platform_path), str(workload_path))
+        bound = bag_lower_bound(jobs, files.clusters, str(workload_path))
     makespan = max(finishes, default=0.0)
     fair = _fairness(outcomes, document, workload_path, platform_path)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
-        outdir=str(prefix.parent),
+        outdir=str(files.prefix.parent),
         workload=str(workload_path),
         platform=str(platform_path),
         measure_window=workload.measure_window,
@@ -263,22 +262,21 @@ def summarize(
     )
 
 
-def _delay_busy_energy(
-    prefix: Path, jobs: list[JobRecord], workload: WorkloadInfo, platform_path: str | Path
-) -> tuple[float | None, float | None]:
+def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     """:func:`~hetsched.metrics.energy.delay_busy_power` over the run and over the measure
     window (``None`` without a window): 0 when no ``delay`` job of the workload ran (hetsched's
     twins); ``None`` when the run switched P-states, as a host's power then depends on when
     (stock schedulers of compare never do), or when the platform has no power model."""
-    ran = [job for job in jobs if job.workload_name == workload.workload_name
+    workload = files.workload
+    ran = [job for job in files.jobs if job.workload_name == workload.workload_name
            and job.profile in workload.delay_profiles and job.starting_time is not None]
     no_window = None if workload.measure_window is None else 0.0
     if not ran:
         return 0.0, no_window
-    changes = _output(prefix, "pstate_changes.csv")
-    if changes.exists() and any(change.pstate == -1 for change in read_pstate_changes(changes)):
+    changes = files.pstate_changes
+    if changes is not None and any(change.pstate == -1 for change in changes):
         return None, None
-    busy = resource_one_core_watts(platform_path)
+    busy = resource_one_core_watts(files.platform_path)
     if busy is None:
         return None, None
     total = delay_busy_power(ran, workload.delay_profiles, busy)

@@ -49,17 +49,14 @@ from procset import ProcSet
 
 from hetsched.errors import OutputFileError
 from hetsched.files import write_atomically
-from hetsched.metrics.annotations import read_workload_info
-from hetsched.metrics.outcomes import Outcome, TaskOutcome, account
+from hetsched.metrics.outcomes import Outcome, TaskOutcome
 from hetsched.metrics.outputs import (
     JOBS_COLUMNS,
     REJECTED,
     PStateChange,
     parse_interval_set,
-    read_jobs,
-    read_pstate_changes,
 )
-from hetsched.metrics.resources import resource_clusters
+from hetsched.metrics.run_files import RunFiles
 
 TASK_TABLE_SUFFIX = "jobset.csv"
 """The table is ``<prefix>_jobset.csv``: ``out_jobset.csv`` beside ``out_jobs.csv``."""
@@ -278,22 +275,24 @@ def task_table(
     Raises :class:`~hetsched.errors.OutputFileError` when ``<prefix>_jobs.csv`` does not
     account for every task (as :func:`hetsched.metrics.summary.summarize` does).
     """
-    prefix = Path(prefix)
-    jobs_path = prefix.parent / f"{prefix.name}_jobs.csv"
-    workload = read_workload_info(workload_path)
-    records = read_jobs(jobs_path)
-    accounting = account(records, workload)
+    return task_table_of(RunFiles.of(prefix, workload_path, platform_path))
+
+
+def task_table_of(files: RunFiles) -> list[TaskRow]:
+    """:func:`task_table` on files that the checker or the summary may have read already."""
+    workload = files.workload
+    records = files.jobs
+    accounting = files.accounting
     if accounting.problems:
         raise OutputFileError(
-            f"{jobs_path} does not account for the workload's tasks: "
+            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
             + "; ".join(accounting.problems)
         )
     originals = {r.batsim_id: r for r in records if r.workload_name == workload.workload_name}
-    clusters = resource_clusters(platform_path)
-    pstate_path = prefix.parent / f"{prefix.name}_pstate_changes.csv"
+    clusters = files.clusters
+    changes = files.pstate_changes
     pstates = (
-        _pstates_at_starts(accounting.outcomes.values(), read_pstate_changes(pstate_path))
-        if pstate_path.exists() else {}
+        _pstates_at_starts(accounting.outcomes.values(), changes) if changes is not None else {}
     )
     rows = []
     for task_id, outcome in accounting.outcomes.items():
@@ -313,8 +312,8 @@ def task_table(
         unknown = [r for r in resources if r >= len(clusters)]
         if unknown:
             raise OutputFileError(
-                f"{jobs_path}: task {task_id} ran on resource(s) {ProcSet(*unknown)}, which"
-                f" {platform_path} does not have"
+                f"{files.output('jobs.csv')}: task {task_id} ran on resource(s)"
+                f" {ProcSet(*unknown)}, which {files.platform_path} does not have"
             )
         rows.append(TaskRow(
             job_id=original.job_id,

@@ -61,9 +61,10 @@ import zmq
 from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
 from hetsched.heuristics.registry import HEURISTICS
-from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_run
-from hetsched.metrics.summary import RunSummary, summarize
-from hetsched.metrics.task_table import task_table, task_table_path, write_task_table
+from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_files
+from hetsched.metrics.run_files import RunFiles
+from hetsched.metrics.summary import RunSummary, summarize_files
+from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.preflight import preflight
 from hetsched.running.progress import ProgressBar
@@ -653,14 +654,15 @@ def run_heuristic(
             if bar is not None:
                 bar.close()
     wall_seconds = time.monotonic() - started
-    report = check_run(prefix, workload, platform, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
-    summary = summarize(prefix, workload, platform, heuristic=name, engine=engine)
+    files = RunFiles.of(prefix, workload, platform)  # each output file read once for all three
+    report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
+    summary = summarize_files(files, heuristic=name, engine=engine)
     summary = dataclasses.replace(
         summary,
         wall_seconds=wall_seconds,
         checked_rules=report.rules,
         tasks_unrunnable=len(checked.unrunnable),
     )
-    write_task_table(task_table_path(prefix), task_table(prefix, workload, platform))
+    write_task_table(task_table_path(prefix), task_table_of(files))
     (outdir / "summary.json").write_text(summary.dumps() + "\n")
     return summary

@@ -40,11 +40,12 @@ print(json.dumps([code, heavy, err.getvalue()]))
 """
 
 
-def heavy_modules_after(arguments: list[str], cwd: Path) -> tuple[int, list[str], str]:
-    """``hetsched ARGUMENTS`` in a fresh Python: its exit status, the modules of :data:`HEAVY`
+def heavy_modules_after(arguments: list[str], cwd: Path,
+                        heavy: tuple[str, ...] = HEAVY) -> tuple[int, list[str], str]:  # fmt: skip
+    """``hetsched ARGUMENTS`` in a fresh Python: its exit status, the modules of ``heavy``
     it imported, its standard error."""
     result = subprocess.run(
-        [sys.executable, "-c", LOADED.format(heavy=HEAVY), json.dumps(arguments)],
+        [sys.executable, "-c", LOADED.format(heavy=heavy), json.dumps(arguments)],
         cwd=cwd, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -108,3 +109,15 @@ def test_plot_loads_matplotlib_and_the_probe_sees_it(tiny: Path) -> None:  # noq
     code, heavy, err = heavy_modules_after(["plot", "out"], tiny)
     assert code == 0, err
     assert "matplotlib" in heavy
+
+
+def test_an_embedded_run_imports_neither_asyncio_nor_another_familys_heuristic(
+    tiny: Path,  # noqa: F811
+) -> None:
+    """The summary computes Hwang et al.'s fairness baseline (sec. 6.1) with their heuristic,
+    for Hwang workloads only: a Khemka et al. run never imports it. The embedded engine's
+    in-process transport needs no ZeroMQ socket monitor (``zmq.utils.monitor``, which imports
+    asyncio): only the transport to a scheduler over ZeroMQ imports it."""
+    unneeded = ("hetsched.heuristics.fairness.two_level_fairness", "asyncio")
+    run = ["run", "max-vpr-ph", "-p", "platform.xml", "-w", "workload.json", "-o", "out"]
+    assert heavy_modules_after(run, tiny, unneeded)[:2] == (0, [])

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from hetsched import cache
 from hetsched.errors import TraceError
 from hetsched.files import sha256_of
 
@@ -112,9 +113,9 @@ class TraceDownloadError(TraceError):
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/hetsched/traces``, or ``~/.cache/hetsched/traces``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hetsched" / "traces"
+    """``traces`` in hetsched's user cache (:func:`hetsched.cache.directory`:
+    ``$XDG_CACHE_HOME/hetsched``, ``~/.cache/hetsched`` when unset or relative)."""
+    return cache.directory() / "traces"
 
 
 def _looks_like_path(text: str) -> bool:

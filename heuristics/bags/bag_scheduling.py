@@ -221,6 +221,10 @@ def decisions_of(
     return decisions
 
 
+def _start(decision: Decision) -> float:
+    return decision.start
+
+
 class BagHeuristic(Heuristic):
     """A bag mapper behind the mapping-event interface (see the module docstring).
 
@@ -265,9 +269,12 @@ class BagHeuristic(Heuristic):
         if bag is None:
             return drops
         if not self.online:
-            return drops + decisions_of(
-                self.mapper().map(bag), bag, index, event.time, Action.RESERVE
-            )
+            # Sorted by start (stable: equal starts keep bag order, which is the order the
+            # driver starts them in): each node's bookings then arrive in time order, and
+            # the driver books each after the node's last one, without searching its gaps.
+            decisions = decisions_of(self.mapper().map(bag), bag, index, event.time,
+                                     Action.RESERVE)  # fmt: skip
+            return drops + sorted(decisions, key=_start)
         if self.instant_plan_ is not None and self.instant_plan_.holds(event.time, bag, index):
             return drops
         schedule = self.mapper().map(bag)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from shared_traces import TRACE_DIR
 
+from hetsched import cache
 from hetsched.workloads.swf import read_swf
 from hetsched.workloads.traces import (
     ENVIRONMENT_VARIABLE,
@@ -83,6 +84,16 @@ def make_trace(folder: Path, name: str = "TINY-1") -> tuple[Path, TraceInfo]:
 
 def test_cache_dir_follows_xdg(isolated: Path) -> None:
     assert cache_dir() == isolated / "xdg" / "hetsched" / "traces"
+
+
+def test_cache_dir_ignores_a_relative_xdg_cache_home(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The XDG spec: a relative ``XDG_CACHE_HOME`` is invalid and ignored, as by the input
+    cache (one folder for both: :func:`hetsched.cache.directory`)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/is/ignored")
+    assert cache_dir() == Path.home() / ".cache" / "hetsched" / "traces"
+    assert cache_dir().parent == cache.directory()
 
 
 def test_explicit_path_comes_first(isolated: Path) -> None:

@@ -87,10 +87,12 @@ def test_batch_lp_maps_the_bag_once_it_is_complete_as_the_pure_mapper() -> None:
     runner = ModelTimeRunner([FAST, SLOW], heuristic, tasks)  # type: ignore[arg-type]
     records = runner.run()
     assert [(t, len(d), h) for t, d, h in heuristic.calls] == [(0.0, 0, []), (1.0, 6, [])]
+    # By start, equal starts in bag order (so that the driver books each node's tasks in
+    # time order).
     assert _plan(heuristic.calls[1][1]) == [
-        ("w0!0", "start", (0,), 1.0, 3.0), ("w0!1", "reserve", (0,), 3.0, 5.0),
-        ("w0!2", "start", (2,), 1.0, 4.0), ("w0!3", "reserve", (0,), 5.0, 7.0),
-        ("w0!4", "reserve", (2,), 4.0, 7.0), ("w0!5", "start", (1,), 1.0, 5.0),
+        ("w0!0", "start", (0,), 1.0, 3.0), ("w0!2", "start", (2,), 1.0, 4.0),
+        ("w0!5", "start", (1,), 1.0, 5.0), ("w0!1", "reserve", (0,), 3.0, 5.0),
+        ("w0!4", "reserve", (2,), 4.0, 7.0), ("w0!3", "reserve", (0,), 5.0, 7.0),
     ]
     assert _intervals(records) == {
         "w0!0": ("fast", (0,), 1.0, 3.0), "w0!1": ("fast", (0,), 3.0, 5.0),

@@ -1,0 +1,96 @@
+"""The files of one run, each read once, for the checker, the summary and the task table.
+
+After a run, :func:`hetsched.running.run.run_heuristic` checks the schedule
+(:func:`hetsched.metrics.checker.check_files`), summarises it
+(:func:`hetsched.metrics.summary.summarize_files`) and writes the task table
+(:func:`hetsched.metrics.task_table.task_table_of`). The three read the same files: Batsim's
+``out_jobs.csv``, ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``, the workload and
+the platform, and match the jobs to the workload's tasks (:func:`account`). A
+:class:`RunFiles` reads each file, and accounts the tasks, the first time one of them asks
+(issue 23: ``out_jobs.csv`` of a 10,000-task bag was read and accounted three times).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from hetsched.metrics.annotations import WorkloadInfo, read_workload
+from hetsched.metrics.outcomes import Accounting, account
+from hetsched.metrics.outputs import (
+    EnergySample,
+    JobRecord,
+    PStateChange,
+    read_consumed_energy,
+    read_jobs,
+    read_pstate_changes,
+)
+from hetsched.metrics.resources import resource_clusters
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The run whose Batsim outputs start with ``prefix`` (``outdir/out``), on the workload
+    and platform files it ran; every attribute below is read on first use, then kept.
+
+    Treat what it returns as read-only: the checker, the summary and the task table share it.
+    """
+
+    prefix: Path
+    workload_path: str | Path
+    platform_path: str | Path
+
+    @classmethod
+    def of(cls, prefix: str | Path, workload_path: str | Path,
+           platform_path: str | Path) -> RunFiles:  # fmt: skip
+        """The files of a run, from paths as given on a command line (the workload's and the
+        platform's kept as given: the summary reports them as they were named)."""
+        return cls(Path(prefix), workload_path, platform_path)
+
+    def output(self, suffix: str) -> Path:
+        """Batsim's output file ``<prefix>_<suffix>``.
+
+        >>> RunFiles.of("runs/x/out", "w.json", "p.xml").output("jobs.csv").as_posix()
+        'runs/x/out_jobs.csv'
+        """
+        return self.prefix.parent / f"{self.prefix.name}_{suffix}"
+
+    @cached_property
+    def jobs(self) -> list[JobRecord]:
+        """The rows of ``out_jobs.csv`` (:func:`~hetsched.metrics.outputs.read_jobs`)."""
+        return read_jobs(self.output("jobs.csv"))
+
+    @cached_property
+    def workload_document(self) -> tuple[WorkloadInfo, dict]:
+        """The workload and its parsed JSON (:func:`~hetsched.metrics.annotations.read_workload`,
+        Batsim's name ``w0`` for it)."""
+        return read_workload(self.workload_path)
+
+    @property
+    def workload(self) -> WorkloadInfo:
+        """The workload's tasks and annotations."""
+        return self.workload_document[0]
+
+    @cached_property
+    def accounting(self) -> Accounting:
+        """:attr:`jobs` matched to the workload's tasks (:func:`account`)."""
+        return account(self.jobs, self.workload)
+
+    @cached_property
+    def energy(self) -> list[EnergySample] | None:
+        """The rows of ``out_consumed_energy.csv``; ``None`` when the run had no energy."""
+        path = self.output("consumed_energy.csv")
+        return read_consumed_energy(path) if path.exists() else None
+
+    @cached_property
+    def pstate_changes(self) -> list[PStateChange] | None:
+        """The rows of ``out_pstate_changes.csv``; ``None`` when the file is absent."""
+        path = self.output("pstate_changes.csv")
+        return read_pstate_changes(path) if path.exists() else None
+
+    @cached_property
+    def clusters(self) -> tuple[str, ...]:
+        """The cluster of each Batsim resource id
+        (:func:`~hetsched.metrics.resources.resource_clusters`)."""
+        return resource_clusters(self.platform_path)
