@@ -246,8 +246,9 @@ class PilotJobSimulation:
             return False
         now, kind, _, payload = heap[0]
         self.now = now
+        size = len(heap)
         if (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
-                and (len(heap) < 2 or heap[1][0] > now) and (len(heap) < 3 or heap[2][0] > now)):
+                and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
             heapq.heappop(heap)
             self._complete_one(now, *payload)  # type: ignore[misc]
             return True
@@ -311,7 +312,10 @@ class PilotJobSimulation:
         code = occupancy[node] + digit[app]
         occupancy[node] = code
         solo = self._solo_of[j][app if self._onecore is None else task]
-        duration = solo * self._slowdown(j, app, code)
+        slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
+        if slowdown is None:
+            slowdown = self._slowdown(j, app, code)
+        duration = solo * slowdown
         self._tasks_run[pilot][j] += 1
         self._busy[pilot][j] += duration
         self._solo_busy[pilot][j] += solo
@@ -399,11 +403,9 @@ class PilotJobSimulation:
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
-        for user, run_time, alone in zip(users.tolist(), duration.tolist(), solo.tolist(),
-                                         strict=True):
-            self._tasks_run[user][j] += 1
-            self._busy[user][j] += run_time
-            self._solo_busy[user][j] += alone
+        _accumulate(self._tasks_run, j, users, 1)
+        _accumulate(self._busy, j, users, duration)
+        _accumulate(self._solo_busy, j, users, solo)
         ends = now + duration
         unique, group = np.unique(ends, return_inverse=True)
         for g, end in enumerate(unique):
@@ -428,3 +430,12 @@ class PilotJobSimulation:
             np.array(self._solo_busy),
             list(self._invocations),
         )
+
+
+def _accumulate(table: list[list], j: int, users: np.ndarray, values: np.ndarray | int) -> None:
+    """``table[u][j] += values[i]`` for each ``u = users[i]``, in order (numpy's ``add.at``
+    on column ``j``, so a batch costs one pass whatever its size)."""
+    column = np.array([row[j] for row in table])
+    np.add.at(column, users, values)
+    for row, total in zip(table, column.tolist(), strict=True):
+        row[j] = total
