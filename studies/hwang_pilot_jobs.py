@@ -244,14 +244,10 @@ class PilotJobSimulation:
         heap = self._heap
         if not heap:
             return False
-        now, kind, _, payload = heap[0]
-        self.now = now
-        size = len(heap)
-        if (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
-                and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
-            heapq.heappop(heap)
-            self._complete_one(now, *payload)  # type: ignore[misc]
+        if self._complete_alone(1):
             return True
+        now = heap[0][0]
+        self.now = now
         invoke = False
         freed: dict[int, list[int]] = {}
         while heap and heap[0][0] == now:
@@ -283,44 +279,60 @@ class PilotJobSimulation:
             self._start(now, freed)
         return True
 
-    def _complete_one(self, now: float, j: int, cores: tuple[int, ...]) -> None:
-        """:meth:`step` when one task ends alone at ``now`` (what the run-time spread makes
-        the rule): the same, on scalars."""
-        core = cores[0]
-        running = self._running[j]
-        user = running[core]
-        running[core] = -1
-        self._done[user] += 1
-        node = core // self._cores_per_node[j]
-        digit = self._digit[j]
-        occupancy = self._occupancy[j]
-        occupancy[node] -= digit[self._app_of[user]]
-        if self._done[user] == self._tasks[user]:  # the application terminates
-            self._finish[user] = now
-            if any(self._queued):
-                self._invoke(now)
-                self._start(now, None)
-            return
-        pilot = self._pilot[j][core]
-        if pilot < 0 or self._queued[pilot] == 0:
-            return
-        queued = self._queued[pilot]
-        task = self._first_task[pilot] + self._tasks[pilot] - queued
-        self._queued[pilot] = queued - 1
-        running[core] = pilot
-        app = self._app_of[pilot]
-        code = occupancy[node] + digit[app]
-        occupancy[node] = code
-        solo = self._solo_of[j][app if self._onecore is None else task]
-        slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
-        if slowdown is None:
-            slowdown = self._slowdown(j, app, code)
-        duration = solo * slowdown
-        self._tasks_run[pilot][j] += 1
-        self._busy[pilot][j] += duration
-        self._solo_busy[pilot][j] += solo
-        heapq.heappush(self._heap, (now + duration, _COMPLETION, next(self._sequence),
-                                    (j, cores)))
+    def _complete_alone(self, limit: int | None = None) -> int:
+        """:meth:`step` for the instants where one task ends alone (what the run-time spread
+        makes the rule), on scalars, one after another while the next instant is such (at
+        most ``limit``); how many were handled."""
+        heap, pop, push = self._heap, heapq.heappop, heapq.heappush
+        running_of, occupancy_of, digit_of = self._running, self._occupancy, self._digit
+        done, tasks, queued_of, app_of = self._done, self._tasks, self._queued, self._app_of
+        own_solo = self._onecore is not None
+        handled = 0
+        while heap and handled != limit:
+            now, kind, _, payload = heap[0]
+            size = len(heap)
+            if not (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
+                    and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
+                break
+            pop(heap)
+            self.now = now
+            handled += 1
+            j, cores = payload  # type: ignore[misc]
+            core = cores[0]
+            running = running_of[j]
+            user = running[core]
+            running[core] = -1
+            done[user] += 1
+            node = core // self._cores_per_node[j]
+            digit = digit_of[j]
+            occupancy = occupancy_of[j]
+            occupancy[node] -= digit[app_of[user]]
+            if done[user] == tasks[user]:  # the application terminates
+                self._finish[user] = now
+                if any(queued_of):
+                    self._invoke(now)
+                    self._start(now, None)
+                continue
+            pilot = self._pilot[j][core]
+            if pilot < 0 or queued_of[pilot] == 0:
+                continue
+            queued = queued_of[pilot]
+            queued_of[pilot] = queued - 1
+            running[core] = pilot
+            app = app_of[pilot]
+            code = occupancy[node] + digit[app]
+            occupancy[node] = code
+            solo = self._solo_of[j][
+                self._first_task[pilot] + tasks[pilot] - queued if own_solo else app]
+            slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
+            if slowdown is None:
+                slowdown = self._slowdown(j, app, code)
+            duration = solo * slowdown
+            self._tasks_run[pilot][j] += 1
+            self._busy[pilot][j] += duration
+            self._solo_busy[pilot][j] += solo
+            push(heap, (now + duration, _COMPLETION, next(self._sequence), payload))
+        return handled
 
     def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
         """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
@@ -413,8 +425,9 @@ class PilotJobSimulation:
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self.step():
-            pass
+        while self._heap:  # the instants where a task ends alone in a row, then the next
+            if not self._complete_alone():
+                self.step()
         if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
                      if math.isnan(f)]
