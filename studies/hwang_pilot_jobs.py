@@ -11,12 +11,12 @@ A task's run time is set when it starts, by its platform and the co-runners its 
 at that instant (:class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`).
 
 This is a small event loop (a heap of timed events, :meth:`PilotJobSimulation.step`,
-:meth:`PilotJobSimulation.run`) on numpy arrays, with no simulator: it is the reference a
-Batsim run of the same policies is checked against. Each instant is handled as a whole:
-task completions, then submissions, then (if an application was submitted or terminated) one
-scheduling invocation, then every idle core whose pilot's user has queued tasks starts one,
-and the run times of the tasks started are computed from their nodes' occupancy after all of
-these starts.
+:meth:`PilotJobSimulation.run`) on Python lists and numpy arrays (the class says which), with
+no simulator: it is the reference a Batsim run of the same policies is checked against. Each
+instant is handled as a whole: task completions, then submissions, then (if an application was
+submitted or terminated) one scheduling invocation, then every idle core whose pilot's user has
+queued tasks starts one, and the run times of the tasks started are computed from their nodes'
+occupancy after all of these starts.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
