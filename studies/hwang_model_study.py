@@ -281,8 +281,22 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
             for run in todo:
                 writer.writerow(simulate(run, scale))
                 handle.flush()
+    return finished(out, runs)
+
+
+def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
+    """The rows of ``out/runs.csv`` that are runs of ``runs`` (none if there is no file); a
+    folder of another variant than ``runs``' is refused, as by :func:`study`."""
+    path = out / "runs.csv"
+    if not path.exists():
+        return []
+    config_path = out / "config.json"
+    config = asdict(runs[0].variant if runs else Variant())
+    if config_path.exists() and (found := json.loads(config_path.read_text())) != config:
+        raise ValueError(f"{config_path} holds a study of variant {found}, not {config}:"
+                         " give its options")
+    wanted = {run.key for run in runs}
     with path.open() as handle:
-        wanted = {run.key for run in runs}
         return [row for row in csv.DictReader(handle) if _key(row) in wanted]
 
 
@@ -364,16 +378,67 @@ def summary(rows: Sequence[dict]) -> str:
             f" +- {confidence_half_width(gains[0]):.2f} (max {max(gains[0]):+.2f}),"
             f" efficiency (makespan) {np.mean(gains[1]):+.2f}%"
             f" +- {confidence_half_width(gains[1]):.2f} (max {max(gains[1]):+.2f})")
+    lines += _claims(static)
     dynamic = [r for r in rows if r["interarrival"] != ""]
     if dynamic:
-        lines.append("\nDynamic submission (default and W/o App. scenarios; RPA):")
-        for gap in sorted({r["interarrival"] for r in dynamic}, key=float):
-            chosen = [r for r in dynamic if r["interarrival"] == gap
+        lines.append("\nDynamic submission (default and W/o App. scenarios; RPA), fairness and"
+                     " efficiency by first and by second level, static beside:")
+        scenarios = {r["scenario"] for r in dynamic}
+        for gap in ["", *sorted({r["interarrival"] for r in dynamic}, key=float)]:
+            chosen = [r for r in rows if r["interarrival"] == gap and r["scenario"] in scenarios
                       and r["pa_metric"] in ("rpa", "-") and r["second"] != "maf-raw"]
-            fair = _mean_by(chosen, "first", "fairness")
-            lines.append(f"  mean gap {float(gap):8.0f} s (full scale): " + ", ".join(
-                f"{f} {fair[f][0]:.3f}" for f in FIRST_LEVELS if f in fair))
+            label = "static" if gap == "" else f"mean gap {float(gap):.0f} s"
+            for group, order in (("first", FIRST_LEVELS), ("second", SECOND_LEVELS)):
+                fair = _mean_by(chosen, group, "fairness")
+                eff = _mean_by(chosen, group, "efficiency")
+                lines.append(f"  {label:17s} " + ", ".join(
+                    f"{name} {fair[name][0]:.3f}/{eff[name][0]:.3f}" for name in order
+                    if name in fair))
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _claims(rows: Sequence[dict]) -> list[str]:
+    """The numbers of the paper's claims (sec. 6.2-6.4) from static ``rows`` with efficiency:
+    RPA over Throughput and EPA (ratio of the means, sec. 6.2), Fig. 4's share of runs where
+    RPA is better than EPA and by how much at most, the fairest policy of each level per
+    scenario (sec. 6.3), and Fig. 7's best-over-worst effect of each level (sec. 6.4); on the
+    paper's four second levels (MAF raw left out)."""
+    lines = []
+    rows = [r for r in rows if r["second"] != "maf-raw"]
+    affinity = [r for r in rows if r["first"] != "fairness"]
+    if {r["pa_metric"] for r in affinity} == set(PA_METRICS):
+        means = {metric: [np.mean([r[v] for r in affinity if r["pa_metric"] == metric])
+                          for v in ("fairness", "efficiency")] for metric in PA_METRICS}
+        lines.append("\nSec. 6.2: RPA over " + "; over ".join(
+            f"{m}: fairness {(means['rpa'][0] / means[m][0] - 1) * 100:+.1f}%, efficiency"
+            f" {(means[m][1] / means['rpa'][1] - 1) * 100:+.1f}%" for m in PA_METRICS[:2]))
+    fair, eff = _improvements(rows)
+    if fair:
+        lines.append(
+            f"Fig. 4: RPA over EPA on {len(fair)} run pairs: fairer in"
+            f" {np.mean(np.array(fair) > 0) * 100:.1f}% (by up to {max(fair):.1f}%),"
+            f" equal in {np.mean(np.array(fair) == 0) * 100:.1f}%; more efficient in"
+            f" {np.mean(np.array(eff) > 0) * 100:.1f}% (by up to {max(eff):.1f}%)")
+    rpa = [r for r in rows if r["pa_metric"] in ("rpa", "-")]
+    for group, order in (("first", FIRST_LEVELS), ("second", SECOND_LEVELS)):
+        wins: dict[str, int] = defaultdict(int)
+        for n in {r["scenario"] for r in rpa}:
+            fair_by = _mean_by([r for r in rpa if r["scenario"] == n], group, "fairness")
+            wins[max(fair_by, key=lambda name: fair_by[name][0])] += 1
+        if wins:
+            lines.append(f"fairest {group} level (mean over the other level's RPA cells), in how"
+                         " many scenarios: " + ", ".join(
+                             f"{name} {wins[name]}" for name in order if name in wins))
+    for label, effect in (
+            ("first level (MAF normalised)",
+             _spread(rpa, "first", {"second": "maf-normalized"})),
+            ("second level (PA-based RR, RPA)",
+             _spread(rows, "second", {"first": "pa-rr", "pa_metric": "rpa"}))):
+        if effect[0]:
+            lines.append(f"Fig. 7: {label}, best over worst in {len(effect[0])} scenarios:"
+                         f" fairness up to {max(effect[1]):.1f}% (mean {np.mean(effect[1]):.1f}),"
+                         f" efficiency up to {max(effect[2]):.1f}% (mean {np.mean(effect[2]):.1f})")
+    return lines
 
 
 def _seed_ci(rows: Sequence[dict], value: str) -> str:
@@ -468,7 +533,8 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
         plt.close(fig)
         written.append(out / name)
 
-    bars("fig3.png", [r for r in rows if r["first"] != "fairness"], "pa_metric", PA_METRICS,
+    paper = [r for r in rows if r["second"] != "maf-raw"]  # Figs. 3, 4, 7: four second levels
+    bars("fig3.png", [r for r in paper if r["first"] != "fairness"], "pa_metric", PA_METRICS,
          "Platform affinity metrics (model-time simulation)")
     bars("fig5.png", [r for r in rows if r["pa_metric"] in ("rpa", "-")
                       and r["second"] != "maf-raw"], "first", FIRST_LEVELS,
@@ -476,7 +542,7 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     bars("fig6.png", [r for r in rows if r["pa_metric"] in ("rpa", "-")], "second",
          SECOND_LEVELS, "Second-level policies, RPA (model-time simulation)")
 
-    fair, eff = _improvements(rows)
+    fair, eff = _improvements(paper)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for ax, values, label in zip(axes, (fair, eff), ("fairness", "efficiency"), strict=True):
         ax.plot(np.linspace(0, 100, len(values)), values)
@@ -490,9 +556,9 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     written.append(out / "fig4.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-    first_rows = [r for r in rows if r["pa_metric"] in ("rpa", "-")]
+    first_rows = [r for r in paper if r["pa_metric"] in ("rpa", "-")]
     first = _spread(first_rows, "first", {"second": "maf-normalized"})
-    second = _spread(rows, "second", {"first": "pa-rr", "pa_metric": "rpa"})
+    second = _spread(paper, "second", {"first": "pa-rr", "pa_metric": "rpa"})
     for ax, index, label in zip(axes, (1, 2), ("fairness", "efficiency"), strict=True):
         ax.plot(first[0], first[index], "o-", label="first level (MAF normalised)")
         ax.plot(second[0], second[index], "s-", label="second level (PA-based RR, RPA)")
@@ -544,6 +610,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
     parser.add_argument("--no-figures", action="store_true", help="tables only")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="run nothing: summarise (and plot) the runs of the grid asked for"
+                        " that the folder already holds (a grid still running or stopped)")
 
 
 def experiment_command(args: argparse.Namespace) -> int:
@@ -560,7 +629,18 @@ def experiment_command(args: argparse.Namespace) -> int:
         print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    rows = study(args.out, runs, args.scale, args.workers)
+    if args.summary_only:
+        try:
+            rows = finished(args.out, runs)
+        except ValueError as error:
+            print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
+            return 2
+        if not rows:
+            print(f"hetsched experiment hwang-model: {args.out / 'runs.csv'} holds no run of"
+                  " that grid", file=sys.stderr)
+            return 2
+    else:
+        rows = study(args.out, runs, args.scale, args.workers)
     text = summary(rows) if any(r["first"] == "fairness" and r["second"] == "allcore"
                                 for r in rows) else "(no simple fairness + AllCore run: no" \
         " efficiency)\n"

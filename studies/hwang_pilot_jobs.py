@@ -11,12 +11,12 @@ A task's run time is set when it starts, by its platform and the co-runners its 
 at that instant (:class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`).
 
 This is a small event loop (a heap of timed events, :meth:`PilotJobSimulation.step`,
-:meth:`PilotJobSimulation.run`) on numpy arrays, with no simulator: it is the reference a
-Batsim run of the same policies is checked against. Each instant is handled as a whole:
-task completions, then submissions, then (if an application was submitted or terminated) one
-scheduling invocation, then every idle core whose pilot's user has queued tasks starts one,
-and the run times of the tasks started are computed from their nodes' occupancy after all of
-these starts.
+:meth:`PilotJobSimulation.run`) on Python lists and numpy arrays (the class says which), with
+no simulator: it is the reference a Batsim run of the same policies is checked against. Each
+instant is handled as a whole: task completions, then submissions, then (if an application was
+submitted or terminated) one scheduling invocation, then every idle core whose pilot's user has
+queued tasks starts one, and the run times of the tasks started are computed from their nodes'
+occupancy after all of these starts.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -139,6 +140,13 @@ class PilotJobSimulation:
 
     ``seed`` seeds the draw of which pilots get a user's last tasks; the scheduler's
     policies carry their own seeds. ``now`` is the time of the last step.
+
+    The state a task's start and end touch is kept in Python lists and integers, not numpy
+    arrays (one numpy scalar access costs as much as the rest of an event): per platform the
+    user of each core's running task and pilot (flat, core ``node * k + c``), per user its
+    queued and finished tasks, and per node an *occupancy code*, the number of tasks of each
+    application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's slowdown from it).
+    Arrays are built from them where a whole instant or an invocation is handled at once.
     """
 
     def __init__(
@@ -164,9 +172,11 @@ class PilotJobSimulation:
         self.scheduler = scheduler
         self._rng = np.random.default_rng(seed)
         n, m = len(applications), len(platforms)
+        self._nb_apps = len(names[0])
         self._app = np.array([a.application for a in applications], dtype=np.int64)
-        self._tasks = np.array([a.tasks for a in applications], dtype=np.int64)
-        self._first_task = np.concatenate(([0], np.cumsum(self._tasks)[:-1]))
+        self._app_of = self._app.tolist()
+        self._tasks = [a.tasks for a in applications]
+        self._first_task = np.concatenate(([0], np.cumsum(self._tasks)[:-1])).tolist()
         self._onecore: np.ndarray | None = None  # (every task, platform), users in order
         if any(a.onecore is not None for a in applications):
             for a in applications:
@@ -177,25 +187,30 @@ class PilotJobSimulation:
                 np.asarray(a.onecore, dtype=float) if a.onecore is not None else np.tile(
                     [p.model.solo[a.application] for p in platforms], (a.tasks, 1))
                 for a in applications])
-        self._queued = np.zeros(n, dtype=np.int64)
-        self._done = np.zeros(n, dtype=np.int64)
-        self._submitted = np.zeros(n, dtype=bool)
-        self._finish = np.full(n, np.nan)
-        self._pilot = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
-        self._running = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
-        # tasks of each application running on each node, kept as tasks start and end
-        self._occupancy = [np.zeros((p.nodes, len(names[0])), np.int64) for p in platforms]
-        self._app_of = [int(a) for a in self._app]
+        # a task's OneCore run time on platform j: _solo_of[j][task] (own) or [application]
+        self._solo_of: list[list[float]] = (
+            [p.model.solo.tolist() for p in platforms] if self._onecore is None
+            else [column.tolist() for column in self._onecore.T])
+        self._queued = [0] * n
+        self._done = [0] * n
+        self._submitted = [False] * n
+        self._finish = [math.nan] * n
+        self._pilot = [[-1] * p.cores for p in platforms]
+        self._running = [[-1] * p.cores for p in platforms]
         self._cores_per_node = [p.cores_per_node for p in platforms]
-        self._solo = [p.model.solo for p in platforms]
+        # tasks of each application running on each node, as occupancy codes (class doc)
+        self._digit = [[(k + 1) ** a for a in range(self._nb_apps)]
+                       for k in self._cores_per_node]
+        self._occupancy = [[0] * p.nodes for p in platforms]
+        self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
             / max(1, p.cores_per_node - 1) for p in platforms]
         self._shares: np.ndarray | None = None
-        self._tasks_run = np.zeros((n, m), dtype=np.int64)
-        self._busy = np.zeros((n, m))
-        self._solo_busy = np.zeros((n, m))
+        self._tasks_run = [[0] * m for _ in range(n)]
+        self._busy = [[0.0] * m for _ in range(n)]
+        self._solo_busy = [[0.0] * m for _ in range(n)]
         self._invocations: list[Invocation] = []
         self._heap: list[tuple[float, int, int, object]] = []
         self._sequence = itertools.count()
@@ -206,107 +221,154 @@ class PilotJobSimulation:
     def _push(self, at: float, kind: int, payload: object) -> None:
         heapq.heappush(self._heap, (at, kind, next(self._sequence), payload))
 
+    def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
+        """The tasks of each application (columns) on nodes of occupancy ``codes``."""
+        k = self._cores_per_node[j]
+        return (np.asarray(codes, dtype=np.int64)[..., None]
+                // np.array(self._digit[j], dtype=np.int64)) % (k + 1)
+
+    def _slowdown(self, j: int, app: int, code: int) -> float:
+        """``C / S`` of a task of ``app`` started on a node of platform ``j`` whose occupancy
+        code, the task included, is ``code`` (computed once per code and application)."""
+        key = code * self._nb_apps + app
+        slowdown = self._slowdowns[j].get(key)
+        if slowdown is None:
+            interference = self._interference[j][app]
+            slowdown = (1.0 + float(interference @ self._counts(j, code))
+                        - float(interference[app]))
+            self._slowdowns[j][key] = slowdown
+        return slowdown
+
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
-        if not self._heap:
-            return False
-        now, kind, _, payload = self._heap[0]
-        self.now = now
         heap = self._heap
-        if (kind == _COMPLETION and payload[1].size == 1  # type: ignore[index]
-                and (len(heap) < 2 or heap[1][0] > now) and (len(heap) < 3 or heap[2][0] > now)):
-            heapq.heappop(heap)
-            self._complete_one(now, *payload)  # type: ignore[misc]
+        if not heap:
+            return False
+        if self._complete_alone(1):
             return True
+        now = heap[0][0]
+        self.now = now
         invoke = False
-        freed: dict[int, list[np.ndarray]] = {}
-        while self._heap and self._heap[0][0] == now:
-            _, kind, _, payload = heapq.heappop(self._heap)
+        freed: dict[int, list[int]] = {}
+        while heap and heap[0][0] == now:
+            _, kind, _, payload = heapq.heappop(heap)
             if kind == _COMPLETION:
                 j, cores = payload  # type: ignore[misc]
-                users = self._running[j].reshape(-1)[cores]
-                self._running[j].reshape(-1)[cores] = -1
-                np.add.at(self._done, users, 1)
-                k = self.platforms[j].cores_per_node
-                np.subtract.at(self._occupancy[j], (cores // k, self._app[users]), 1)
-                freed.setdefault(j, []).append(cores)
+                running, occupancy = self._running[j], self._occupancy[j]
+                digit, k = self._digit[j], self._cores_per_node[j]
+                for core in cores:
+                    user = running[core]
+                    running[core] = -1
+                    self._done[user] += 1
+                    occupancy[core // k] -= digit[self._app_of[user]]
+                freed.setdefault(j, []).extend(cores)
             else:
                 user = int(payload)  # type: ignore[call-overload]
                 self._submitted[user] = True
                 self._queued[user] = self._tasks[user]
                 invoke = True
-        ended = self._submitted & (self._done == self._tasks) & np.isnan(self._finish)
-        if ended.any():
-            self._finish[ended] = now
-            invoke = True
-        if invoke and self._queued.any():
+        for user, finish in enumerate(self._finish):
+            if (self._submitted[user] and self._done[user] == self._tasks[user]
+                    and math.isnan(finish)):
+                self._finish[user] = now
+                invoke = True
+        if invoke and any(self._queued):
             self._invoke(now)
             self._start(now, None)  # the pilots may have moved: every idle core
         else:
-            self._start(now, {j: np.concatenate(c) for j, c in freed.items()})
+            self._start(now, freed)
         return True
 
-    def _complete_one(self, now: float, j: int, cores: np.ndarray) -> None:
-        """:meth:`step` when one task ends alone at ``now`` (what the run-time spread makes
-        the rule): the same, on scalars."""
-        core = int(cores[0])
-        running = self._running[j].reshape(-1)
-        user = int(running[core])
-        running[core] = -1
-        self._done[user] += 1
-        k = self._cores_per_node[j]
-        node = core // k
-        occupancy = self._occupancy[j]
-        occupancy[node, self._app_of[user]] -= 1
-        if self._done[user] == self._tasks[user]:  # the application terminates
-            self._finish[user] = now
-            if self._queued.any():
-                self._invoke(now)
-                self._start(now, None)
-            return
-        pilot = int(self._pilot[j].reshape(-1)[core])
-        if pilot < 0 or self._queued[pilot] == 0:
-            return
-        queued = int(self._queued[pilot])
-        task = self._first_task[pilot] + self._tasks[pilot] - queued
-        self._queued[pilot] = queued - 1
-        running[core] = pilot
-        app = self._app_of[pilot]
-        occupancy[node, app] += 1
-        interference = self._interference[j][app]
-        slowdown = 1.0 + float(interference @ occupancy[node]) - float(interference[app])
-        solo = float(self._solo[j][app] if self._onecore is None else self._onecore[task, j])
-        duration = solo * slowdown
-        self._tasks_run[pilot, j] += 1
-        self._busy[pilot, j] += duration
-        self._solo_busy[pilot, j] += solo
-        self._push(now + duration, _COMPLETION, (j, cores))
+    def _complete_alone(self, limit: int | None = None) -> int:
+        """:meth:`step` for the instants where one task ends alone (what the run-time spread
+        makes the rule), on scalars, one after another while the next instant is such (at
+        most ``limit``); how many were handled."""
+        heap, pop, push = self._heap, heapq.heappop, heapq.heappush
+        running_of, occupancy_of, digit_of = self._running, self._occupancy, self._digit
+        done, tasks, queued_of, app_of = self._done, self._tasks, self._queued, self._app_of
+        own_solo = self._onecore is not None
+        handled = 0
+        while heap and handled != limit:
+            now, kind, _, payload = heap[0]
+            size = len(heap)
+            if not (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
+                    and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
+                break
+            pop(heap)
+            self.now = now
+            handled += 1
+            j, cores = payload  # type: ignore[misc]
+            core = cores[0]
+            running = running_of[j]
+            user = running[core]
+            running[core] = -1
+            done[user] += 1
+            node = core // self._cores_per_node[j]
+            digit = digit_of[j]
+            occupancy = occupancy_of[j]
+            occupancy[node] -= digit[app_of[user]]
+            if done[user] == tasks[user]:  # the application terminates
+                self._finish[user] = now
+                if any(queued_of):
+                    self._invoke(now)
+                    self._start(now, None)
+                continue
+            pilot = self._pilot[j][core]
+            if pilot < 0 or queued_of[pilot] == 0:
+                continue
+            queued = queued_of[pilot]
+            queued_of[pilot] = queued - 1
+            running[core] = pilot
+            app = app_of[pilot]
+            code = occupancy[node] + digit[app]
+            occupancy[node] = code
+            solo = self._solo_of[j][
+                self._first_task[pilot] + tasks[pilot] - queued if own_solo else app]
+            slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
+            if slowdown is None:
+                slowdown = self._slowdown(j, app, code)
+            duration = solo * slowdown
+            self._tasks_run[pilot][j] += 1
+            self._busy[pilot][j] += duration
+            self._solo_busy[pilot][j] += solo
+            push(heap, (now + duration, _COMPLETION, next(self._sequence), payload))
+        return handled
+
+    def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
+        """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
+        return [np.array(users, dtype=np.int64).reshape(p.nodes, p.cores_per_node)
+                for users, p in zip(flat, self.platforms, strict=True)]
 
     def _invoke(self, now: float) -> None:
+        queued = np.array(self._queued, dtype=np.int64)
         allocation = self.scheduler.schedule(
-            self._queued, self._app, self.platforms, previous=self._shares,
-            current=self._pilot, running=self._running,
+            queued, self._app, self.platforms, previous=self._shares,
+            current=self._layouts(self._pilot), running=self._layouts(self._running),
         )
         self._shares = allocation.shares
-        self._pilot = [layout.copy() for layout in allocation.layouts]
-        self._invocations.append(Invocation(now, self._queued.copy(), allocation.shares))
+        self._pilot = [layout.reshape(-1).tolist() for layout in allocation.layouts]
+        self._invocations.append(Invocation(now, queued, allocation.shares))
 
-    def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
+    def _start(self, now: float, freed: dict[int, list[int]] | None) -> None:
         """Every idle core whose pilot's user has queued tasks starts one of them; only the
         cores ``freed`` at this instant (per platform) can be such when the pilots stayed
         (``None``: look at every core)."""
+        queued = np.array(self._queued, dtype=np.int64)
         requests = []
         for j, (pilot, running) in enumerate(zip(self._pilot, self._running, strict=True)):
-            flat_pilot = pilot.reshape(-1)
             if freed is None:
-                idle = np.flatnonzero((running.reshape(-1) < 0) & (flat_pilot >= 0))
+                flat_pilot = np.array(pilot, dtype=np.int64)
+                idle = np.flatnonzero((np.array(running) < 0) & (flat_pilot >= 0))
+                idle = idle[queued[flat_pilot[idle]] > 0]
+                owners = flat_pilot[idle]
             elif j in freed:
-                idle = np.sort(freed[j])
-                idle = idle[flat_pilot[idle] >= 0]
+                chosen = [core for core in sorted(freed[j])
+                          if pilot[core] >= 0 and self._queued[pilot[core]] > 0]
+                idle = np.array(chosen, dtype=np.int64)
+                owners = np.array([pilot[core] for core in chosen], dtype=np.int64)
             else:
                 continue
-            idle = idle[self._queued[flat_pilot[idle]] > 0]
-            requests.append((np.full(idle.size, j), idle, flat_pilot[idle]))
+            requests.append((np.full(idle.size, j), idle, owners))
         if not requests:
             return
         platform = np.concatenate([r[0] for r in requests])
@@ -314,19 +376,22 @@ class PilotJobSimulation:
             return
         cores = np.concatenate([r[1] for r in requests])
         users = np.concatenate([r[2] for r in requests])
-        if np.any(np.bincount(users, minlength=self._queued.size) > self._queued):
+        if np.any(np.bincount(users, minlength=queued.size) > queued):
             order = self._rng.permutation(users.size)
             order = order[np.argsort(users[order], kind="stable")]
             first = np.searchsorted(users[order], users[order])
             rank = np.arange(order.size) - first
-            keep = np.sort(order[rank < self._queued[users[order]]])
+            keep = np.sort(order[rank < queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
         # the k-th start of a user here takes its next queued task but k
         order = np.argsort(users, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size) - np.searchsorted(users[order], users[order])
-        task = self._first_task[users] + self._tasks[users] - self._queued[users] + rank
-        np.subtract.at(self._queued, users, 1)
+        first_task = np.array(self._first_task, dtype=np.int64)
+        tasks = np.array(self._tasks, dtype=np.int64)
+        task = first_task[users] + tasks[users] - queued[users] + rank
+        for user in users.tolist():
+            self._queued[user] -= 1
         for j in np.unique(platform):
             mine = platform == j
             self._run(int(j), cores[mine], users[mine], task[mine], now)
@@ -337,40 +402,53 @@ class PilotJobSimulation:
         (flat indices) of platform ``j``."""
         platform = self.platforms[j]
         model = platform.model
-        running = self._running[j].reshape(-1)
-        running[cores] = users
+        running = self._running[j]
         k = platform.cores_per_node
         apps = self._app[users]
-        occupancy = self._occupancy[j]
-        np.add.at(occupancy, (cores // k, apps), 1)
-        corunners = occupancy[cores // k]
+        occupancy, digit = self._occupancy[j], self._digit[j]
+        nodes = (cores // k).tolist()
+        for core, user, node, app in zip(cores.tolist(), users.tolist(), nodes, apps.tolist(),
+                                         strict=True):
+            running[core] = user
+            occupancy[node] += digit[app]
+        corunners = self._counts(j, np.array([occupancy[node] for node in nodes]))
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
-        np.add.at(self._tasks_run[:, j], users, 1)
-        np.add.at(self._busy[:, j], users, duration)
-        np.add.at(self._solo_busy[:, j], users, solo)
+        _accumulate(self._tasks_run, j, users, 1)
+        _accumulate(self._busy, j, users, duration)
+        _accumulate(self._solo_busy, j, users, solo)
         ends = now + duration
         unique, group = np.unique(ends, return_inverse=True)
         for g, end in enumerate(unique):
-            self._push(float(end), _COMPLETION, (j, cores[group == g]))
+            self._push(float(end), _COMPLETION, (j, tuple(cores[group == g].tolist())))
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self.step():
-            pass
-        if np.isnan(self._finish).any():
+        while self._heap:  # the instants where a task ends alone in a row, then the next
+            if not self._complete_alone():
+                self.step()
+        if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
-                     if np.isnan(f)]
+                     if math.isnan(f)]
             raise RuntimeError(f"applications {', '.join(stuck)} never finished")
         return SimulationResult(
             tuple(a.user for a in self.applications),
             tuple(p.name for p in self.platforms),
-            self._tasks.copy(),
+            np.array(self._tasks, dtype=np.int64),
             np.array([a.submission for a in self.applications]),
-            self._finish.copy(),
-            self._tasks_run.copy(),
-            self._busy.copy(),
-            self._solo_busy.copy(),
+            np.array(self._finish),
+            np.array(self._tasks_run, dtype=np.int64),
+            np.array(self._busy),
+            np.array(self._solo_busy),
             list(self._invocations),
         )
+
+
+def _accumulate(table: list[list], j: int, users: np.ndarray, values: np.ndarray | int) -> None:
+    """``table[u][j] += values[i]`` for each ``u = users[i]``, in order (numpy's ``add.at``
+    on column ``j``, so a batch costs one pass whatever its size)."""
+    column = np.array([row[j] for row in table])
+    np.add.at(column, users, values)
+    for row, total in zip(table, column.tolist(), strict=True):
+        row[j] = total

@@ -124,3 +124,68 @@ def test_a_study_stopped_before_its_first_row_resumes(tmp_path: Path) -> None:
     assert len(study(tmp_path, runs, scale=0.001)) == 1
     with (tmp_path / "runs.csv").open() as handle:
         assert [row["first"] for row in csv.DictReader(handle)] == ["fairness"]
+
+
+def test_summary_gives_the_papers_claims_by_hand() -> None:
+    # Scenario 1, simple fairness + AllCore makespan 100 (efficiency = makespan / 100).
+    # RPA: PAF + AllCore 0.8 (90), PAF + MAF 0.88 (80), PA-based RR + AllCore 0.9 (90),
+    # PA-based RR + MAF 0.92 (81): fairness 0.875, efficiency 0.8525. EPA: PAF 0.75 (95),
+    # 0.85 (80): 0.8, 0.875. Throughput: PAF 0.6 (100), 0.5 (100): 0.55, 1.0. RPA over
+    # Throughput: 0.875 / 0.55 = +59.1 %, 1.0 / 0.8525 = +17.3 %; over EPA 0.875 / 0.8 =
+    # +9.4 %, 0.875 / 0.8525 = +2.6 %. Fig. 4 (PAF, two pairs): fairer by 6.7 % and 3.5 %;
+    # more efficient by 95 / 90 = 5.6 % and 0. Fairest first level: simple fairness (0.7,
+    # 0.66) 0.68, PAF 0.84, PA-based RR 0.91; second: AllCore 0.8, MAF 0.82 (MAF raw's 0.99
+    # left out). Fig. 7 first level (MAF): 0.92 / 0.66 = +39.4 %, 110 / 80 = +37.5 %; second
+    # level (PA-based RR): 0.92 / 0.9 = +2.2 %, 90 / 81 = +11.1 %.
+    def row(first: str, metric: str, second: str, fair: float, makespan: float,
+            gap: str = "") -> dict[str, str]:
+        return {"scenario": "1", "type": "Default", "first": first, "pa_metric": metric,
+                "second": second, "seed": "0", "interarrival": gap, "scale": "1.0",
+                "fairness": str(fair), "makespan": str(makespan), "normalized": "",
+                "seconds": "0"}
+
+    rows = [row("fairness", "-", "allcore", 0.7, 100.0),
+            row("fairness", "-", "maf-normalized", 0.66, 110.0),
+            row("paf", "rpa", "allcore", 0.8, 90.0),
+            row("paf", "rpa", "maf-normalized", 0.88, 80.0),
+            row("paf", "rpa", "maf-raw", 0.99, 70.0),
+            row("pa-rr", "rpa", "allcore", 0.9, 90.0),
+            row("pa-rr", "rpa", "maf-normalized", 0.92, 81.0),
+            row("paf", "epa", "allcore", 0.75, 95.0),
+            row("paf", "epa", "maf-normalized", 0.85, 80.0),
+            row("paf", "throughput", "allcore", 0.6, 100.0),
+            row("paf", "throughput", "maf-normalized", 0.5, 100.0),
+            row("fairness", "-", "allcore", 0.6, 200.0, "1000.0"),
+            row("paf", "rpa", "allcore", 0.7, 180.0, "1000.0")]
+    text = summary(rows)
+    assert ("Sec. 6.2: RPA over throughput: fairness +59.1%, efficiency +17.3%; over epa:"
+            " fairness +9.4%, efficiency +2.6%") in text
+    assert ("Fig. 4: RPA over EPA on 2 run pairs: fairer in 100.0% (by up to 6.7%), equal in"
+            " 0.0%; more efficient in 50.0% (by up to 5.6%)") in text
+    assert "how many scenarios: pa-rr 1\n" in text
+    assert "how many scenarios: maf-normalized 1\n" in text
+    assert ("first level (MAF normalised), best over worst in 1 scenarios: fairness up to"
+            " 39.4% (mean 39.4), efficiency up to 37.5% (mean 37.5)") in text
+    assert ("second level (PA-based RR, RPA), best over worst in 1 scenarios: fairness up to"
+            " 2.2% (mean 2.2), efficiency up to 11.1% (mean 11.1)") in text
+    # Dynamic submission beside static on the same scenarios: by first, then second level.
+    assert "  static            fairness 0.680/1.050, paf 0.840/0.850, pa-rr 0.910/0.855\n" in text
+    assert "  mean gap 1000 s   fairness 0.600/1.000, paf 0.700/0.900\n" in text
+    assert "  mean gap 1000 s   allcore 0.650/0.950\n" in text
+
+
+def test_summary_only_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = ["--scenarios", "14", "--policies", "fairness/-/allcore", "--scale", "0.001",
+            "--no-figures"]
+    assert main(["-o", str(tmp_path), *cell, "--summary-only"]) == 2
+    assert "holds no run of that grid" in capsys.readouterr().err
+    assert not (tmp_path / "runs.csv").exists()
+    assert main(["-o", str(tmp_path), *cell]) == 0
+    capsys.readouterr()
+    both = ["--scenarios", "14", "15", *cell[2:]]
+    assert main(["-o", str(tmp_path), *both, "--summary-only"]) == 0  # scenario 15 not run
+    assert "1 runs" in capsys.readouterr().out
+    with (tmp_path / "runs.csv").open() as handle:
+        assert [row["scenario"] for row in csv.DictReader(handle)] == ["14"]
+    assert main(["-o", str(tmp_path), *cell, "--summary-only", "--d-unit", "5"]) == 2
+    assert "holds a study of variant" in capsys.readouterr().err
