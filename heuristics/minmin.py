@@ -29,11 +29,17 @@ best cached option, recomputes it if its cluster changed since, and books it if 
 (exactly the choice of step 3), otherwise pushes it back with its new score. The first scores
 are computed in one vectorised pass per cluster.
 
-With place-holders, once no remaining option can start now (the count of nodes idle at the
-event time only falls, slots only move later), the rest of the loop could only book
-place-holders, which the driver discards after the event: the loop stops there and the
+With place-holders, once no remaining option can start now, the rest of the loop could only
+book place-holders, which the driver discards after the event: the loop stops there and the
 remaining tasks get no decision (they stay mappable, exactly as with a discarded place-holder).
-The START decisions are those of the full loop.
+The START decisions are those of the full loop. An option of ``k`` nodes for ``d`` seconds can
+start now only while ``k`` nodes of its cluster are idle over ``[now, now + d)``, a count that
+bookings only lower: after each booking the options of that cluster are checked, once per
+distinct ``(k, d)`` (the tasks of one type share both), so the loop stops at the first booking
+after which nothing can start now.
+
+The earliest slot of a request depends only on the cluster's bookings: it is searched once per
+distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster.
 
 Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
 booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
@@ -145,7 +151,9 @@ class MinMin:
             self.of_task[i].append(o)
         self.heap: list[tuple[float, float, int, int, int, float, int, int]] = []
         self.startable: set[int] = set()
-        self.by_size: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
+        self.waiting: list[dict[tuple[int, float], list[int]]] = [{} for _ in self.clusters]
+        """Per cluster, the options found startable in the first pass, by (node count,
+        duration)."""
         self.memo: dict[tuple[int, int, float], tuple[int, float]] = {}
         """(cluster, node count, duration) -> (cluster generation, earliest start)."""
         self.nodes: list[int] = options.nodes.tolist()
@@ -171,10 +179,8 @@ class MinMin:
                 self.heap.append((-score, c, i, j, p, s, generation, o))
                 if s == now:
                     self.startable.add(o)
-                    self.by_size[j].append((k, o))
+                    self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
         heapq.heapify(self.heap)
-        for entries in self.by_size:
-            entries.sort()
 
     def _distinct_starts(self, j: int, nodes: np.ndarray, durations: np.ndarray) -> np.ndarray:
         """The earliest starts of these requests on cluster ``j``, searched once per distinct
@@ -222,13 +228,22 @@ class MinMin:
         return decision
 
     def _forget(self, i: int, j: int) -> None:
-        """Task ``i`` is booked on cluster ``j``: update what can still start now."""
+        """Task ``i`` is booked on cluster ``j``: update what can still start now. An option
+        of ``k`` nodes for ``d`` seconds on ``j`` cannot start now once fewer than ``k`` nodes
+        are idle over ``[now, now + d)`` (and never will again in this event: bookings only
+        take idle time away)."""
         for other in self.of_task[i]:
             self.startable.discard(other)
-        idle = self.schedule.idle_count(self.clusters[j].name, self.now, 0.0)
-        entries = self.by_size[j]
-        while entries and entries[-1][0] > idle:
-            self.startable.discard(entries.pop()[1])
+        waiting = self.waiting[j]
+        if not waiting:
+            return
+        keys = list(waiting)
+        durations = np.fromiter((d for _, d in keys), float, len(keys))
+        idle = self.schedule.idle_counts(self.clusters[j].name, self.now, durations).tolist()
+        for (k, d), count in zip(keys, idle, strict=True):
+            if k > count:
+                for other in waiting.pop((k, d)):
+                    self.startable.discard(other)
 
     def run(self) -> list[Decision]:
         """The decisions of the loop, in booking order."""
