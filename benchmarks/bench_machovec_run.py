@@ -8,11 +8,14 @@ resident memory come from the kernel's accounting of that child (``os.wait4``), 
 machine's other load does not count. ``--hetsched`` runs another checkout's command (the
 "before" of a speed-up); ``--hours`` keeps the jobs that arrive in the first hours of the day
 (a quicker look); ``--same-as`` compares the outputs Batsim would write (``out_jobs.csv``,
-``out_consumed_energy.csv``, ...) byte for byte with an earlier ``--outdir``.
+``out_consumed_energy.csv``, ...) byte for byte with an earlier ``--outdir``. Each run prints
+one JSON line; ``--figure PNG --rows A.jsonl B.jsonl`` draws the CPU time and peak memory of
+such files (a ``label`` field names each, e.g. before / after) side by side.
 
 Run from the repository root::
 
     python -m benchmarks.bench_machovec_run runs/machovec-full/trial0/5k --heuristics max-upe-ph
+    python -m benchmarks.bench_machovec_run --figure cost.png --rows before.jsonl after.jsonl
 """
 
 from __future__ import annotations
@@ -71,17 +74,52 @@ def measure(command: Sequence[str], name: str, platform: Path, workload: Path,
     }
 
 
+def plot_cost(rows: Sequence[dict[str, object]], path: Path) -> None:
+    """Two panels, CPU seconds and peak resident MiB, one bar per row (its ``label`` and
+    ``heuristic``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['heuristic']}\n{row['label']}" for row in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    for ax, (key, title) in zip(axes, (("cpu_s", "CPU time (s)"),
+                                       ("peak_rss_mib", "peak resident memory (MiB)")),
+                                strict=True):
+        values = [float(row[key]) for row in rows]  # type: ignore[arg-type]
+        ax.bar(range(len(rows)), values, color=["tab:gray", "tab:blue"] * len(rows))
+        for x, value in enumerate(values):
+            ax.annotate(f"{value:,.0f}", (x, value), ha="center", va="bottom", fontsize="small")
+        ax.set_xticks(range(len(rows)), labels, fontsize="small")
+        ax.set_title(title, fontsize="medium")
+    fig.suptitle("Machovec et al., one full-size day (100,000 cores, 5k)", fontsize="medium")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="a study trial folder (platform.xml,"
-                        " workload.json), e.g. runs/machovec-full/trial0/5k")
+    parser.add_argument("folder", type=Path, nargs="?", help="a study trial folder"
+                        " (platform.xml, workload.json), e.g. runs/machovec-full/trial0/5k")
     parser.add_argument("--heuristics", nargs="+", default=["max-upe-ph"])
     parser.add_argument("--hours", type=float, help="only the jobs of the first hours")
     parser.add_argument("--hetsched", default=f"{sys.executable} -m hetsched.cli",
                         help="the command to run (default: this checkout's)")
     parser.add_argument("--outdir", type=Path, default=Path("runs/bench-machovec-run"))
     parser.add_argument("--same-as", type=Path, help="an earlier --outdir to compare with")
+    parser.add_argument("--figure", type=Path, help="draw --rows into this PNG instead")
+    parser.add_argument("--rows", type=Path, nargs="+", default=[],
+                        help="JSON-lines files of earlier runs, each row with a label")
     args = parser.parse_args(argv)
+    if args.figure is not None:
+        rows = [json.loads(line) for path in args.rows
+                for line in path.read_text().splitlines() if line.strip()]
+        plot_cost(rows, args.figure)
+        return
+    if args.folder is None:
+        parser.error("a trial folder is needed (or --figure with --rows)")
     args.outdir.mkdir(parents=True, exist_ok=True)
     workload = args.folder / "workload.json"
     if args.hours is not None:
