@@ -230,6 +230,10 @@ class SystemSchedule:
         """How many nodes of ``cluster`` are idle over ``[start, start + duration)``."""
         return self._timeline(cluster).idle_count(start, duration)
 
+    def idle_counts(self, cluster: str, start: float, durations: np.ndarray) -> np.ndarray:
+        """:meth:`idle_count` for each of ``durations`` (all ``> 0``), vectorised."""
+        return self._timeline(cluster).idle_counts(start, durations)
+
     def fits(self, cluster: str, nb_nodes: int, start: float, duration: float) -> bool:
         """Whether ``nb_nodes`` nodes of ``cluster`` are idle over ``[start, start + duration)``."""
         return self._timeline(cluster).idle_count(start, duration) >= nb_nodes

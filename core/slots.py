@@ -122,6 +122,30 @@ def idle_count(
     return count
 
 
+def idle_counts(
+    sorted_free_from: np.ndarray,
+    gap_start: np.ndarray,
+    gap_end: np.ndarray,
+    start: float,
+    durations: np.ndarray,
+) -> np.ndarray:
+    """:func:`idle_count` over ``[start, start + d)`` for each of ``durations`` (all ``> 0``),
+    with the same floating-point comparisons: the nodes idle from their free_from, plus the
+    gaps begun by ``start`` whose end is at least ``start + d`` (one binary search each).
+
+    >>> import numpy as np
+    >>> idle_counts(np.array([0.0, 4.0, 9.0]), np.array([1.0, 3.0]), np.array([6.0, 8.0]),
+    ...             2.0, np.array([4.0, 5.0, 0.5])).tolist()
+    [2, 1, 2]
+    """
+    count = int(sorted_free_from.searchsorted(start, side="right"))
+    ends = start + durations
+    if not gap_start.size:
+        return np.full(ends.shape, count, dtype=np.intp)
+    begun = np.sort(gap_end[gap_start <= start])
+    return count + begun.size - begun.searchsorted(ends, side="left")
+
+
 def earliest_start(
     sorted_free_from: np.ndarray,
     gap_start: np.ndarray,

@@ -50,6 +50,7 @@ from hetsched.core.slots import (
     earliest_start,
     earliest_starts,
     idle_count,
+    idle_counts,
     select_nodes,
 )
 from hetsched.core.system import Cluster
@@ -375,6 +376,11 @@ class ClusterTimeline:
             raise ValueError(f"cluster {self.cluster.name}: duration must be >= 0, got {duration}")
         gap_start, gap_end, _ = self._gap_arrays()
         return idle_count(self._sff, gap_start, gap_end, start, duration)
+
+    def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
+        """:meth:`idle_count` for each of ``durations`` (all ``> 0``), vectorised."""
+        gap_start, gap_end, _ = self._gap_arrays()
+        return idle_counts(self._sff, gap_start, gap_end, start, durations)
 
     def idle_nodes(self, at: float) -> tuple[int, ...]:
         """The nodes idle at the instant ``at`` (no busy interval contains it)."""

@@ -252,7 +252,9 @@ class _PTask(Execution):
         self.rate = self._compute_rate()
         if self.rate == float("inf"):
             self.left = 0.0
-        self.sim.ptasks.add(self)
+        if self not in self.sim.ptasks:
+            self.sim.ptasks.add(self)
+            self.sim.ptasks_on[self.hosts] += 1
         self._usages(now, None, True)
 
     def speed_changed(self, now: float, host: int) -> None:
@@ -265,7 +267,9 @@ class _PTask(Execution):
         return 1.0 - self.left
 
     def _ended(self, kernel: Kernel, cancelled: bool) -> None:
-        self.sim.ptasks.discard(self)
+        if self in self.sim.ptasks:
+            self.sim.ptasks.discard(self)
+            self.sim.ptasks_on[self.hosts] -= 1
         self._usages(kernel.now, None, True)
 
 
@@ -310,6 +314,7 @@ class _Batsim:
         )
         self.running_jobs: dict[str, _Job] = {}  # executed and not finished
         self.ptasks: set[_PTask] = set()
+        self.ptasks_on = np.zeros(nb_machines, dtype=np.int32)  # of ptasks, per machine
         self.machine_of_host = {m.name: m.id for m in platform.machines}
         self.energy: EnergyModel | None = None
         self.queries: EnergyQueries | None = None
@@ -928,6 +933,8 @@ class _Batsim:
         self.pstates[machine_id] = pstate
         self.speed_now[machine_id] = self.specs[machine_id].speeds[pstate]
         self.computable[machine_id] = pstate in self.specs[machine_id].computation_pstates
+        if not self.ptasks_on[machine_id]:
+            return  # no running parallel task computes on it (the usual case: a twin's nodes)
         tasks = sorted((t for t in self.ptasks if machine_id in t.hosts), key=lambda t: t.seq)
         for task in tasks:
             task.speed_changed(now, machine_id)

@@ -29,11 +29,17 @@ best cached option, recomputes it if its cluster changed since, and books it if 
 (exactly the choice of step 3), otherwise pushes it back with its new score. The first scores
 are computed in one vectorised pass per cluster.
 
-With place-holders, once no remaining option can start now (the count of nodes idle at the
-event time only falls, slots only move later), the rest of the loop could only book
-place-holders, which the driver discards after the event: the loop stops there and the
+With place-holders, once no remaining option can start now, the rest of the loop could only
+book place-holders, which the driver discards after the event: the loop stops there and the
 remaining tasks get no decision (they stay mappable, exactly as with a discarded place-holder).
-The START decisions are those of the full loop.
+The START decisions are those of the full loop. An option of ``k`` nodes for ``d`` seconds can
+start now only while ``k`` nodes of its cluster are idle over ``[now, now + d)``, a count that
+bookings only lower: after each booking the options of that cluster are checked, once per
+distinct ``(k, d)`` (the tasks of one type share both), so the loop stops at the first booking
+after which nothing can start now.
+
+The earliest slot of a request depends only on the cluster's bookings: it is searched once per
+distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster.
 
 Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
 booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
@@ -145,7 +151,13 @@ class MinMin:
             self.of_task[i].append(o)
         self.heap: list[tuple[float, float, int, int, int, float, int, int]] = []
         self.startable: set[int] = set()
-        self.by_size: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
+        self.waiting: list[dict[tuple[int, float], list[int]]] = [{} for _ in self.clusters]
+        """Per cluster, the options found startable in the first pass, by (node count,
+        duration)."""
+        self.memo: dict[tuple[int, int, float], tuple[int, float]] = {}
+        """(cluster, node count, duration) -> (cluster generation, earliest start)."""
+        self.nodes: list[int] = options.nodes.tolist()
+        self.duration: list[float] = options.duration.tolist()
         self._first_pass()
 
     def _first_pass(self) -> None:
@@ -155,7 +167,7 @@ class MinMin:
             if not rows.size:
                 continue
             nodes, durations = options.nodes[rows], options.duration[rows]
-            starts = self.schedule.earliest_starts(cluster.name, nodes, durations, now)
+            starts = self._distinct_starts(j, nodes, durations)
             completion = starts + durations
             scores = self.objective.scores(rows, completion)
             generation = self.schedule.generation(cluster.name)
@@ -167,10 +179,37 @@ class MinMin:
                 self.heap.append((-score, c, i, j, p, s, generation, o))
                 if s == now:
                     self.startable.add(o)
-                    self.by_size[j].append((k, o))
+                    self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
         heapq.heapify(self.heap)
-        for entries in self.by_size:
-            entries.sort()
+
+    def _distinct_starts(self, j: int, nodes: np.ndarray, durations: np.ndarray) -> np.ndarray:
+        """The earliest starts of these requests on cluster ``j``, searched once per distinct
+        (node count, duration): the tasks of one type share both on a cluster (Machovec et
+        al. sec. IV.B: 100 task types), so a queue of hundreds of tasks asks a few dozen
+        distinct questions. Each answer is also remembered for the loop (:meth:`_start`)."""
+        name = self.clusters[j].name
+        keys = list(zip(nodes.tolist(), durations.tolist(), strict=True))
+        distinct = dict.fromkeys(keys)
+        unique_nodes = np.fromiter((k for k, _ in distinct), np.intp, len(distinct))
+        unique_durations = np.fromiter((d for _, d in distinct), float, len(distinct))
+        found = self.schedule.earliest_starts(name, unique_nodes, unique_durations, self.now)
+        generation = self.schedule.generation(name)
+        for (k, d), start in zip(distinct, found.tolist(), strict=True):
+            distinct[k, d] = start
+            self.memo[j, k, d] = (generation, start)
+        return np.array([distinct[key] for key in keys], dtype=float)
+
+    def _start(self, j: int, nb_nodes: int, duration: float) -> float:
+        """The earliest start on cluster ``j`` now, searched once per (node count, duration)
+        and state of the cluster (its generation: a booking there changes it)."""
+        name = self.clusters[j].name
+        generation = self.schedule.generation(name)
+        known = self.memo.get((j, nb_nodes, duration))
+        if known is not None and known[0] == generation:
+            return known[1]
+        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now)
+        self.memo[j, nb_nodes, duration] = (generation, start)
+        return start
 
     def _book(self, o: int, start: float) -> Decision:
         options = self.options
@@ -189,17 +228,26 @@ class MinMin:
         return decision
 
     def _forget(self, i: int, j: int) -> None:
-        """Task ``i`` is booked on cluster ``j``: update what can still start now."""
+        """Task ``i`` is booked on cluster ``j``: update what can still start now. An option
+        of ``k`` nodes for ``d`` seconds on ``j`` cannot start now once fewer than ``k`` nodes
+        are idle over ``[now, now + d)`` (and never will again in this event: bookings only
+        take idle time away)."""
         for other in self.of_task[i]:
             self.startable.discard(other)
-        idle = self.schedule.idle_count(self.clusters[j].name, self.now, 0.0)
-        entries = self.by_size[j]
-        while entries and entries[-1][0] > idle:
-            self.startable.discard(entries.pop()[1])
+        waiting = self.waiting[j]
+        if not waiting:
+            return
+        keys = list(waiting)
+        durations = np.fromiter((d for _, d in keys), float, len(keys))
+        idle = self.schedule.idle_counts(self.clusters[j].name, self.now, durations).tolist()
+        for (k, d), count in zip(keys, idle, strict=True):
+            if k > count:
+                for other in waiting.pop((k, d)):
+                    self.startable.discard(other)
 
     def run(self) -> list[Decision]:
         """The decisions of the loop, in booking order."""
-        schedule, now, options = self.schedule, self.now, self.options
+        schedule, now = self.schedule, self.now
         stop_early = self.placeholders
         if stop_early and not self.startable:
             return []
@@ -213,8 +261,8 @@ class MinMin:
                 continue
             name = self.clusters[j].name
             if schedule.generation(name) != generation:
-                duration = float(options.duration[o])
-                fresh = schedule.earliest_start(name, int(options.nodes[o]), duration, now)
+                duration = self.duration[o]
+                fresh = self._start(j, self.nodes[o], duration)
                 if fresh != start:
                     completion = fresh + duration
                     score = self.objective.score(o, completion)

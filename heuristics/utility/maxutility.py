@@ -47,6 +47,7 @@ Choices where the paper leaves details open:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -125,6 +126,8 @@ class MaxUtil(Heuristic):
         """Their resources allocated (eq. 1), summed, in core-seconds."""
         self.energy_ = 0.0
         """Their busy energy, summed, in joules."""
+        self.options_: dict[tuple[str, tuple[str, ...]], _TaskOptions] = {}
+        """Each task's options (by task id and feasible clusters), worked out once."""
 
     @property
     def filter_leniency(self) -> float | None:
@@ -148,7 +151,7 @@ class MaxUtil(Heuristic):
             return decisions
         ledger = EnergyLedger.at(event)
         tasks = [task for task, _ in kept]
-        choices = _Choices.of(kept, event.schedule, need_energy=self._needs_energy(ledger))
+        choices = _Choices.of(kept, event.schedule, self._needs_energy(ledger), self.options_)
         keep = self._filtered(choices, ledger)
         options = choices.select(keep)
         if not len(options):
@@ -217,6 +220,41 @@ class MaxUtil(Heuristic):
         return keep
 
 
+@dataclass(frozen=True)
+class _TaskOptions:
+    """One task's (cluster, P-state) options on its feasible clusters, as arrays: cluster
+    position, P-state, node count, duration (sec. III.F), resources (eq. 1: execution time x
+    cores allocated) and busy energy (eq. 5, :meth:`Cluster.busy_energy`; NaN without a
+    power model)."""
+
+    cluster: np.ndarray
+    pstate: np.ndarray
+    nodes: np.ndarray
+    duration: np.ndarray
+    resources: np.ndarray
+    energy: np.ndarray
+
+    @classmethod
+    def of(cls, task: Task, feasible: Sequence[Cluster], position: dict[str, int],
+           need_energy: bool) -> _TaskOptions:
+        rows = []
+        for cluster in feasible:
+            nodes = cluster.nodes_for(task.cores)
+            cores = nodes * cluster.cores_per_resource
+            if need_energy and not cluster.pstates:
+                raise ValueError(f"cluster {cluster.name} has no P-state power model: the"
+                                 " energy of a task cannot be planned on it")
+            for pstate in range(max(1, len(cluster.pstates))):
+                duration = task.duration(cluster, pstate)
+                rows.append((position[cluster.name], pstate, nodes, duration, duration * cores,
+                             cluster.busy_energy(pstate, nodes, duration, task.task_type)
+                             if cluster.pstates else np.nan))
+        j, p, n, d, r, e = zip(*rows, strict=True)
+        return cls(np.array(j, dtype=np.intp), np.array(p, dtype=np.intp),
+                   np.array(n, dtype=np.intp), np.array(d, dtype=float),
+                   np.array(r, dtype=float), np.array(e, dtype=float))
+
+
 class _Choices:
     """Every (task, cluster, P-state) option of an event, with its resources and energy."""
 
@@ -228,28 +266,32 @@ class _Choices:
         self.energy = energy
 
     @classmethod
-    def of(cls, kept: Sequence[Candidate], schedule: SystemSchedule,
-           need_energy: bool) -> _Choices:
+    def of(cls, kept: Sequence[Candidate], schedule: SystemSchedule, need_energy: bool,
+           known: dict[tuple[str, tuple[str, ...]], _TaskOptions]) -> _Choices:
+        """The options of ``kept`` in task, cluster, P-state order; each task's are worked
+        out once and kept in ``known`` (by task id and clusters) for the next events."""
         clusters = list(schedule.clusters.values())
+        if not kept:
+            empty = np.array([], dtype=float)
+            return cls(Options.build([]), clusters, empty, empty)
         position = {cluster.name: j for j, cluster in enumerate(clusters)}
-        rows = []
-        resources = []
-        energy = []
-        for i, (task, feasible) in enumerate(kept):
-            for cluster in feasible:
-                nodes = cluster.nodes_for(task.cores)
-                cores = nodes * cluster.cores_per_resource
-                if need_energy and not cluster.pstates:
-                    raise ValueError(f"cluster {cluster.name} has no P-state power model: the"
-                                     " energy of a task cannot be planned on it")
-                for pstate in range(max(1, len(cluster.pstates))):
-                    duration = task.duration(cluster, pstate)
-                    rows.append((i, position[cluster.name], pstate, nodes, duration))
-                    resources.append(duration * cores)
-                    energy.append(cluster.busy_energy(pstate, nodes, duration, task.task_type)
-                                  if cluster.pstates else np.nan)
-        return cls(Options.build(rows), clusters, np.array(resources, dtype=float),
-                   np.array(energy, dtype=float))
+        parts = []
+        for task, feasible in kept:
+            key = (task.id, tuple(cluster.name for cluster in feasible))
+            part = known.get(key)
+            if part is None:
+                part = known[key] = _TaskOptions.of(task, feasible, position, need_energy)
+            parts.append(part)
+        sizes = [part.cluster.size for part in parts]
+        options = Options(
+            np.repeat(np.arange(len(parts), dtype=np.intp), sizes),
+            np.concatenate([part.cluster for part in parts]),
+            np.concatenate([part.pstate for part in parts]),
+            np.concatenate([part.nodes for part in parts]),
+            np.concatenate([part.duration for part in parts]),
+        )
+        return cls(options, clusters, np.concatenate([part.resources for part in parts]),
+                   np.concatenate([part.energy for part in parts]))
 
     def select(self, keep: np.ndarray) -> Options:
         o = self.options

@@ -355,3 +355,30 @@ def test_rule_3_prefers_the_gap_that_starts_with_the_task() -> None:
         nb_nodes=1, duration=5.0, start=10.0, not_before=0.0,
     )  # fmt: skip
     assert chosen.tolist() == [1]
+
+
+def test_idle_counts_are_the_nodes_idle_over_each_interval() -> None:
+    """``idle_counts(start, durations)``: for each duration ``d``, the nodes with no booking
+    meeting ``[start, start + d)`` (the definition, node by node), as ``idle_count`` gives it
+    one duration at a time; float times, some intervals ending exactly at a booking's start."""
+    rng = np.random.default_rng(28)
+    n = 10
+    schedule = SystemSchedule([Cluster("c", 1, tuple(range(n)))])
+    for number in range(40):
+        k = int(rng.integers(1, 4))
+        start = float(rng.uniform(0.0, 80.0))
+        length = float(rng.uniform(0.5, 25.0))
+        if schedule.fits("c", k, start, length):
+            slot = schedule.slot_at("c", k, length, start, start)
+            schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, Action.RESERVE)
+    bookings = [[(b.start, b.end) for b in schedule.node_bookings("c", node)]
+                for node in range(n)]
+    starts = [b.start for b in schedule.bookings()]
+    for start in (0.0, 12.5, 40.0, *starts[:5]):
+        durations = np.concatenate((rng.uniform(0.1, 60.0, size=30),
+                                    [s - start for s in starts if s > start]))
+        expected = [sum(all(e <= start or s >= start + d for s, e in chain) for chain in bookings)
+                    for d in durations.tolist()]
+        assert schedule.idle_counts("c", start, durations).tolist() == expected
+        assert expected == [schedule.idle_count("c", start, d) for d in durations.tolist()]
+    assert len({len(chain) for chain in bookings}) > 1  # nodes with gaps and without
