@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -296,15 +297,9 @@ def test_earliest_starts_is_earliest_start_for_each_request(
     monkeypatch.setattr(slots, "_MATRIX_CELLS", cells)
     rng = np.random.default_rng(11)
     n = 12
-    schedule = SystemSchedule([Cluster("c", 1, tuple(range(n)))])
-    for number in range(40):
-        k = int(rng.integers(1, 4))
-        start = float(rng.integers(0, 80))
-        length = float(rng.integers(1, 25))
-        kind = Action.START if start < 10 else Action.RESERVE
-        if schedule.fits("c", k, start, length):
-            slot = schedule.slot_at("c", k, length, start, start)
-            schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
+    schedule = _booked_at_random(
+        rng, n, lambda: (float(rng.integers(0, 80)), float(rng.integers(1, 25)))
+    )
     nb_nodes = rng.integers(1, n + 1, size=60)
     durations = rng.integers(1, 40, size=60).astype(float)
     for not_before in (0.0, 5.0, 30.0):
@@ -363,14 +358,10 @@ def test_idle_counts_are_the_nodes_idle_over_each_interval() -> None:
     one duration at a time; float times, some intervals ending exactly at a booking's start."""
     rng = np.random.default_rng(28)
     n = 10
-    schedule = SystemSchedule([Cluster("c", 1, tuple(range(n)))])
-    for number in range(40):
-        k = int(rng.integers(1, 4))
-        start = float(rng.uniform(0.0, 80.0))
-        length = float(rng.uniform(0.5, 25.0))
-        if schedule.fits("c", k, start, length):
-            slot = schedule.slot_at("c", k, length, start, start)
-            schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, Action.RESERVE)
+    schedule = _booked_at_random(
+        rng, n, lambda: (float(rng.uniform(0.0, 80.0)), float(rng.uniform(0.5, 25.0))),
+        started_before=None,
+    )
     bookings = [[(b.start, b.end) for b in schedule.node_bookings("c", node)]
                 for node in range(n)]
     starts = [b.start for b in schedule.bookings()]
@@ -382,3 +373,24 @@ def test_idle_counts_are_the_nodes_idle_over_each_interval() -> None:
         assert schedule.idle_counts("c", start, durations).tolist() == expected
         assert expected == [schedule.idle_count("c", start, d) for d in durations.tolist()]
     assert len({len(chain) for chain in bookings}) > 1  # nodes with gaps and without
+
+
+def _booked_at_random(
+    rng: np.random.Generator,
+    n: int,
+    draw: Callable[[], tuple[float, float]],
+    started_before: float | None = 10.0,
+) -> SystemSchedule:
+    """One cluster of ``n`` nodes with up to 40 bookings of 1-3 nodes at random ``(start,
+    length)`` from ``draw`` (those that fit), running (START) if they begin before
+    ``started_before``, reservations otherwise."""
+    schedule = SystemSchedule([Cluster("c", 1, tuple(range(n)))])
+    for number in range(40):
+        k = int(rng.integers(1, 4))
+        start, length = draw()
+        running = started_before is not None and start < started_before
+        kind = Action.START if running else Action.RESERVE
+        if schedule.fits("c", k, start, length):
+            slot = schedule.slot_at("c", k, length, start, start)
+            schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
+    return schedule
