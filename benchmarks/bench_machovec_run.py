@@ -82,7 +82,7 @@ def plot_cost(rows: Sequence[dict[str, object]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{row['heuristic']}\n{row['label']}" for row in rows]
+    labels = [f"{row['heuristic']}\n{row.get('label', '')}" for row in rows]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     for ax, (key, title) in zip(axes, (("cpu_s", "CPU time (s)"),
                                        ("peak_rss_mib", "peak resident memory (MiB)")),

@@ -934,7 +934,7 @@ class _Batsim:
         self.speed_now[machine_id] = self.specs[machine_id].speeds[pstate]
         self.computable[machine_id] = pstate in self.specs[machine_id].computation_pstates
         if not self.ptasks_on[machine_id]:
-            return  # no running parallel task computes on it (the usual case: a twin's nodes)
+            return  # no running parallel task is on it (the usual case: a twin's nodes)
         tasks = sorted((t for t in self.ptasks if machine_id in t.hosts), key=lambda t: t.seq)
         for task in tasks:
             task.speed_changed(now, machine_id)

@@ -186,17 +186,15 @@ class MinMin:
         """The earliest starts of these requests on cluster ``j``, searched once per distinct
         (node count, duration): the tasks of one type share both on a cluster (Machovec et
         al. sec. IV.B: 100 task types), so a queue of hundreds of tasks asks a few dozen
-        distinct questions. Each answer is also remembered for the loop (:meth:`_start`)."""
+        distinct questions."""
         name = self.clusters[j].name
         keys = list(zip(nodes.tolist(), durations.tolist(), strict=True))
         distinct = dict.fromkeys(keys)
         unique_nodes = np.fromiter((k for k, _ in distinct), np.intp, len(distinct))
         unique_durations = np.fromiter((d for _, d in distinct), float, len(distinct))
         found = self.schedule.earliest_starts(name, unique_nodes, unique_durations, self.now)
-        generation = self.schedule.generation(name)
         for (k, d), start in zip(distinct, found.tolist(), strict=True):
             distinct[k, d] = start
-            self.memo[j, k, d] = (generation, start)
         return np.array([distinct[key] for key in keys], dtype=float)
 
     def _start(self, j: int, nb_nodes: int, duration: float) -> float:

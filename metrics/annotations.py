@@ -194,7 +194,7 @@ def read_workload(path: str | Path, workload_name: str = "w0") -> tuple[Workload
     """:func:`read_workload_info` and the parsed JSON document it was read from, for readers
     of more of the file (the papers' models in :mod:`hetsched.metrics.summary`), which then
     parse it once. A file read before, byte for byte, comes from the input cache
-    (:mod:`hetsched.cache`: a run's checker, summary and task table read it each)."""
+    (:mod:`hetsched.cache`: ``hetsched compare`` and the plots read it again after a run)."""
     return cache.load(path, _read_workload, workload_name, version=CACHE_VERSION)
 
 

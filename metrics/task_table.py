@@ -3,7 +3,8 @@
 Batsim's ``out_jobs.csv`` of a run with execution twins (docs/architecture.md) misleads
 whoever opens it alone: each task appears twice, as its original (REJECTED, no times) and as
 its twin, whose ``submission_time`` is its registration, i.e. its start, so every wait reads
-zero. :func:`task_table` reads Batsim's files once more and writes what happened to each task
+zero. :func:`task_table` (or :func:`task_table_of`, on files a run already read:
+:class:`hetsched.metrics.run_files.RunFiles`) writes what happened to each task
 of the workload on one row (:data:`TASK_TABLE_COLUMNS`, ``<prefix>_jobset.csv`` next to
 Batsim's own files):
 

@@ -15,13 +15,13 @@
    :mod:`hetsched.running.docker_engine`), started with the command of
    :func:`hetsched.engine.batsim_cli.batsim_command`, the scheduler being served to
    it by pybatsim's ``launch_scheduler`` on the same ZeroMQ endpoint;
-3. the independent schedule checker (:func:`hetsched.metrics.checker.check_run`),
+3. the independent schedule checker (:func:`hetsched.metrics.checker.check_files`),
    which raises :class:`~hetsched.metrics.checker.ScheduleViolation`: every rule for
    hetsched's schedulers, Batsim's rules only for stock schedulers, which know neither
    the papers' clusters nor energy budgets (``checked_rules`` in the summary says which);
-4. the metrics (:func:`hetsched.metrics.summary.summarize`), written to
+4. the metrics (:func:`hetsched.metrics.summary.summarize_files`), written to
    ``<outdir>/summary.json`` and returned;
-5. the task table (:func:`hetsched.metrics.task_table.task_table`): one row per task of the
+5. the task table (:func:`hetsched.metrics.task_table.task_table_of`): one row per task of the
    workload, twins resolved, in ``<outdir>/out_jobset.csv`` (evalys' ``JobSet`` form).
 
 Batsim's outputs go to ``<outdir>/out_*`` (Batsim's default export prefix ``out``).

@@ -201,6 +201,12 @@ class PilotJobSimulation:
         # tasks of each application running on each node, as occupancy codes (class doc)
         self._digit = [[(k + 1) ** a for a in range(self._nb_apps)]
                        for k in self._cores_per_node]
+        for p, k in zip(platforms, self._cores_per_node, strict=True):
+            if (k + 1) ** self._nb_apps >= 2**63:
+                raise ValueError(
+                    f"platform {p.name}: {self._nb_apps} applications on {k}-core nodes need"
+                    f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
+                )
         self._occupancy = [[0] * p.nodes for p in platforms]
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)

@@ -126,7 +126,7 @@ class MaxUtil(Heuristic):
         """Their resources allocated (eq. 1), summed, in core-seconds."""
         self.energy_ = 0.0
         """Their busy energy, summed, in joules."""
-        self.options_: dict[tuple[str, tuple[str, ...]], _TaskOptions] = {}
+        self.options_: dict[tuple[str, tuple[str, ...], bool], _TaskOptions] = {}
         """Each task's options (by task id and feasible clusters), worked out once."""
 
     @property
@@ -267,7 +267,7 @@ class _Choices:
 
     @classmethod
     def of(cls, kept: Sequence[Candidate], schedule: SystemSchedule, need_energy: bool,
-           known: dict[tuple[str, tuple[str, ...]], _TaskOptions]) -> _Choices:
+           known: dict[tuple[str, tuple[str, ...], bool], _TaskOptions]) -> _Choices:
         """The options of ``kept`` in task, cluster, P-state order; each task's are worked
         out once and kept in ``known`` (by task id and clusters) for the next events."""
         clusters = list(schedule.clusters.values())
@@ -277,7 +277,7 @@ class _Choices:
         position = {cluster.name: j for j, cluster in enumerate(clusters)}
         parts = []
         for task, feasible in kept:
-            key = (task.id, tuple(cluster.name for cluster in feasible))
+            key = (task.id, tuple(cluster.name for cluster in feasible), need_energy)
             part = known.get(key)
             if part is None:
                 part = known[key] = _TaskOptions.of(task, feasible, position, need_energy)

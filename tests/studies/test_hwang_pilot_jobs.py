@@ -115,6 +115,20 @@ def test_bad_inputs_are_refused() -> None:
         PilotJobSimulation(NODE, [], FAIR_ALLCORE)
 
 
+def test_occupancy_codes_beyond_64_bits_are_refused() -> None:
+    """A node's occupancy code counts each application's tasks in base ``k + 1``: 10
+    applications on 64-core nodes fit in 64 bits (65^10 < 2^63), 11 do not (65^11 > 2^63)."""
+
+    def platform(nb_apps: int) -> list[Platform]:
+        names = tuple(f"a{i}" for i in range(nb_apps))
+        ones = np.ones(nb_apps)
+        return [Platform("big", 1, CorunnerModel("big", 64, names, 10 * ones, 0 * ones, ones))]
+
+    PilotJobSimulation(platform(10), [Application("x", 0, 1)], FAIR_ALLCORE)
+    with pytest.raises(ValueError, match="platform big: 11 applications on 64-core nodes"):
+        PilotJobSimulation(platform(11), [Application("x", 0, 1)], FAIR_ALLCORE)
+
+
 @pytest.mark.parametrize("first", sorted(FIRST_LEVEL_POLICIES))
 @pytest.mark.parametrize("second", sorted(SECOND_LEVEL_POLICIES))
 def test_paper_platforms_run_every_task_within_capacity(first: str, second: str) -> None:
