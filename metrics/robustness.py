@@ -48,10 +48,9 @@ from hetsched.heuristics.robust.robustness import (
     MoldableBatch,
     batch_completion_probability,
 )
-from hetsched.metrics.annotations import WorkloadInfo, read_workload_info
-from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome, account
-from hetsched.metrics.outputs import read_jobs
-from hetsched.metrics.resources import resource_clusters
+from hetsched.metrics.annotations import WorkloadInfo
+from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome
+from hetsched.metrics.run_files import RunFiles
 
 
 @dataclass(frozen=True)
@@ -163,16 +162,14 @@ def read_goal_outcomes(
     Raises :class:`~hetsched.errors.OutputFileError` if ``out_jobs.csv`` does not account for
     every task (run the schedule checker for the full diagnosis).
     """
-    prefix = Path(prefix)
-    jobs_csv = prefix.parent / f"{prefix.name}_jobs.csv"
-    workload = read_workload_info(workload_path)
-    accounting = account(read_jobs(jobs_csv), workload)
+    files = RunFiles.of(prefix, workload_path, platform_path)
+    accounting = files.accounting
     if accounting.problems:
         raise OutputFileError(
-            f"{jobs_csv} does not account for the workload's tasks: "
+            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
             + "; ".join(accounting.problems)
         )
-    return goal_outcomes(accounting.outcomes, workload, resource_clusters(platform_path))
+    return goal_outcomes(accounting.outcomes, files.workload, files.clusters)
 
 
 MODEL_FIELDS = ("serial_time", "downey", "slowdown")
