@@ -250,14 +250,8 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
     if len(variants) > 1:
         raise ValueError("one variant per study folder")
     config = asdict(variants.pop() if variants else Variant())
-    config_path = out / "config.json"
-    if config_path.exists():
-        found = json.loads(config_path.read_text())
-        if found != config:
-            raise ValueError(f"{config_path} holds a study of variant {found}, not {config}:"
-                             " use another --out")
-    else:
-        config_path.write_text(json.dumps(config, indent=1) + "\n")
+    if not _recorded_variant(out, config, "use another --out"):
+        (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
     path = out / "runs.csv"
     done: set[tuple[str, ...]] = set()
     if path.exists():
@@ -290,14 +284,22 @@ def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
     path = out / "runs.csv"
     if not path.exists():
         return []
-    config_path = out / "config.json"
-    config = asdict(runs[0].variant if runs else Variant())
-    if config_path.exists() and (found := json.loads(config_path.read_text())) != config:
-        raise ValueError(f"{config_path} holds a study of variant {found}, not {config}:"
-                         " give its options")
+    _recorded_variant(out, asdict(runs[0].variant if runs else Variant()), "give its options")
     wanted = {run.key for run in runs}
     with path.open() as handle:
         return [row for row in csv.DictReader(handle) if _key(row) in wanted]
+
+
+def _recorded_variant(out: Path, config: dict, hint: str) -> bool:
+    """Whether ``out/config.json`` records a variant; ValueError (ending with ``hint``) if it
+    records another than ``config``."""
+    path = out / "config.json"
+    if not path.exists():
+        return False
+    found = json.loads(path.read_text())
+    if found != config:
+        raise ValueError(f"{path} holds a study of variant {found}, not {config}: {hint}")
+    return True
 
 
 def with_efficiency(rows: Sequence[dict]) -> list[dict]:
