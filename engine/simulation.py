@@ -207,12 +207,21 @@ class _PTask(Execution):
     smallest ``speed / flops`` over executors and ``cores x speed / flops on the host`` over
     hosts (SimGrid's LMM value for a variable alone on its constraints). It is recomputed when
     a host changes P-state; the kernel decrements the work left at every step, as SimGrid does.
+
+    A task of one executor with work on one host (each task of a bag) keeps that host and its
+    flops as scalars (``single``) and makes the same floating-point operations on them without
+    the arrays, whose fixed cost is most of such a task's own.
     """
 
     def __init__(self, sim: _Batsim, job: _Job, hosts: list[int], flops: list[float]) -> None:
         super().__init__(on_end=self._ended)
         self.sim = sim
         self.job = job
+        self.single: tuple[int, float] | None = None
+        if len(hosts) == 1 and flops[0] > 0:
+            self.single = (int(hosts[0]), float(flops[0]))
+            self.hosts = np.array(self.single[:1], dtype=np.intp)
+            return
         weight: dict[int, float] = {}
         for host, amount in zip(hosts, flops, strict=True):
             weight[host] = weight.get(host, 0.0) + amount
@@ -226,6 +235,10 @@ class _PTask(Execution):
 
     def _compute_rate(self) -> float:
         """The smallest of ``speed / flops`` (executors) and ``cores x speed / flops`` (hosts)."""
+        if self.single is not None:
+            host, flops = self.single
+            speed = self.sim.speed_now.item(host)
+            return min(speed / flops, self.sim.cores_array.item(host) * speed / flops)
         if not len(self.executor_hosts):
             return float("inf")
         speed = self.sim.speed_now
@@ -239,6 +252,11 @@ class _PTask(Execution):
         if energy is None:
             return
         idle = self.done or self.rate == float("inf")
+        if self.single is not None:
+            host, flops = self.single
+            usage = 0.0 if idle else flops * self.rate
+            energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
+            return
         usages = 0.0 if idle else self.weights * self.rate
         if all_synced:
             energy.set_usages(self.hosts, usages, now)
@@ -254,7 +272,7 @@ class _PTask(Execution):
             self.left = 0.0
         if self not in self.sim.ptasks:
             self.sim.ptasks.add(self)
-            self.sim.ptasks_on[self.hosts] += 1
+            self.sim.ptasks_on[self.hosts if self.single is None else self.single[0]] += 1
         self._usages(now, None, True)
 
     def speed_changed(self, now: float, host: int) -> None:
@@ -269,7 +287,7 @@ class _PTask(Execution):
     def _ended(self, kernel: Kernel, cancelled: bool) -> None:
         if self in self.sim.ptasks:
             self.sim.ptasks.discard(self)
-            self.sim.ptasks_on[self.hosts] -= 1
+            self.sim.ptasks_on[self.hosts if self.single is None else self.single[0]] -= 1
         self._usages(kernel.now, None, True)
 
 
