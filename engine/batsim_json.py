@@ -137,10 +137,22 @@ def read_int(text: str) -> int | float:
     return _parse(text)
 
 
+_DECODERS: dict[Callable[[list[tuple[str, Any]]], Any] | None, json.JSONDecoder] = {}
+"""One decoder per ``object_pairs_hook``: :func:`json.loads` with these arguments builds a new
+decoder and scanner at every call, which costs as much as reading a short message."""
+
+
 def loads(
     text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
 ) -> Any:
-    """:func:`json.loads` with Batsim's numbers."""
-    return json.loads(
-        text, parse_float=read_float, parse_int=read_int, object_pairs_hook=object_pairs_hook
-    )
+    """:func:`json.loads` with Batsim's numbers (the same decoder, kept between calls)."""
+    if type(text) is not str or text.startswith("\ufeff"):  # json.loads' own errors
+        return json.loads(
+            text, parse_float=read_float, parse_int=read_int, object_pairs_hook=object_pairs_hook
+        )
+    decoder = _DECODERS.get(object_pairs_hook)
+    if decoder is None:
+        decoder = _DECODERS[object_pairs_hook] = json.JSONDecoder(
+            parse_float=read_float, parse_int=read_int, object_pairs_hook=object_pairs_hook
+        )
+    return decoder.decode(text)

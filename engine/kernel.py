@@ -385,6 +385,17 @@ class Kernel:
         self.on_transfer_end: Callable[[Comm], None] | None = None
         self.on_sleep_end: Callable[[Any], None] | None = None
         self.fast_forward: Callable[[int], int] | None = None
+        self._handlers: dict[type, Callable[[Actor, Any], None]] = {
+            Answered: self._on_answered,
+            Sleep: self._on_sleep,
+            Spawn: self._on_spawn,
+            Isend: self._on_isend,
+            Irecv: self._on_irecv,
+            Wait: self._wait,
+            Start: self._on_start,
+            Cancel: self._on_cancel,
+            Kill: self._on_kill,
+        }
 
     # ------------------------------------------------------------------ public
     def spawn(self, actor: Actor) -> None:
@@ -466,51 +477,57 @@ class Kernel:
                     results.append((actor, request, 0, None))
                     break
             self.subround += 1
+            handlers = self._handlers
             for actor, request, left, walker in results:
                 if walker is not None:
                     walker.handle()
                     self._run.append((actor, None, 0, walker))
                 elif left > 0:
                     self._run.append((actor, None, left - 1, None))
-                else:
-                    self._handle(actor, request)
+                else:  # the simcall is handled (one table look-up by its type)
+                    handler = handlers.get(type(request))
+                    if handler is None:
+                        raise TypeError(f"unknown simcall {request!r}")
+                    handler(actor, request)
 
     def _answer(self, actor: Actor, value: Any = None) -> None:
         self._run.append((actor, value, 0, None))
 
-    def _handle(self, actor: Actor, request: Any) -> None:
-        if isinstance(request, Answered):
-            if request.action is not None:
-                request.action()
-            self._run.append((actor, None, max(request.count, 1) - 1, None))
-        elif isinstance(request, Sleep):
-            if not request.duration > 0:
-                raise ValueError(f"Sleep({request.duration}): sleep_for(<= 0) is no simcall")
-            activity = _SleepActivity(request.duration, request.host)
-            activity.waiters.append(actor)
-            self._waiting_on[id(actor)] = activity
-            self.start(activity)
-        elif isinstance(request, Spawn):
-            self._run.append((request.actor, None, 0, None))
-            self._answer(actor)
-        elif isinstance(request, Isend):
-            self._answer(actor, self._isend(request))
-        elif isinstance(request, Irecv):
-            self._answer(actor, self._irecv(request))
-        elif isinstance(request, Wait):
-            self._wait(actor, request)
-        elif isinstance(request, Start):
-            self.start(request.activity)
-            self._owned.setdefault(id(actor), []).append(request.activity)
-            self._answer(actor)
-        elif isinstance(request, Cancel):
-            self._answer(actor)  # the canceller resumes before the activity's waiters
-            self._cancel(request.activity)
-        elif isinstance(request, Kill):
-            self._answer(actor)
-            self._kill(request.actor)
-        else:
-            raise TypeError(f"unknown simcall {request!r}")
+    def _on_answered(self, actor: Actor, request: Answered) -> None:
+        if request.action is not None:
+            request.action()
+        self._run.append((actor, None, max(request.count, 1) - 1, None))
+
+    def _on_sleep(self, actor: Actor, request: Sleep) -> None:
+        if not request.duration > 0:
+            raise ValueError(f"Sleep({request.duration}): sleep_for(<= 0) is no simcall")
+        activity = _SleepActivity(request.duration, request.host)
+        activity.waiters.append(actor)
+        self._waiting_on[id(actor)] = activity
+        self.start(activity)
+
+    def _on_spawn(self, actor: Actor, request: Spawn) -> None:
+        self._run.append((request.actor, None, 0, None))
+        self._run.append((actor, None, 0, None))
+
+    def _on_isend(self, actor: Actor, request: Isend) -> None:
+        self._run.append((actor, self._isend(request), 0, None))
+
+    def _on_irecv(self, actor: Actor, request: Irecv) -> None:
+        self._run.append((actor, self._irecv(request), 0, None))
+
+    def _on_start(self, actor: Actor, request: Start) -> None:
+        self.start(request.activity)
+        self._owned.setdefault(id(actor), []).append(request.activity)
+        self._answer(actor)
+
+    def _on_cancel(self, actor: Actor, request: Cancel) -> None:
+        self._answer(actor)  # the canceller resumes before the activity's waiters
+        self._cancel(request.activity)
+
+    def _on_kill(self, actor: Actor, request: Kill) -> None:
+        self._answer(actor)
+        self._kill(request.actor)
 
     def _isend(self, request: Isend) -> Comm:
         box = self._mailboxes.setdefault(request.mailbox, _Mailbox())

@@ -169,6 +169,9 @@ class _Job:
         self.runtime: Any = LONG_DOUBLE(-1)  # long double, as in Batsim
         self.allocation: tuple[int, ...] = ()
         self.ids = np.zeros(0, dtype=np.intp)  # the allocation as an id array
+        # the allocation as an index of the per-machine arrays: the machine's id for a job on
+        # one machine (numpy's scalar indexing, without an array's fixed cost), else ``ids``
+        self.machines: np.ndarray | int = self.ids
         self.alloc_text = ""
         self.started = False  # its executor started (booked -> being computed)
         self.consumed_energy: Any = LONG_DOUBLE(-1)
@@ -207,12 +210,21 @@ class _PTask(Execution):
     smallest ``speed / flops`` over executors and ``cores x speed / flops on the host`` over
     hosts (SimGrid's LMM value for a variable alone on its constraints). It is recomputed when
     a host changes P-state; the kernel decrements the work left at every step, as SimGrid does.
+
+    A task of one executor with work on one host (each task of a bag) keeps that host and its
+    flops as scalars (``single``) and makes the same floating-point operations on them without
+    the arrays, whose fixed cost is most of such a task's own.
     """
 
     def __init__(self, sim: _Batsim, job: _Job, hosts: list[int], flops: list[float]) -> None:
         super().__init__(on_end=self._ended)
         self.sim = sim
         self.job = job
+        self.single: tuple[int, float] | None = None
+        if len(hosts) == 1 and flops[0] > 0:
+            self.single = (int(hosts[0]), float(flops[0]))
+            self.hosts = np.array(self.single[:1], dtype=np.intp)
+            return
         weight: dict[int, float] = {}
         for host, amount in zip(hosts, flops, strict=True):
             weight[host] = weight.get(host, 0.0) + amount
@@ -226,6 +238,10 @@ class _PTask(Execution):
 
     def _compute_rate(self) -> float:
         """The smallest of ``speed / flops`` (executors) and ``cores x speed / flops`` (hosts)."""
+        if self.single is not None:
+            host, flops = self.single
+            speed = self.sim.speed_now.item(host)
+            return min(speed / flops, self.sim.cores_array.item(host) * speed / flops)
         if not len(self.executor_hosts):
             return float("inf")
         speed = self.sim.speed_now
@@ -239,6 +255,11 @@ class _PTask(Execution):
         if energy is None:
             return
         idle = self.done or self.rate == float("inf")
+        if self.single is not None:
+            host, flops = self.single
+            usage = 0.0 if idle else flops * self.rate
+            energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
+            return
         usages = 0.0 if idle else self.weights * self.rate
         if all_synced:
             energy.set_usages(self.hosts, usages, now)
@@ -254,7 +275,7 @@ class _PTask(Execution):
             self.left = 0.0
         if self not in self.sim.ptasks:
             self.sim.ptasks.add(self)
-            self.sim.ptasks_on[self.hosts] += 1
+            self.sim.ptasks_on[self.hosts if self.single is None else self.single[0]] += 1
         self._usages(now, None, True)
 
     def speed_changed(self, now: float, host: int) -> None:
@@ -269,7 +290,7 @@ class _PTask(Execution):
     def _ended(self, kernel: Kernel, cancelled: bool) -> None:
         if self in self.sim.ptasks:
             self.sim.ptasks.discard(self)
-            self.sim.ptasks_on[self.hosts] -= 1
+            self.sim.ptasks_on[self.hosts if self.single is None else self.single[0]] -= 1
         self._usages(kernel.now, None, True)
 
 
@@ -426,6 +447,14 @@ class _Batsim:
 
     def _set_machines_state(self, ids: np.ndarray, state: str) -> None:
         """``Machine::update_machine_state`` for each machine of ``ids`` (ascending)."""
+        if len(ids) == 1:  # the same steps on one machine, without arrays
+            machine = int(ids[0])
+            old_state = MACHINE_STATES[int(self.machine_state[machine])]
+            self.machine_state[machine] = MACHINE_STATES.index(state)
+            self.state_times.change((machine,), old_state, self.kernel.now)
+            self.state_counts[old_state] -= 1
+            self.state_counts[state] += 1
+            return
         if not len(ids):
             return
         old = self.machine_state[ids]
@@ -728,7 +757,45 @@ class _Batsim:
             )
         alloc = record.alloc
         ids = np.fromiter(alloc, np.intp, len(alloc))
-        alloc_text = format_intervals(ids)
+        if len(alloc) == 1 and self._one_machine_usable(alloc[0], job, record):
+            machines: np.ndarray | int = int(alloc[0])
+            alloc_text = str(machines)
+        else:
+            machines = ids
+            alloc_text = format_intervals(ids)
+            self._check_allocation(job, record, ids, alloc_text, where)
+        job.state = "RUNNING"
+        job.allocation = alloc
+        job.ids = ids
+        job.machines = machines
+        job.alloc_text = alloc_text
+        self.nb_running += 1
+        self.booked[machines] += 1
+        if job.profile.is_parallel_task:
+            self.ptask_jobs[machines] += 1
+        self.running_jobs[job.id] = job
+        actor = self._job_actor(job, alloc, record.mapping)
+        job.actor = actor
+        yield Spawn(actor)
+
+    def _one_machine_usable(self, machine: int, job: _Job, record: protocol.ExecuteJob) -> bool:
+        """Whether a job may run on ``machine`` alone: :meth:`_check_allocation` would pass."""
+        if not 0 <= machine < self.nb_machines:
+            return False
+        if self.booked.item(machine) or self.running.item(machine):
+            return False
+        if self.machine_state.item(machine) not in (_IDLE, _COMPUTING):
+            return False
+        if self.energy_enabled and not self.computable.item(machine):
+            return False
+        size = len(record.mapping) if record.mapping else 1
+        return job.profile.type == "parallel_homogeneous_total" or size == job.res
+
+    def _check_allocation(
+        self, job: _Job, record: protocol.ExecuteJob, ids: np.ndarray, alloc_text: str, where: str
+    ) -> None:
+        """Batsim's checks of an EXECUTE_JOB's allocation (``ids``, ascending) for ``job``."""
+        alloc = record.alloc
         if alloc[0] < 0 or alloc[-1] >= self.nb_machines:
             machine_id = alloc[0] if alloc[0] < 0 else alloc[-1]
             raise ProtocolError(
@@ -778,18 +845,6 @@ class _Batsim:
                 f"{where}: job {job.id!r} allocation ({alloc_text}) is invalid: the job requires "
                 f"{job.res} machines but its {what} is {size}"
             )
-        job.state = "RUNNING"
-        job.allocation = alloc
-        job.ids = ids
-        job.alloc_text = alloc_text
-        self.nb_running += 1
-        self.booked[ids] += 1
-        if job.profile.is_parallel_task:
-            self.ptask_jobs[ids] += 1
-        self.running_jobs[job.id] = job
-        actor = self._job_actor(job, alloc, record.mapping)
-        job.actor = actor
-        yield Spawn(actor)
 
     def _jobs_on(self, machine_id: int) -> list[_Job]:
         """The executed, unfinished jobs allocated ``machine_id`` (for error messages)."""
@@ -1092,8 +1147,8 @@ class _Batsim:
         if self.energy is not None:
             job.consumed_energy = yield from self._energy_of(job.ids)
             yield from self._energy_entry("s")
-        self.booked[job.ids] -= 1
-        self.running[job.ids] += 1
+        self.booked[job.machines] -= 1
+        self.running[job.machines] += 1
         job.started = True
         self._set_machines_state(job.ids, "computing")
         self._trace_machine_states()
@@ -1118,16 +1173,23 @@ class _Batsim:
             yield from send(SERVER, ("JOB_COMPLETED", job), host)
 
     def _machines_on_job_end(self, job: _Job) -> None:
-        ids = job.ids
+        machines = job.machines
         if job.started:
-            self.running[ids] -= 1
+            self.running[machines] -= 1
         else:  # killed before its executor started
-            self.booked[ids] -= 1
+            self.booked[machines] -= 1
         if job.profile.is_parallel_task:
-            self.ptask_jobs[ids] -= 1
+            self.ptask_jobs[machines] -= 1
         self.running_jobs.pop(job.id, None)
-        idle = (self.running[ids] == 0) & (self.machine_state[ids] != _UNAVAILABLE)
-        self._set_machines_state(ids[idle], "idle")
+        ids = job.ids
+        if isinstance(machines, int):
+            if not self.running.item(machines) and (
+                self.machine_state.item(machines) != _UNAVAILABLE
+            ):
+                self._set_machines_state(ids, "idle")
+        else:
+            idle = (self.running[ids] == 0) & (self.machine_state[ids] != _UNAVAILABLE)
+            self._set_machines_state(ids[idle], "idle")
         self._trace_machine_states()
 
     def _execute_task(

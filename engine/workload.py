@@ -83,9 +83,13 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``'s encoder, made once."""
+
+
 def compact_json(value: object) -> str:
     """JSON written without spaces, like rapidjson's ``Writer``."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(value)
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
 from hetsched.core.mapping import Heuristic
+from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
@@ -322,7 +323,7 @@ class HetschedScheduler(BatsimScheduler):
                 writer.writerow((
                     record.task.id, record.state.value,
                     decision.cluster if placed else "",
-                    str(node_set(decision.nodes)) if placed else "",
+                    format_intervals(decision.nodes) if placed else "",
                     decision.pstate if placed else "",
                     number(decision.start if placed else None),
                     number(decision.end if placed else None),

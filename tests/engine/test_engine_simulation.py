@@ -504,6 +504,33 @@ def test_protocol_misuse_is_refused_naming_the_event(
         )
 
 
+ONE_MACHINE_MISUSES = [
+    (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "1"}),
+                    _event(bs, "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"})],
+     r"event 1 \(EXECUTE_JOB\).*machine 1 .*currently computing jobs \(w0!1\)"),
+    (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "9"})],
+     r"invalid allocation \(9\): machine 9 does not exist"),
+    (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "0",
+                                                "mapping": {"0": 0, "1": 0}})],
+     r"requires 1 machines but its custom mapping size is 2"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "message"), ONE_MACHINE_MISUSES)
+def test_one_machine_allocations_are_checked_as_any_other(
+    tmp_path: Path, make: Any, message: str
+) -> None:
+    """A job on one machine takes the engine's scalar path: the same refusals."""
+    jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2)]
+    with pytest.raises(ProtocolError, match=message):
+        simulate(
+            platform(tmp_path),
+            [workload(tmp_path, jobs, PROFILES)],
+            RawScheduler({"make": make}),
+            tmp_path / "m",
+        )
+
+
 def test_scheduler_errors_are_reported(tmp_path: Path) -> None:
     class Broken(BatsimScheduler):
         def onJobSubmission(self, job: Any) -> None:
