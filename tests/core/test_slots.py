@@ -394,3 +394,45 @@ def _booked_at_random(
             slot = schedule.slot_at("c", k, length, start, start)
             schedule.book(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
     return schedule
+
+
+def test_searches_on_distinct_gaps_are_those_on_one_row_a_node() -> None:
+    """A gap shared by ``c`` nodes, given once with ``gap_count`` ``c``, counts as the ``c``
+    rows it stands for: ``idle_count``, ``idle_counts``, ``earliest_start``,
+    ``earliest_starts`` and ``_idle_in_gaps`` (both its binary searches and its matrix, with
+    gaps a rounding error shorter than the task) give what they give on the rows repeated,
+    on random gaps and free_from with many ties (the place-holders of a full-size
+    Machovec et al. day leave one gap alike on hundreds of nodes)."""
+    rng = np.random.default_rng(2028)
+    for _ in range(300):
+        distinct = int(rng.integers(1, 8))
+        begins = rng.choice([-INF, 0.0, 5.0, 12.5, 30.0], size=distinct)
+        lengths = rng.choice([3.0, 7.0, 7.0 + 1e-15, 20.0], size=distinct)
+        ends = np.where(np.isinf(begins), rng.uniform(2.0, 40.0, size=distinct), begins + lengths)
+        counts = rng.integers(1, 6, size=distinct)
+        rows_begin, rows_end = np.repeat(begins, counts), np.repeat(ends, counts)
+        n = int(counts.sum()) + int(rng.integers(1, 6))
+        sff = np.sort(rng.choice([-INF, 4.0, 25.0, 45.0, 60.0], size=n))
+        not_before = float(rng.choice([0.0, 5.0, 11.0]))
+        durations = rng.choice([1.0, 3.0, 7.0, 15.0], size=6)
+        for d in durations.tolist():
+            for at in (0.0, 5.0, 12.5, 31.0):
+                assert slots.idle_count(sff, begins, ends, at, d, counts) == slots.idle_count(
+                    sff, rows_begin, rows_end, at, d)
+            for k in range(1, n + 1):
+                assert slots.earliest_start(sff, begins, ends, k, d, not_before, counts) == (
+                    slots.earliest_start(sff, rows_begin, rows_end, k, d, not_before))
+            candidates = np.array([not_before, 5.0, 12.5, 13.0, 30.0])
+            usable = (ends - np.maximum(begins, not_before) >= d)
+            weighted = slots._idle_in_gaps(candidates, np.maximum(begins, not_before)[usable],
+                                           ends[usable], d, counts[usable])
+            one_a_row = slots._idle_in_gaps(
+                candidates, np.repeat(np.maximum(begins, not_before)[usable], counts[usable]),
+                np.repeat(ends[usable], counts[usable]), d)
+            assert weighted.tolist() == one_a_row.tolist()
+        assert slots.idle_counts(sff, begins, ends, 12.5, durations, counts).tolist() == (
+            slots.idle_counts(sff, rows_begin, rows_end, 12.5, durations).tolist())
+        nb_nodes = rng.integers(1, n + 1, size=6)
+        assert slots.earliest_starts(sff, begins, ends, nb_nodes, durations, not_before,
+                                     counts).tolist() == slots.earliest_starts(
+            sff, rows_begin, rows_end, nb_nodes, durations, not_before).tolist()
