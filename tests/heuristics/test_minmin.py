@@ -50,3 +50,59 @@ def test_place_holders_stop_when_nothing_can_start_now(
     loop = MinMin(schedule, 0.0, tasks, options, FixedScores([3.0, 1.0, 2.0]),
                   placeholders=True)
     assert [(d.action, d.task_id, d.start) for d in loop.run()] == expected
+
+
+class Decreasing:
+    """An objective that falls as the completion gets later: ``weight / (1 + completion)``."""
+
+    def __init__(self, weights: np.ndarray) -> None:
+        self.weights = weights
+
+    def scores(self, options: np.ndarray, completion: np.ndarray) -> np.ndarray:
+        return self.weights[options] / (1.0 + completion)
+
+    def score(self, option: int, completion: float) -> float:
+        return float(self.weights[option] / (1.0 + completion))
+
+
+class SearchEveryTime(MinMin):
+    """The loop by its definition: every earliest start searched in the schedule as it is."""
+
+    def _start(self, j: int, nb_nodes: int, duration: float) -> float:
+        return self.schedule.earliest_start(self.clusters[j].name, nb_nodes, duration, self.now)
+
+
+@pytest.mark.parametrize("placeholders", [True, False])
+@pytest.mark.parametrize("seed", range(40))
+def test_remembered_starts_are_the_starts_searched_again(placeholders: bool, seed: int) -> None:
+    """The loop keeps a remembered earliest start while its own bookings stay outside the
+    request's window: its decisions are those of a loop that searches every start again,
+    on random events (two clusters with running work and reservations, tasks of a few node
+    counts and durations, so requests repeat and windows often meet the bookings)."""
+    rng = np.random.default_rng(seed)
+    clusters = [Cluster("a", 1, tuple(range(8))), Cluster("b", 1, tuple(range(8, 14)))]
+    schedule = SystemSchedule(clusters)
+    for number in range(12):
+        cluster = clusters[number % 2]
+        k = int(rng.integers(1, 4))
+        start, length = float(rng.choice([0.0, 20.0, 45.0])), float(rng.choice([10.0, 30.0]))
+        if schedule.fits(cluster.name, k, start, length):
+            slot = schedule.slot_at(cluster.name, k, length, start, 0.0)
+            kind = Action.START if start == 0.0 else Action.RESERVE
+            schedule.book(f"w{number}", cluster.name, slot.nodes, slot.start, slot.end, kind)
+    tasks, rows = [], []
+    for i in range(int(rng.integers(5, 25))):
+        k = int(rng.choice([1, 2, 4]))
+        etc = {c.name: float(rng.choice([5.0, 15.0, 40.0])) for c in clusters}
+        tasks.append(Task(f"t{i}", 0.0, cores=k, etc=etc))
+        rows.extend((i, j, 0, k, etc[c.name]) for j, c in enumerate(clusters))
+    options = Options.build(rows)
+    weights = rng.choice([1.0, 2.0, 5.0], size=len(options)) * 100.0
+    runs = [
+        [(d.action, d.task_id, d.cluster, d.nodes, d.start, d.end)
+         for d in kind(schedule.copy(), 0.0, tasks, options, Decreasing(weights),
+                       placeholders=placeholders).run()]
+        for kind in (MinMin, SearchEveryTime)
+    ]
+    assert runs[0] == runs[1]
+    assert runs[0]
