@@ -39,13 +39,8 @@ distinct ``(k, d)`` (the tasks of one type share both), so the loop stops at the
 after which nothing can start now.
 
 The earliest slot of a request depends only on the cluster's bookings: it is searched once per
-distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster,
-unless every booking the loop made on the cluster since the last search of ``(k, d)`` (start
-``t``) lies outside ``[t, t + d)`` in time: then the nodes idle over ``[t, t + d)`` are the
-same (such a booking only splits a node's idle slot where the window is not) and no earlier
-start became possible (bookings only take idle time away), so ``t`` is still the earliest
-start, exactly. On a full-size Machovec et al. day a booking is mostly a place-holder at the
-end of a cluster's bookings, far from the earliest slots of short requests.
+distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster
+(the first pass's answers are remembered for the loop's first state).
 
 Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
 booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
@@ -162,8 +157,6 @@ class MinMin:
         duration)."""
         self.memo: dict[tuple[int, int, float], tuple[int, float]] = {}
         """(cluster, node count, duration) -> (cluster generation, earliest start)."""
-        self.booked_log: list[list[tuple[int, float, float]]] = [[] for _ in self.clusters]
-        """Per cluster, the loop's bookings there: (generation after it, start, end)."""
         self.nodes: list[int] = options.nodes.tolist()
         self.duration: list[float] = options.duration.tolist()
         self._first_pass()
@@ -210,32 +203,15 @@ class MinMin:
 
     def _start(self, j: int, nb_nodes: int, duration: float) -> float:
         """The earliest start on cluster ``j`` now, searched once per (node count, duration)
-        and state of the cluster (its generation: a booking there changes it), or kept when
-        the bookings since do not meet it (module docstring)."""
+        and state of the cluster (its generation: a booking there changes it)."""
         name = self.clusters[j].name
         generation = self.schedule.generation(name)
         known = self.memo.get((j, nb_nodes, duration))
-        if known is not None and (
-            known[0] == generation or self._apart(j, known[0], generation, known[1], duration)
-        ):
-            self.memo[j, nb_nodes, duration] = (generation, known[1])
+        if known is not None and known[0] == generation:
             return known[1]
         start = self.schedule.earliest_start(name, nb_nodes, duration, self.now)
         self.memo[j, nb_nodes, duration] = (generation, start)
         return start
-
-    def _apart(self, j: int, since: int, generation: int, start: float, duration: float) -> bool:
-        """Whether cluster ``j`` went from ``since`` to ``generation`` by the loop's bookings
-        alone, none of them meeting ``[start, start + duration)``."""
-        end = start + duration
-        changes = generation - since
-        for after, booked_start, booked_end in reversed(self.booked_log[j]):
-            if after <= since:
-                break
-            if booked_start < end and start < booked_end:
-                return False
-            changes -= 1
-        return changes == 0
 
     def _book(self, o: int, start: float) -> Decision:
         options = self.options
@@ -249,9 +225,6 @@ class MinMin:
         else:
             kind = Action.PLACEHOLDER if self.placeholders else Action.RESERVE
         decision = commit(self.schedule, self.tasks[i], slot, kind, int(options.pstate[o]))
-        self.booked_log[j].append(
-            (self.schedule.generation(slot.cluster), slot.start, slot.end)
-        )
         if self.booked is not None:
             self.booked(o, slot, kind)
         return decision

@@ -75,10 +75,10 @@ class SearchEveryTime(MinMin):
 @pytest.mark.parametrize("placeholders", [True, False])
 @pytest.mark.parametrize("seed", range(40))
 def test_remembered_starts_are_the_starts_searched_again(placeholders: bool, seed: int) -> None:
-    """The loop keeps a remembered earliest start while its own bookings stay outside the
-    request's window: its decisions are those of a loop that searches every start again,
-    on random events (two clusters with running work and reservations, tasks of a few node
-    counts and durations, so requests repeat and windows often meet the bookings)."""
+    """The loop remembers earliest starts (per cluster state, the first pass's too): its
+    decisions are those of a loop that searches every start again, on random events (two
+    clusters with running work and reservations, tasks of a few node counts and durations,
+    so requests repeat)."""
     rng = np.random.default_rng(seed)
     clusters = [Cluster("a", 1, tuple(range(8))), Cluster("b", 1, tuple(range(8, 14)))]
     schedule = SystemSchedule(clusters)
