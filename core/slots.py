@@ -10,15 +10,6 @@ keeps for one cluster of ``n`` nodes (local node indices ``0 .. n-1``):
 - the *finite gaps* ``gap_start[j]``, ``gap_end[j]``, ``gap_node[j]``: the idle
   slots of a node that end at the start of one of its busy intervals. Unused
   rows hold ``gap_start = +inf`` and ``gap_end = -inf`` and are never usable.
-- the *distinct gaps* ``gap_start[j]``, ``gap_end[j]``, ``gap_count[j]``: the same
-  gaps with the nodes left out, one row per distinct ``(start, end)`` and how many
-  nodes have that gap. The searches for a start (:func:`idle_count`,
-  :func:`idle_counts`, :func:`earliest_start`, :func:`earliest_starts`) only count
-  gaps, so they take either form (``gap_count`` omitted: one node a row); a booking
-  of a place-holder on most of a cluster leaves one gap on each of hundreds of nodes,
-  all alike, so the distinct gaps are tens of rows where the finite gaps are
-  thousands (Machovec et al.'s full-size days). Only :func:`select_nodes` needs
-  the nodes.
 
 Busy intervals are half-open, ``[start, end)``: a task may start at the very
 instant another one ends on the same node. A node is *idle over*
@@ -108,38 +99,18 @@ def check_request(nb_nodes: int, duration: float, size: int, cluster: str) -> No
         raise ValueError(f"cluster {cluster}: duration must be > 0 and finite, got {duration}")
 
 
-def _total(held: np.ndarray, gap_count: np.ndarray | None) -> int:
-    """How many nodes have the gaps where ``held`` holds (one each when ``gap_count`` is
-    ``None``)."""
-    if gap_count is None:
-        return int(np.count_nonzero(held))
-    return int(gap_count[held].sum())
-
-
-def _cumulative(counts: np.ndarray | None, size: int) -> np.ndarray:
-    """``c[i]``: how many nodes the first ``i`` rows stand for (``counts`` ``None``: one a
-    row), ``c[0] = 0``."""
-    if counts is None:
-        return np.arange(size + 1)
-    return np.concatenate(([0], np.cumsum(counts)))
-
-
 def idle_count(
     sorted_free_from: np.ndarray,
     gap_start: np.ndarray,
     gap_end: np.ndarray,
     start: float,
     duration: float,
-    gap_count: np.ndarray | None = None,
 ) -> int:
     """Number of nodes idle over ``[start, start + duration)`` (at the instant when 0).
 
     >>> import numpy as np
     >>> idle_count(np.array([0.0, 4.0, 9.0]), np.array([1.0]), np.array([6.0]), 2.0, 4.0)
     2
-    >>> idle_count(np.array([0.0, 4.0, 9.0]), np.array([1.0]), np.array([6.0]), 2.0, 4.0,
-    ...            gap_count=np.array([3]))  # three nodes idle over [1, 6)
-    4
     """
     count = int(sorted_free_from.searchsorted(start, side="right"))
     if gap_start.size:
@@ -147,7 +118,7 @@ def idle_count(
         # the second implies the first, else (an instant) the first implies the second.
         end = start + duration
         ends_after = end <= gap_end if end > start else start < gap_end
-        count += _total((gap_start <= start) & ends_after, gap_count)
+        count += int(np.count_nonzero((gap_start <= start) & ends_after))
     return count
 
 
@@ -157,7 +128,6 @@ def idle_counts(
     gap_end: np.ndarray,
     start: float,
     durations: np.ndarray,
-    gap_count: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`idle_count` over ``[start, start + d)`` for each of ``durations`` (all ``> 0``),
     with the same floating-point comparisons: the nodes idle from their free_from, plus the
@@ -167,20 +137,13 @@ def idle_counts(
     >>> idle_counts(np.array([0.0, 4.0, 9.0]), np.array([1.0, 3.0]), np.array([6.0, 8.0]),
     ...             2.0, np.array([4.0, 5.0, 0.5])).tolist()
     [2, 1, 2]
-    >>> idle_counts(np.array([0.0, 4.0, 9.0]), np.array([1.0, 3.0]), np.array([6.0, 8.0]),
-    ...             2.0, np.array([4.0, 5.0, 0.5]), gap_count=np.array([2, 5])).tolist()
-    [3, 1, 3]
     """
     count = int(sorted_free_from.searchsorted(start, side="right"))
     ends = start + durations
     if not gap_start.size:
         return np.full(ends.shape, count, dtype=np.intp)
-    begun = gap_start <= start
-    order = gap_end[begun].argsort()
-    begun_ends = gap_end[begun][order]
-    weights = None if gap_count is None else gap_count[begun][order]
-    within = _cumulative(weights, begun_ends.size)
-    return count + within[-1] - within[begun_ends.searchsorted(ends, side="left")]
+    begun = np.sort(gap_end[gap_start <= start])
+    return count + begun.size - begun.searchsorted(ends, side="left")
 
 
 def earliest_start(
@@ -190,7 +153,6 @@ def earliest_start(
     nb_nodes: int,
     duration: float,
     not_before: float,
-    gap_count: np.ndarray | None = None,
 ) -> float:
     """Earliest ``t >= not_before`` with ``nb_nodes`` nodes idle over ``[t, t + duration)``.
 
@@ -199,8 +161,8 @@ def earliest_start(
     ``duration`` long; at the earliest such ``t`` some node becomes idle, so
     ``t`` is ``not_before``, a gap start, or a ``free_from`` value; with ``u``
     usable gaps only the ``free_from`` values of rank ``>= nb_nodes - u`` can
-    reach the count. Cost: a few vectorised passes over the gaps (the distinct
-    gaps, with ``gap_count``), plus ``O(u log u)`` for the ``u`` usable ones.
+    reach the count. Cost: a few vectorised passes over the gaps, plus
+    ``O(u^2)`` for the ``u`` usable ones.
 
     >>> import numpy as np
     >>> sff = np.array([10.0, 20.0, 20.0])   # node 2 busy until 10, nodes 0, 1 until 20
@@ -210,9 +172,6 @@ def earliest_start(
     0.0
     >>> earliest_start(sff, gs, ge, nb_nodes=2, duration=5.0, not_before=0.0)
     20.0
-    >>> earliest_start(sff, gs[1:], ge[1:], nb_nodes=2, duration=5.0, not_before=0.0,
-    ...                gap_count=np.array([2]))  # nodes 0 and 1 both idle until 8
-    0.0
     """
     tail = sorted_free_from[nb_nodes - 1]
     if tail <= not_before:
@@ -225,7 +184,7 @@ def earliest_start(
         return float(tail)
     return _earliest_in_gaps(
         sorted_free_from, usable_from[usable], gap_end[usable], nb_nodes, duration, not_before,
-        float(tail), None if gap_count is None else gap_count[usable],
+        float(tail),
     )
 
 
@@ -237,20 +196,17 @@ def _earliest_in_gaps(
     duration: float,
     not_before: float,
     tail: float,
-    counts: np.ndarray | None = None,
 ) -> float:
     """:func:`earliest_start` once the usable gaps are known (``[begins, ends)``, seen from
-    ``not_before``; at least ``duration`` long and beginning before ``tail``; ``counts``
-    nodes each, one when ``None``): the smallest candidate time (``not_before``, a gap begin,
-    a free_from of rank ``>= nb_nodes - u`` for ``u`` usable gaps) at which
-    :func:`_idle_in_gaps` and the free nodes make ``nb_nodes``, if before ``tail``."""
-    usable = begins.size if counts is None else int(counts.sum())
-    low = max(0, nb_nodes - usable - 1)
+    ``not_before``; at least ``duration`` long and beginning before ``tail``): the smallest
+    candidate time (``not_before``, a gap begin, a free_from of rank ``>= nb_nodes - u``) at
+    which :func:`_idle_in_gaps` and the free nodes make ``nb_nodes``, if before ``tail``."""
+    low = max(0, nb_nodes - begins.size - 1)
     ranked = sorted_free_from[low : nb_nodes - 1]
     candidates = np.concatenate(([not_before], begins, ranked[ranked > not_before]))
-    idle = sorted_free_from.searchsorted(candidates, side="right")
-    idle += _idle_in_gaps(candidates, begins, ends, duration, counts)
-    feasible = candidates[idle >= nb_nodes]
+    counts = sorted_free_from.searchsorted(candidates, side="right")
+    counts += _idle_in_gaps(candidates, begins, ends, duration)
+    feasible = candidates[counts >= nb_nodes]
     if feasible.size:
         first = float(feasible.min())
         if first < tail:
@@ -259,12 +215,10 @@ def _earliest_in_gaps(
 
 
 def _idle_in_gaps(
-    candidates: np.ndarray, begins: np.ndarray, ends: np.ndarray, duration: float,
-    counts: np.ndarray | None = None,
+    candidates: np.ndarray, begins: np.ndarray, ends: np.ndarray, duration: float
 ) -> np.ndarray:
-    """For each candidate time ``t``, how many nodes' gaps ``[begins, ends)`` (``counts``
-    nodes each, one when ``None``) hold ``[t, t + duration)``: ``begins <= t`` and
-    ``t + duration <= ends``, with exactly these floating-point operations.
+    """For each candidate time ``t``, how many gaps ``[begins, ends)`` hold ``[t, t + duration)``:
+    ``begins <= t`` and ``t + duration <= ends``, with exactly these floating-point operations.
 
     When every gap holds the task at its own begin (``begins + duration <= ends``), a gap that
     ends too soon for ``t`` (``t + duration > end``) also begins at or before ``t`` (were its
@@ -277,22 +231,14 @@ def _idle_in_gaps(
     >>> begins, ends = np.array([0.0, 2.0, 5.0]), np.array([4.0, 9.0, 7.0])
     >>> _idle_in_gaps(np.array([0.0, 2.0, 5.0, 6.0]), begins, ends, 2.0).tolist()
     [1, 2, 2, 1]
-    >>> _idle_in_gaps(np.array([0.0, 2.0, 5.0, 6.0]), begins, ends, 2.0,
-    ...               np.array([1, 10, 100])).tolist()
-    [1, 11, 110, 10]
     """
     if bool(np.all(begins + duration <= ends)):
-        by_begin, by_end = begins.argsort(), ends.argsort()
-        begun = _cumulative(None if counts is None else counts[by_begin], begins.size)
-        ended = _cumulative(None if counts is None else counts[by_end], ends.size)
-        return (begun[begins[by_begin].searchsorted(candidates, side="right")]
-                - ended[ends[by_end].searchsorted(candidates + duration, side="left")])
+        begun = np.sort(begins).searchsorted(candidates, side="right")
+        return begun - np.sort(ends).searchsorted(candidates + duration, side="left")
     inside = (begins[None, :] <= candidates[:, None]) & (
         candidates[:, None] + duration <= ends[None, :]
     )
-    if counts is None:
-        return np.count_nonzero(inside, axis=1)
-    return inside @ counts
+    return np.count_nonzero(inside, axis=1)
 
 
 _MATRIX_CELLS = 1 << 18
@@ -306,7 +252,6 @@ def earliest_starts(
     nb_nodes: np.ndarray,
     durations: np.ndarray,
     not_before: float,
-    gap_count: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`earliest_start` for many requests at once: vectorised, but for the requests
     that have usable gaps (tested for all requests and gaps in a few numpy passes, with the
@@ -338,7 +283,6 @@ def earliest_starts(
             starts[i] = _earliest_in_gaps(
                 sorted_free_from, usable_from[gaps], gap_end[gaps], int(nb_nodes[i]),
                 float(durations[i]), not_before, float(starts[i]),
-                None if gap_count is None else gap_count[gaps],
             )
     return starts
 

@@ -126,16 +126,11 @@ class _Rows:
     booking). Rows ``used`` on are free (their values are never read); dead rows, below
     ``used``, have ``start = +inf``, ``end = -inf`` and ids -2, so no query or lookup ever
     matches them.
-
-    With ``counted`` (the gap table), the table also keeps how many live rows have each
-    distinct ``(start, end)`` (``pairs``), updated as rows are added and killed, and
-    :meth:`distinct` gives them as arrays: what the searches for a start read
-    (:mod:`hetsched.core.slots`, the distinct gaps).
     """
 
-    __slots__ = ("_distinct", "dead", "end", "next", "node", "pairs", "prev", "start", "used")
+    __slots__ = ("dead", "end", "next", "node", "prev", "start", "used")
 
-    def __init__(self, size: int = 16, *, counted: bool = False) -> None:
+    def __init__(self, size: int = 16) -> None:
         self.start = np.empty(size)
         self.end = np.empty(size)
         self.node = np.empty(size, dtype=np.intp)
@@ -143,55 +138,13 @@ class _Rows:
         self.next = np.empty(size, dtype=np.intp)
         self.used = 0
         self.dead = 0
-        self.pairs: dict[tuple[float, float], int] | None = {} if counted else None
-        self._distinct: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def copy(self) -> _Rows:
         other = _Rows.__new__(_Rows)
         other.start, other.end = self.start.copy(), self.end.copy()
         other.node, other.prev, other.next = self.node.copy(), self.prev.copy(), self.next.copy()
         other.used, other.dead = self.used, self.dead
-        other.pairs = None if self.pairs is None else dict(self.pairs)
-        other._distinct = self._distinct  # never written in place
         return other
-
-    def distinct(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct ``(start, end)`` of the live rows and how many rows have each (a
-        ``counted`` table only)."""
-        if self._distinct is None:
-            pairs = self.pairs
-            assert pairs is not None, "distinct() of a table that does not count its rows"
-            size = len(pairs)
-            start = np.fromiter((key[0] for key in pairs), float, size)
-            end = np.fromiter((key[1] for key in pairs), float, size)
-            count = np.fromiter(pairs.values(), np.intp, size)
-            self._distinct = (start, end, count)
-        return self._distinct
-
-    def _count(self, rows: slice | np.ndarray, sign: int) -> None:
-        """Add ``sign`` times the ``(start, end)`` of ``rows`` to ``pairs``."""
-        pairs = self.pairs
-        if pairs is None:
-            return
-        self._distinct = None
-        start, end = self.start[rows], self.end[rows]
-        first = start[0], end[0]
-        if start.size == 1 or ((start == first[0]).all() and (end == first[1]).all()):
-            keys, counts = [(float(first[0]), float(first[1]))], [start.size]
-        else:
-            order = np.lexsort((end, start))
-            start, end = start[order], end[order]
-            cuts = (np.flatnonzero((start[1:] != start[:-1]) | (end[1:] != end[:-1])) + 1)
-            bounds = [0, *cuts.tolist(), start.size]
-            keys = list(zip(start[bounds[:-1]].tolist(), end[bounds[:-1]].tolist(),
-                            strict=True))
-            counts = [b - a for a, b in pairwise(bounds)]
-        for key, count in zip(keys, counts, strict=True):
-            left = pairs.get(key, 0) + sign * count
-            if left:
-                pairs[key] = left
-            else:
-                del pairs[key]
 
     def add(self, start: Column, end: Column, node: np.ndarray, prev: Column,
             following: Column) -> None:
@@ -206,7 +159,6 @@ class _Rows:
         self.start[rows], self.end[rows], self.node[rows] = start, end, node
         self.prev[rows], self.next[rows] = prev, following
         self.used = used + extra
-        self._count(rows, 1)
 
     def add_where(self, where: np.ndarray | np.bool_, start: Column, end: Column,
                   node: np.ndarray, prev: Column, following: Column) -> None:
@@ -220,7 +172,6 @@ class _Rows:
     def kill(self, rows: np.ndarray) -> None:
         if not rows.size:
             return
-        self._count(rows, -1)
         self.start[rows], self.end[rows] = INF, -INF
         self.node[rows], self.prev[rows], self.next[rows] = -1, -2, -2
         self.dead += rows.size
@@ -304,7 +255,7 @@ class ClusterTimeline:
         self._last = np.full(n, -1, dtype=np.intp)  # per node: id of its last booking
         self._ff = np.full(n, -INF)  # per node: end of its last booking
         self._sff = np.full(n, -INF)
-        self._gaps = _Rows(counted=True)
+        self._gaps = _Rows()
         self._touching = _Rows()
         self.generation = 0
         self.holders: WeakSet[object] = WeakSet()
@@ -369,10 +320,8 @@ class ClusterTimeline:
     def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
         """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        gap_start, gap_end, gap_count = self._gaps.distinct()
-        return earliest_start(
-            self._sff, gap_start, gap_end, nb_nodes, duration, not_before, gap_count
-        )
+        gap_start, gap_end, _ = self._gap_arrays()
+        return earliest_start(self._sff, gap_start, gap_end, nb_nodes, duration, not_before)
 
     def earliest_starts(
         self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
@@ -389,10 +338,8 @@ class ClusterTimeline:
             check_request(
                 int(nb_nodes.max()), float(durations.max()), self.nb_nodes, self.cluster.name
             )
-        gap_start, gap_end, gap_count = self._gaps.distinct()
-        return earliest_starts(
-            self._sff, gap_start, gap_end, nb_nodes, durations, not_before, gap_count
-        )
+        gap_start, gap_end, _ = self._gap_arrays()
+        return earliest_starts(self._sff, gap_start, gap_end, nb_nodes, durations, not_before)
 
     def earliest_slot(self, nb_nodes: int, duration: float, not_before: float) -> Slot:
         """The earliest slot of Khemka section 3.2, nodes chosen by its tie-breaking rules."""
@@ -427,13 +374,13 @@ class ClusterTimeline:
         """
         if not duration >= 0:
             raise ValueError(f"cluster {self.cluster.name}: duration must be >= 0, got {duration}")
-        gap_start, gap_end, gap_count = self._gaps.distinct()
-        return idle_count(self._sff, gap_start, gap_end, start, duration, gap_count)
+        gap_start, gap_end, _ = self._gap_arrays()
+        return idle_count(self._sff, gap_start, gap_end, start, duration)
 
     def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
         """:meth:`idle_count` for each of ``durations`` (all ``> 0``), vectorised."""
-        gap_start, gap_end, gap_count = self._gaps.distinct()
-        return idle_counts(self._sff, gap_start, gap_end, start, durations, gap_count)
+        gap_start, gap_end, _ = self._gap_arrays()
+        return idle_counts(self._sff, gap_start, gap_end, start, durations)
 
     def idle_nodes(self, at: float) -> tuple[int, ...]:
         """The nodes idle at the instant ``at`` (no busy interval contains it)."""
@@ -584,11 +531,10 @@ class ClusterTimeline:
         start, end = booking.start, booking.end
         gaps = self._gaps
         used = gaps.used
-        rows = np.flatnonzero((gaps.start[:used] <= start) & (end <= gaps.end[:used]))
-        if rows.size:  # those of the nodes ``inner`` (a node's gaps are disjoint)
-            wanted = np.zeros(self.nb_nodes, dtype=bool)
-            wanted[inner] = True
-            rows = rows[wanted[gaps.node[rows]]]
+        rows = np.flatnonzero(
+            (gaps.start[:used] <= start) & (end <= gaps.end[:used])
+            & np.isin(gaps.node[:used], inner)
+        )
         ahead = _NO_ROWS
         ahead_first = _NO_ROWS
         if rows.size < inner.size:

@@ -39,8 +39,7 @@ distinct ``(k, d)`` (the tasks of one type share both), so the loop stops at the
 after which nothing can start now.
 
 The earliest slot of a request depends only on the cluster's bookings: it is searched once per
-distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster
-(the first pass's answers are remembered for the loop's first state).
+distinct ``(cluster, k, d)`` in the first pass, and in the loop once per state of the cluster.
 
 Options whose best score is 0 (e.g. every slot left finishes after a hard deadline) are not
 booked unless ``book_zero``: the loop stops when the best remaining score is 0 (Khemka et
@@ -168,10 +167,10 @@ class MinMin:
             if not rows.size:
                 continue
             nodes, durations = options.nodes[rows], options.duration[rows]
-            generation = self.schedule.generation(cluster.name)
-            starts = self._distinct_starts(j, nodes, durations, generation)
+            starts = self._distinct_starts(j, nodes, durations)
             completion = starts + durations
             scores = self.objective.scores(rows, completion)
+            generation = self.schedule.generation(cluster.name)
             for o, i, p, k, s, c, score in zip(
                 rows.tolist(), options.task[rows].tolist(), options.pstate[rows].tolist(),
                 nodes.tolist(), starts.tolist(), completion.tolist(), scores.tolist(),
@@ -183,13 +182,11 @@ class MinMin:
                     self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
         heapq.heapify(self.heap)
 
-    def _distinct_starts(
-        self, j: int, nodes: np.ndarray, durations: np.ndarray, generation: int
-    ) -> np.ndarray:
-        """The earliest starts of these requests on cluster ``j`` (at ``generation``),
-        searched once per distinct (node count, duration): the tasks of one type share both
-        on a cluster (Machovec et al. sec. IV.B: 100 task types), so a queue of hundreds of
-        tasks asks a few dozen distinct questions. Each answer is remembered for the loop."""
+    def _distinct_starts(self, j: int, nodes: np.ndarray, durations: np.ndarray) -> np.ndarray:
+        """The earliest starts of these requests on cluster ``j``, searched once per distinct
+        (node count, duration): the tasks of one type share both on a cluster (Machovec et
+        al. sec. IV.B: 100 task types), so a queue of hundreds of tasks asks a few dozen
+        distinct questions."""
         name = self.clusters[j].name
         keys = list(zip(nodes.tolist(), durations.tolist(), strict=True))
         distinct = dict.fromkeys(keys)
@@ -198,7 +195,6 @@ class MinMin:
         found = self.schedule.earliest_starts(name, unique_nodes, unique_durations, self.now)
         for (k, d), start in zip(distinct, found.tolist(), strict=True):
             distinct[k, d] = start
-            self.memo[j, k, d] = (generation, start)
         return np.array([distinct[key] for key in keys], dtype=float)
 
     def _start(self, j: int, nb_nodes: int, duration: float) -> float:

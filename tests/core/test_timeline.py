@@ -8,7 +8,6 @@ ones, on both sides of the shortcut.
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 
 import numpy as np
 from hypothesis import given, settings
@@ -167,47 +166,3 @@ def test_start_reserved_of_no_booking_names_the_task() -> None:
         assert "ghost" in str(error) and "c" in str(error)
     else:
         raise AssertionError("no error")
-
-
-def _finite_gaps(tl: ClusterTimeline) -> dict[tuple[float, float], int]:
-    """The definition: per node, the idle time between two consecutive bookings, and before
-    its first booking (from ``-inf``) unless that is running work; how many nodes have each."""
-    gaps: dict[tuple[float, float], int] = {}
-    for node in tl.cluster.resource_ids:
-        chain = tl.node_bookings(node)
-        if chain and chain[0].kind is not Action.START:
-            gaps[-math.inf, chain[0].start] = gaps.get((-math.inf, chain[0].start), 0) + 1
-        for before, after in pairwise(chain):
-            if before.end < after.start:
-                gaps[before.end, after.start] = gaps.get((before.end, after.start), 0) + 1
-    return gaps
-
-
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
-def test_distinct_gaps_are_the_finite_gaps_of_the_nodes(seed: int) -> None:
-    """The distinct gaps the searches read (``(start, end)`` and how many nodes have it,
-    kept as rows are added and killed) are the nodes' finite idle slots by their definition,
-    after random bookings of many nodes at a time (so nodes share gaps), releases, starts of
-    reservations and clones (a clone counts on its own)."""
-    cluster = Cluster("c", 1, tuple(range(30, 54)))
-    rng = np.random.default_rng(seed)
-    tl = ClusterTimeline(cluster)
-    for number in range(40):
-        slot = tl.earliest_slot(int(rng.integers(1, 20)), float(rng.choice([5.0, 10.0, 12.5])),
-                                float(rng.choice([0.0, 10.0, 30.0])))
-        kind = (Action.RESERVE, Action.PLACEHOLDER, Action.START)[number % 3]
-        if rng.random() < 0.3:
-            tl = tl.clone()
-        tl.book(Booking(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind))
-        if rng.random() < 0.2:
-            gone = f"t{rng.integers(number + 1)}"
-            if gone in tl:
-                tl.release(gone)
-        reserved = [b.task_id for b in tl.bookings() if b.kind is Action.RESERVE]
-        if reserved and rng.random() < 0.2:
-            tl.start_reserved(reserved[int(rng.integers(len(reserved)))])
-        start, end, count = tl._gaps.distinct()
-        found = dict(zip(zip(start.tolist(), end.tolist(), strict=True), count.tolist(),
-                         strict=True))
-        assert found == _finite_gaps(tl)
