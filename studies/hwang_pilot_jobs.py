@@ -10,13 +10,13 @@ given to another user finishes its running task first, then fetches the new user
 A task's run time is set when it starts, by its platform and the co-runners its node runs
 at that instant (:class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`).
 
-This is a small event loop (a heap of timed events, :meth:`PilotJobSimulation.step`,
-:meth:`PilotJobSimulation.run`) on Python lists and numpy arrays (the class says which), with
-no simulator: it is the reference a Batsim run of the same policies is checked against. Each
-instant is handled as a whole: task completions, then submissions, then (if an application was
-submitted or terminated) one scheduling invocation, then every idle core whose pilot's user has
-queued tasks starts one, and the run times of the tasks started are computed from their nodes'
-occupancy after all of these starts.
+This is a small event loop (each core's next task end and the submissions to come,
+:meth:`PilotJobSimulation.step`, :meth:`PilotJobSimulation.run`) on Python lists and numpy
+arrays (the class says which), with no simulator: it is the reference a Batsim run of the same
+policies is checked against. Each instant is handled as a whole: task completions, then
+submissions, then (if an application was submitted or terminated) one scheduling invocation,
+then every idle core whose pilot's user has queued tasks starts one, and the run times of the
+tasks started are computed from their nodes' occupancy after all of these starts.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
@@ -48,8 +48,6 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,9 +55,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
-
-_COMPLETION, _SUBMISSION = 0, 1
-"""Event kinds, in the order they are handled at one instant."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +186,7 @@ class PilotJobSimulation:
         self._solo_of: list[list[float]] = (
             [p.model.solo.tolist() for p in platforms] if self._onecore is None
             else [column.tolist() for column in self._onecore.T])
+        self._app_solo = np.array([p.model.solo for p in platforms])  # [platform, application]
         self._queued = [0] * n
         self._done = [0] * n
         self._submitted = [False] * n
@@ -208,6 +204,10 @@ class PilotJobSimulation:
                     f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
                 )
         self._occupancy = [[0] * p.nodes for p in platforms]
+        # per platform: digits of the occupancy codes, cores per node, its first node's index
+        self._digits = np.array(self._digit, dtype=np.int64)
+        self._node_cores = np.array(self._cores_per_node, dtype=np.int64)
+        self._node_offset = np.concatenate(([0], np.cumsum([p.nodes for p in platforms])[:-1]))
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
@@ -218,14 +218,17 @@ class PilotJobSimulation:
         self._busy = [[0.0] * m for _ in range(n)]
         self._solo_busy = [[0.0] * m for _ in range(n)]
         self._invocations: list[Invocation] = []
-        self._heap: list[tuple[float, int, int, object]] = []
-        self._sequence = itertools.count()
+        # per platform, when each core's running task ends (inf: none running); the
+        # submissions to come, in time order, from self._arrivals[self._next_arrival]
+        self._end = [np.full(p.cores, math.inf) for p in platforms]
+        self._arrivals = sorted((a.submission, user) for user, a in enumerate(applications))
+        self._next_arrival = 0
+        # no task runs shorter than this (slowdowns are >= 1: the models' pressures, pair
+        # terms and sensitivities are >= 0; the margin covers the rounding of 1 + x - y)
+        self._lookahead = 0.999 * float(
+            self._onecore.min() if self._onecore is not None
+            else min(p.model.solo[self._app].min() for p in platforms))
         self.now = 0.0
-        for user, app in enumerate(applications):
-            self._push(app.submission, _SUBMISSION, user)
-
-    def _push(self, at: float, kind: int, payload: object) -> None:
-        heapq.heappush(self._heap, (at, kind, next(self._sequence), payload))
 
     def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
         """The tasks of each application (columns) on nodes of occupancy ``codes``."""
@@ -245,34 +248,40 @@ class PilotJobSimulation:
             self._slowdowns[j][key] = slowdown
         return slowdown
 
+    def _arrival(self) -> float:
+        """When the next application is submitted (inf: none left)."""
+        if self._next_arrival < len(self._arrivals):
+            return self._arrivals[self._next_arrival][0]
+        return math.inf
+
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
-        heap = self._heap
-        if not heap:
+        now = min(self._arrival(), min(float(end.min()) for end in self._end))
+        if now == math.inf:
             return False
-        if self._complete_alone(1):
-            return True
-        now = heap[0][0]
         self.now = now
         invoke = False
         freed: dict[int, list[int]] = {}
-        while heap and heap[0][0] == now:
-            _, kind, _, payload = heapq.heappop(heap)
-            if kind == _COMPLETION:
-                j, cores = payload  # type: ignore[misc]
-                running, occupancy = self._running[j], self._occupancy[j]
-                digit, k = self._digit[j], self._cores_per_node[j]
-                for core in cores:
-                    user = running[core]
-                    running[core] = -1
-                    self._done[user] += 1
-                    occupancy[core // k] -= digit[self._app_of[user]]
-                freed.setdefault(j, []).extend(cores)
-            else:
-                user = int(payload)  # type: ignore[call-overload]
-                self._submitted[user] = True
-                self._queued[user] = self._tasks[user]
-                invoke = True
+        for j, end in enumerate(self._end):
+            ended = np.flatnonzero(end == now)
+            if ended.size == 0:
+                continue
+            end[ended] = math.inf
+            cores = ended.tolist()
+            running, occupancy = self._running[j], self._occupancy[j]
+            digit, k = self._digit[j], self._cores_per_node[j]
+            for core in cores:
+                user = running[core]
+                running[core] = -1
+                self._done[user] += 1
+                occupancy[core // k] -= digit[self._app_of[user]]
+            freed[j] = cores
+        while self._arrival() == now:
+            user = self._arrivals[self._next_arrival][1]
+            self._next_arrival += 1
+            self._submitted[user] = True
+            self._queued[user] = self._tasks[user]
+            invoke = True
         for user, finish in enumerate(self._finish):
             if (self._submitted[user] and self._done[user] == self._tasks[user]
                     and math.isnan(finish)):
@@ -285,60 +294,178 @@ class PilotJobSimulation:
             self._start(now, freed)
         return True
 
-    def _complete_alone(self, limit: int | None = None) -> int:
-        """:meth:`step` for the instants where one task ends alone (what the run-time spread
-        makes the rule), on scalars, one after another while the next instant is such (at
-        most ``limit``); how many were handled."""
-        heap, pop, push = self._heap, heapq.heappop, heapq.heappush
-        running_of, occupancy_of, digit_of = self._running, self._occupancy, self._digit
-        done, tasks, queued_of, app_of = self._done, self._tasks, self._queued, self._app_of
-        own_solo = self._onecore is not None
+    def _complete_window(self) -> int:
+        """Handle the task ends before ``first + lookahead`` (``first``: the next end), each
+        alone at its instant, as if one after another; how many (0: none, :meth:`step`
+        handles the next instant).
+
+        No task runs shorter than ``self._lookahead``, so a task started at or after
+        ``first`` ends after the window: the ends in the window, read from the cores' end
+        times before any of them is handled, are every event until its end whatever happens
+        at them (a submission ends the window before it; two ends at one instant end it
+        before them, and :meth:`step` handles that instant as a whole). They are handled with
+        numpy (:meth:`_complete_ends`) up to the end of an application's last task, which
+        may invoke the scheduler (:meth:`_complete_one`), and so on. The results are those
+        of handling every end as an instant of its own: the same tasks, run times (the same
+        float products and sums) and additions in the same order."""
+        first = min(float(end.min()) for end in self._end)
+        arrival = self._arrival()
+        if not first < arrival:
+            return 0
+        horizon = min(first + self._lookahead, arrival)
+        times, platforms, cores = [], [], []
+        for j, end in enumerate(self._end):
+            inside = np.flatnonzero(end < horizon)
+            times.append(end[inside])
+            platforms.append(np.full(inside.size, j, dtype=np.int64))
+            cores.append(inside)
+        time = np.concatenate(times)
+        order = np.argsort(time, kind="stable")
+        time = time[order]
+        tied = np.flatnonzero(time[1:] == time[:-1])
+        if tied.size:  # stop before the first instant with several ends
+            order = order[:tied[0]]
+            time = time[:tied[0]]
+        platform = np.concatenate(platforms)[order]
+        core = np.concatenate(cores)[order]
         handled = 0
-        while heap and handled != limit:
-            now, kind, _, payload = heap[0]
-            size = len(heap)
-            if not (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
-                    and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
-                break
-            pop(heap)
-            self.now = now
-            handled += 1
-            j, cores = payload  # type: ignore[misc]
-            core = cores[0]
-            running = running_of[j]
-            user = running[core]
-            running[core] = -1
-            done[user] += 1
-            node = core // self._cores_per_node[j]
-            digit = digit_of[j]
-            occupancy = occupancy_of[j]
-            occupancy[node] -= digit[app_of[user]]
-            if done[user] == tasks[user]:  # the application terminates
-                self._finish[user] = now
-                if any(queued_of):
-                    self._invoke(now)
-                    self._start(now, None)
-                continue
-            pilot = self._pilot[j][core]
-            if pilot < 0 or queued_of[pilot] == 0:
-                continue
-            queued = queued_of[pilot]
-            queued_of[pilot] = queued - 1
-            running[core] = pilot
-            app = app_of[pilot]
-            code = occupancy[node] + digit[app]
-            occupancy[node] = code
-            solo = self._solo_of[j][
-                self._first_task[pilot] + tasks[pilot] - queued if own_solo else app]
-            slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
-            if slowdown is None:
-                slowdown = self._slowdown(j, app, code)
-            duration = solo * slowdown
-            self._tasks_run[pilot][j] += 1
-            self._busy[pilot][j] += duration
-            self._solo_busy[pilot][j] += solo
-            push(heap, (now + duration, _COMPLETION, next(self._sequence), payload))
-        return handled
+        while handled < time.size:
+            handled += self._complete_ends(time[handled:], platform[handled:], core[handled:])
+            if handled < time.size:  # an application's last task: one by one
+                self._complete_one(float(time[handled]), int(platform[handled]),
+                                   int(core[handled]))
+                handled += 1
+        if time.size:
+            self.now = float(time[-1])
+        return int(time.size)
+
+    def _complete_one(self, now: float, j: int, core: int) -> None:
+        """The task on ``core`` of platform ``j`` ends alone at ``now``: the application
+        may terminate (and the scheduler be invoked), else the core's pilot starts a task if
+        its user has one queued."""
+        self.now = now
+        self._end[j][core] = math.inf
+        running = self._running[j]
+        user = running[core]
+        running[core] = -1
+        self._done[user] += 1
+        node = core // self._cores_per_node[j]
+        digit, occupancy = self._digit[j], self._occupancy[j]
+        occupancy[node] -= digit[self._app_of[user]]
+        if self._done[user] == self._tasks[user]:  # the application terminates
+            self._finish[user] = now
+            if any(self._queued):
+                self._invoke(now)
+                self._start(now, None)
+            return
+        pilot = self._pilot[j][core]
+        if pilot < 0 or self._queued[pilot] == 0:
+            return
+        queued = self._queued[pilot]
+        self._queued[pilot] = queued - 1
+        running[core] = pilot
+        app = self._app_of[pilot]
+        code = occupancy[node] + digit[app]
+        occupancy[node] = code
+        solo = self._solo_of[j][self._first_task[pilot] + self._tasks[pilot] - queued
+                                if self._onecore is not None else app]
+        slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
+        if slowdown is None:
+            slowdown = self._slowdown(j, app, code)
+        duration = solo * slowdown
+        self._tasks_run[pilot][j] += 1
+        self._busy[pilot][j] += duration
+        self._solo_busy[pilot][j] += solo
+        self._end[j][core] = now + duration
+
+    def _complete_ends(self, time: np.ndarray, platform: np.ndarray, core: np.ndarray
+                       ) -> int:
+        """The ends ``time`` (increasing, each alone at its instant, all before any task
+        started here can end) on ``core`` of ``platform``, handled at once up to the first
+        that ends an application's last task; how many.
+
+        With no invocation the pilots stay, so at each end, as :meth:`_complete_one` would,
+        the core's pilot starts its user's next queued task if there is one (the ``k``-th
+        end here of a pilot of user ``u`` starts ``u``'s ``k``-th next task while its queue
+        lasts), else the core idles; each node's occupancy after each end is its occupancy
+        before the window plus the changes of the ends before on that node (a cumulative
+        sum per node), which gives each started task's slowdown (read from the cache of
+        :meth:`_slowdown`)."""
+        users = len(self.applications)
+        platforms = platform.tolist()
+        cores = core.tolist()
+        running = np.array([self._running[j][c] for j, c in zip(platforms, cores, strict=True)],
+                           dtype=np.int64)
+        rank = _ranks(running)  # earlier ends here of the same user's tasks
+        last = np.flatnonzero(np.array(self._done, dtype=np.int64)[running] + rank + 1
+                              == np.array(self._tasks, dtype=np.int64)[running])
+        n = int(last[0]) if last.size else running.size
+        if n == 0:
+            return 0
+        if n < running.size:
+            time, platform, core, running = time[:n], platform[:n], core[:n], running[:n]
+            platforms, cores = platforms[:n], cores[:n]
+        pilot = np.array([self._pilot[j][c] for j, c in zip(platforms, cores, strict=True)],
+                         dtype=np.int64)
+        owner = np.where(pilot >= 0, pilot, 0)
+        fetched = _ranks(pilot)  # earlier ends here of the same user's pilots: their starts
+        start = (pilot >= 0) & (fetched < np.array(self._queued, dtype=np.int64)[owner])
+        digit = self._digits[platform]
+        per_node = self._node_cores[platform]
+        node = core // per_node
+        delta = np.where(start, digit[np.arange(n), self._app[owner]], 0) \
+            - digit[np.arange(n), self._app[running]]
+        before = np.array([self._occupancy[j][v] for j, v in zip(platforms, node.tolist(),
+                                                                 strict=True)], dtype=np.int64)
+        where = self._node_offset[platform] + node  # a node of any platform
+        by_node = np.argsort(where, kind="stable")
+        total = np.cumsum(delta[by_node])
+        group = where[by_node]
+        head = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        offset = np.repeat(np.r_[0, total[head[1:] - 1]], np.diff(np.r_[head, n]))
+        code = np.empty(n, dtype=np.int64)
+        code[by_node] = before[by_node] + total - offset
+        started = np.flatnonzero(start)
+        app = self._app[pilot[started]]
+        slowdown = np.empty(started.size)
+        for j in np.unique(platform[started]).tolist():
+            mine = np.flatnonzero(platform[started] == j)
+            keys, inverse = np.unique(code[started[mine]] * self._nb_apps + app[mine],
+                                      return_inverse=True)
+            cache = self._slowdowns[j]
+            values = []
+            for key in keys.tolist():
+                value = cache.get(key)
+                values.append(self._slowdown(j, key % self._nb_apps, key // self._nb_apps)
+                              if value is None else value)
+            slowdown[mine] = np.array(values)[inverse]
+        on = platform[started]
+        if self._onecore is None:
+            solo = self._app_solo[on, app]
+        else:
+            first = (np.array(self._first_task, dtype=np.int64) + self._tasks
+                     - np.array(self._queued, dtype=np.int64))
+            solo = self._onecore[first[pilot[started]] + fetched[started], on]
+        duration = solo * slowdown
+        ends = np.full(n, math.inf)
+        ends[started] = time[started] + duration
+        for u, count in enumerate(np.bincount(running, minlength=users).tolist()):
+            self._done[u] += count
+        for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
+            self._queued[u] -= count
+        for i in np.flatnonzero(~start | (pilot != running)).tolist():  # not steady
+            self._running[platforms[i]][cores[i]] = int(pilot[i]) if start[i] else -1
+        last_of_node = by_node[np.r_[head[1:] - 1, n - 1]]
+        for i in last_of_node[code[last_of_node] != before[last_of_node]].tolist():
+            self._occupancy[platforms[i]][int(node[i])] = int(code[i])
+        cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
+        for table, values in ((self._tasks_run, 1), (self._busy, duration),
+                              (self._solo_busy, solo)):
+            _accumulate_cells(table, cell, values)
+        for j, end in enumerate(self._end):
+            mine = platform == j
+            end[core[mine]] = ends[mine]
+        return n
 
     def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
         """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
@@ -424,16 +551,12 @@ class PilotJobSimulation:
         _accumulate(self._tasks_run, j, users, 1)
         _accumulate(self._busy, j, users, duration)
         _accumulate(self._solo_busy, j, users, solo)
-        ends = now + duration
-        unique, group = np.unique(ends, return_inverse=True)
-        for g, end in enumerate(unique):
-            self._push(float(end), _COMPLETION, (j, tuple(cores[group == g].tolist())))
+        self._end[j][cores] = now + duration
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self._heap:  # the instants where a task ends alone in a row, then the next
-            if not self._complete_alone():
-                self.step()
+        while self._complete_window() or self.step():  # lone ends in windows, else an instant
+            pass
         if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
                      if math.isnan(f)]
@@ -458,3 +581,26 @@ def _accumulate(table: list[list], j: int, users: np.ndarray, values: np.ndarray
     np.add.at(column, users, values)
     for row, total in zip(table, column.tolist(), strict=True):
         row[j] = total
+
+
+def _accumulate_cells(table: list[list], cells: np.ndarray, values: np.ndarray | int) -> None:
+    """``table[u][j] += values[i]`` for each ``cells[i] = u x columns + j``, in order (one
+    ``add.at`` on the flattened table: each cell's additions in the order given)."""
+    flat = np.array(table).reshape(-1)
+    np.add.at(flat, cells, values)
+    columns = len(table[0])
+    for u, row in enumerate(table):
+        row[:] = flat[u * columns:(u + 1) * columns].tolist()
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries before it hold the same value.
+
+    >>> _ranks(np.array([3, 1, 3, 3, 1])).tolist()
+    [0, 0, 1, 2, 1]
+    """
+    order = np.argsort(values, kind="stable")
+    rank = np.empty_like(order)
+    ordered = values[order]
+    rank[order] = np.arange(order.size) - np.searchsorted(ordered, ordered)
+    return rank
