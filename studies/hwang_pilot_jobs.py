@@ -48,6 +48,7 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -191,8 +192,16 @@ class PilotJobSimulation:
         self._done = [0] * n
         self._submitted = [False] * n
         self._finish = [math.nan] * n
-        self._pilot = [[-1] * p.cores for p in platforms]
-        self._running = [[-1] * p.cores for p in platforms]
+        # per platform (views of one array over every platform's cores): the user of each
+        # core's pilot and of its running task (-1: none), when that task ends (inf: none)
+        cores = np.cumsum([0] + [p.cores for p in platforms])
+        self._core_offset = cores[:-1]
+        self._pilot_all = np.full(cores[-1], -1, dtype=np.int64)
+        self._running_all = np.full(cores[-1], -1, dtype=np.int64)
+        self._end_all = np.full(cores[-1], math.inf)
+        self._pilot, self._running, self._end = (
+            [array[a:b] for a, b in itertools.pairwise(cores)]
+            for array in (self._pilot_all, self._running_all, self._end_all))
         self._cores_per_node = [p.cores_per_node for p in platforms]
         # tasks of each application running on each node, as occupancy codes (class doc)
         self._digit = [[(k + 1) ** a for a in range(self._nb_apps)]
@@ -203,12 +212,18 @@ class PilotJobSimulation:
                     f"platform {p.name}: {self._nb_apps} applications on {k}-core nodes need"
                     f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
                 )
-        self._occupancy = [[0] * p.nodes for p in platforms]
-        # per platform: digits of the occupancy codes, cores per node, its first node's index
+        nodes = np.cumsum([0] + [p.nodes for p in platforms])
+        self._node_offset = nodes[:-1]
+        self._occupancy_all = np.zeros(nodes[-1], dtype=np.int64)
+        self._occupancy = [self._occupancy_all[a:b]
+                           for a, b in itertools.pairwise(nodes)]
+        # per platform: the digits of its occupancy codes, its cores per node
         self._digits = np.array(self._digit, dtype=np.int64)
         self._node_cores = np.array(self._cores_per_node, dtype=np.int64)
-        self._node_offset = np.concatenate(([0], np.cumsum([p.nodes for p in platforms])[:-1]))
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
+        # whether a slowdown's key (occupancy code, application, platform) fits in int64
+        self._keys_fit = max((k + 1) ** self._nb_apps for k in self._cores_per_node) \
+            * self._nb_apps * m < 2**63
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
@@ -218,16 +233,17 @@ class PilotJobSimulation:
         self._busy = [[0.0] * m for _ in range(n)]
         self._solo_busy = [[0.0] * m for _ in range(n)]
         self._invocations: list[Invocation] = []
-        # per platform, when each core's running task ends (inf: none running); the
-        # submissions to come, in time order, from self._arrivals[self._next_arrival]
-        self._end = [np.full(p.cores, math.inf) for p in platforms]
+        # the submissions to come, in time order, from self._arrivals[self._next_arrival]
         self._arrivals = sorted((a.submission, user) for user, a in enumerate(applications))
         self._next_arrival = 0
-        # no task runs shorter than this (slowdowns are >= 1: the models' pressures, pair
-        # terms and sensitivities are >= 0; the margin covers the rounding of 1 + x - y)
-        self._lookahead = 0.999 * float(
-            self._onecore.min() if self._onecore is not None
-            else min(p.model.solo[self._app].min() for p in platforms))
+        # the shortest OneCore run time, on any platform, of each task and those after it
+        # of its user (no task runs shorter: slowdowns are >= 1, the models' pressures,
+        # pair terms and sensitivities being >= 0)
+        shortest = (self._onecore.min(axis=1) if self._onecore is not None
+                    else np.repeat(self._app_solo.min(axis=0)[self._app], self._tasks))
+        self._shortest_after = np.concatenate([
+            np.minimum.accumulate(shortest[a:a + t][::-1])[::-1]
+            for a, t in zip(self._first_task, self._tasks, strict=True)])
         self.now = 0.0
 
     def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
@@ -248,6 +264,16 @@ class PilotJobSimulation:
             self._slowdowns[j][key] = slowdown
         return slowdown
 
+    def _lookahead(self) -> float:
+        """No task started from now on runs shorter than this: the shortest OneCore run time
+        of the tasks still queued (a margin of 0.1 % covers the rounding of a slowdown's
+        ``1 + x - y``); inf when none is queued."""
+        following = [first + tasks - queued for first, tasks, queued
+                     in zip(self._first_task, self._tasks, self._queued, strict=True) if queued]
+        if not following:
+            return math.inf
+        return 0.999 * float(self._shortest_after[following].min())
+
     def _arrival(self) -> float:
         """When the next application is submitted (inf: none left)."""
         if self._next_arrival < len(self._arrivals):
@@ -256,26 +282,24 @@ class PilotJobSimulation:
 
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
-        now = min(self._arrival(), min(float(end.min()) for end in self._end))
+        now = min(self._arrival(), float(self._end_all.min()))
         if now == math.inf:
             return False
         self.now = now
         invoke = False
-        freed: dict[int, list[int]] = {}
+        freed: dict[int, np.ndarray] = {}
         for j, end in enumerate(self._end):
             ended = np.flatnonzero(end == now)
             if ended.size == 0:
                 continue
             end[ended] = math.inf
-            cores = ended.tolist()
-            running, occupancy = self._running[j], self._occupancy[j]
-            digit, k = self._digit[j], self._cores_per_node[j]
-            for core in cores:
-                user = running[core]
-                running[core] = -1
-                self._done[user] += 1
-                occupancy[core // k] -= digit[self._app_of[user]]
-            freed[j] = cores
+            users = self._running[j][ended]
+            self._running[j][ended] = -1
+            for user, count in enumerate(np.bincount(users, minlength=len(self._done)).tolist()):
+                self._done[user] += count
+            np.subtract.at(self._occupancy[j], ended // self._cores_per_node[j],
+                           self._digits[j][self._app[users]])
+            freed[j] = ended
         while self._arrival() == now:
             user = self._arrivals[self._next_arrival][1]
             self._next_arrival += 1
@@ -299,41 +323,35 @@ class PilotJobSimulation:
         alone at its instant, as if one after another; how many (0: none, :meth:`step`
         handles the next instant).
 
-        No task runs shorter than ``self._lookahead``, so a task started at or after
-        ``first`` ends after the window: the ends in the window, read from the cores' end
-        times before any of them is handled, are every event until its end whatever happens
+        No task started from now on runs shorter than :meth:`_lookahead`, so one started at
+        or after ``first`` ends after the window: the ends in the window, read from the cores'
+        end times before any of them is handled, are every event until its end whatever happens
         at them (a submission ends the window before it; two ends at one instant end it
         before them, and :meth:`step` handles that instant as a whole). They are handled with
         numpy (:meth:`_complete_ends`) up to the end of an application's last task, which
         may invoke the scheduler (:meth:`_complete_one`), and so on. The results are those
         of handling every end as an instant of its own: the same tasks, run times (the same
         float products and sums) and additions in the same order."""
-        first = min(float(end.min()) for end in self._end)
+        first = float(self._end_all.min())
         arrival = self._arrival()
-        if not first < arrival:
+        if not first < arrival or np.count_nonzero(self._end_all == first) > 1:
             return 0
-        horizon = min(first + self._lookahead, arrival)
-        times, platforms, cores = [], [], []
-        for j, end in enumerate(self._end):
-            inside = np.flatnonzero(end < horizon)
-            times.append(end[inside])
-            platforms.append(np.full(inside.size, j, dtype=np.int64))
-            cores.append(inside)
-        time = np.concatenate(times)
-        order = np.argsort(time, kind="stable")
-        time = time[order]
+        horizon = min(first + self._lookahead(), arrival)
+        inside = np.flatnonzero(self._end_all < horizon)  # platforms in order, then cores
+        order = np.argsort(self._end_all[inside], kind="stable")
+        flat = inside[order]
+        time = self._end_all[flat]
         tied = np.flatnonzero(time[1:] == time[:-1])
         if tied.size:  # stop before the first instant with several ends
-            order = order[:tied[0]]
+            flat = flat[:tied[0]]
             time = time[:tied[0]]
-        platform = np.concatenate(platforms)[order]
-        core = np.concatenate(cores)[order]
         handled = 0
         while handled < time.size:
-            handled += self._complete_ends(time[handled:], platform[handled:], core[handled:])
+            handled += self._complete_ends(time[handled:], flat[handled:])
             if handled < time.size:  # an application's last task: one by one
-                self._complete_one(float(time[handled]), int(platform[handled]),
-                                   int(core[handled]))
+                j = int(np.searchsorted(self._core_offset, flat[handled], side="right")) - 1
+                self._complete_one(float(time[handled]), j,
+                                   int(flat[handled] - self._core_offset[j]))
                 handled += 1
         if time.size:
             self.now = float(time[-1])
@@ -378,11 +396,10 @@ class PilotJobSimulation:
         self._solo_busy[pilot][j] += solo
         self._end[j][core] = now + duration
 
-    def _complete_ends(self, time: np.ndarray, platform: np.ndarray, core: np.ndarray
-                       ) -> int:
+    def _complete_ends(self, time: np.ndarray, flat: np.ndarray) -> int:
         """The ends ``time`` (increasing, each alone at its instant, all before any task
-        started here can end) on ``core`` of ``platform``, handled at once up to the first
-        that ends an application's last task; how many.
+        started here can end) on cores ``flat`` (indices over every platform's cores),
+        handled at once up to the first that ends an application's last task; how many.
 
         With no invocation the pilots stay, so at each end, as :meth:`_complete_one` would,
         the core's pilot starts its user's next queued task if there is one (the ``k``-th
@@ -392,54 +409,57 @@ class PilotJobSimulation:
         sum per node), which gives each started task's slowdown (read from the cache of
         :meth:`_slowdown`)."""
         users = len(self.applications)
-        platforms = platform.tolist()
-        cores = core.tolist()
-        running = np.array([self._running[j][c] for j, c in zip(platforms, cores, strict=True)],
-                           dtype=np.int64)
+        running = self._running_all[flat]
         rank = _ranks(running)  # earlier ends here of the same user's tasks
         last = np.flatnonzero(np.array(self._done, dtype=np.int64)[running] + rank + 1
                               == np.array(self._tasks, dtype=np.int64)[running])
         n = int(last[0]) if last.size else running.size
         if n == 0:
             return 0
-        if n < running.size:
-            time, platform, core, running = time[:n], platform[:n], core[:n], running[:n]
-            platforms, cores = platforms[:n], cores[:n]
-        pilot = np.array([self._pilot[j][c] for j, c in zip(platforms, cores, strict=True)],
-                         dtype=np.int64)
+        time, flat, running = time[:n], flat[:n], running[:n]
+        platform = np.searchsorted(self._core_offset, flat, side="right") - 1
+        pilot = self._pilot_all[flat]
         owner = np.where(pilot >= 0, pilot, 0)
         fetched = _ranks(pilot)  # earlier ends here of the same user's pilots: their starts
         start = (pilot >= 0) & (fetched < np.array(self._queued, dtype=np.int64)[owner])
         digit = self._digits[platform]
-        per_node = self._node_cores[platform]
-        node = core // per_node
+        where = self._node_offset[platform] + (flat - self._core_offset[platform]) \
+            // self._node_cores[platform]  # a node of any platform
         delta = np.where(start, digit[np.arange(n), self._app[owner]], 0) \
             - digit[np.arange(n), self._app[running]]
-        before = np.array([self._occupancy[j][v] for j, v in zip(platforms, node.tolist(),
-                                                                 strict=True)], dtype=np.int64)
-        where = self._node_offset[platform] + node  # a node of any platform
+        before = self._occupancy_all[where]
         by_node = np.argsort(where, kind="stable")
         total = np.cumsum(delta[by_node])
         group = where[by_node]
-        head = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        offset = np.repeat(np.r_[0, total[head[1:] - 1]], np.diff(np.r_[head, n]))
+        opens = np.empty(n, dtype=bool)  # the first end here on its node
+        opens[0] = True
+        np.not_equal(group[1:], group[:-1], out=opens[1:])
+        head = np.flatnonzero(opens)
+        tail = np.empty_like(head)  # the last
+        tail[:-1] = head[1:] - 1
+        tail[-1] = n - 1
+        earlier = np.zeros(head.size, dtype=np.int64)  # the changes on the nodes before
+        earlier[1:] = total[tail[:-1]]
         code = np.empty(n, dtype=np.int64)
-        code[by_node] = before[by_node] + total - offset
+        code[by_node] = before[by_node] + total - earlier[np.cumsum(opens) - 1]
         started = np.flatnonzero(start)
-        app = self._app[pilot[started]]
-        slowdown = np.empty(started.size)
-        for j in np.unique(platform[started]).tolist():
-            mine = np.flatnonzero(platform[started] == j)
-            keys, inverse = np.unique(code[started[mine]] * self._nb_apps + app[mine],
-                                      return_inverse=True)
-            cache = self._slowdowns[j]
-            values = []
-            for key in keys.tolist():
-                value = cache.get(key)
-                values.append(self._slowdown(j, key % self._nb_apps, key // self._nb_apps)
-                              if value is None else value)
-            slowdown[mine] = np.array(values)[inverse]
         on = platform[started]
+        app = self._app[pilot[started]]
+        nb_apps, caches, m = self._nb_apps, self._slowdowns, len(self.platforms)
+        if self._keys_fit:  # each (code, application, platform) looked up once
+            keys, inverse = np.unique((code[started] * nb_apps + app) * m + on,
+                                      return_inverse=True)
+        else:  # in Python integers
+            inverse = None
+            keys = [(c * nb_apps + a) * m + j for c, a, j in zip(
+                code[started].tolist(), app.tolist(), on.tolist(), strict=True)]
+        values = []
+        for key in keys if inverse is None else keys.tolist():
+            j, cached = key % m, key // m
+            value = caches[j].get(cached)
+            values.append(self._slowdown(j, cached % nb_apps, cached // nb_apps)
+                          if value is None else value)
+        slowdown = np.array(values) if inverse is None else np.array(values)[inverse]
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
@@ -449,22 +469,18 @@ class PilotJobSimulation:
         duration = solo * slowdown
         ends = np.full(n, math.inf)
         ends[started] = time[started] + duration
+        self._end_all[flat] = ends
+        self._running_all[flat] = np.where(start, pilot, -1)
+        last_of_node = by_node[tail]
+        self._occupancy_all[where[last_of_node]] = code[last_of_node]
         for u, count in enumerate(np.bincount(running, minlength=users).tolist()):
             self._done[u] += count
         for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
             self._queued[u] -= count
-        for i in np.flatnonzero(~start | (pilot != running)).tolist():  # not steady
-            self._running[platforms[i]][cores[i]] = int(pilot[i]) if start[i] else -1
-        last_of_node = by_node[np.r_[head[1:] - 1, n - 1]]
-        for i in last_of_node[code[last_of_node] != before[last_of_node]].tolist():
-            self._occupancy[platforms[i]][int(node[i])] = int(code[i])
         cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
         for table, values in ((self._tasks_run, 1), (self._busy, duration),
                               (self._solo_busy, solo)):
             _accumulate_cells(table, cell, values)
-        for j, end in enumerate(self._end):
-            mine = platform == j
-            end[core[mine]] = ends[mine]
         return n
 
     def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
@@ -479,10 +495,11 @@ class PilotJobSimulation:
             current=self._layouts(self._pilot), running=self._layouts(self._running),
         )
         self._shares = allocation.shares
-        self._pilot = [layout.reshape(-1).tolist() for layout in allocation.layouts]
+        for pilot, layout in zip(self._pilot, allocation.layouts, strict=True):
+            pilot[:] = layout.reshape(-1)
         self._invocations.append(Invocation(now, queued, allocation.shares))
 
-    def _start(self, now: float, freed: dict[int, list[int]] | None) -> None:
+    def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
         """Every idle core whose pilot's user has queued tasks starts one of them; only the
         cores ``freed`` at this instant (per platform) can be such when the pilots stayed
         (``None``: look at every core)."""
@@ -494,11 +511,11 @@ class PilotJobSimulation:
                 idle = np.flatnonzero((np.array(running) < 0) & (flat_pilot >= 0))
                 idle = idle[queued[flat_pilot[idle]] > 0]
                 owners = flat_pilot[idle]
-            elif j in freed:
-                chosen = [core for core in sorted(freed[j])
-                          if pilot[core] >= 0 and self._queued[pilot[core]] > 0]
-                idle = np.array(chosen, dtype=np.int64)
-                owners = np.array([pilot[core] for core in chosen], dtype=np.int64)
+            elif j in freed:  # freed[j]: increasing cores
+                owners = pilot[freed[j]]
+                keep = owners >= 0
+                keep[keep] = queued[owners[keep]] > 0
+                idle, owners = freed[j][keep], owners[keep]
             else:
                 continue
             requests.append((np.full(idle.size, j), idle, owners))
@@ -538,13 +555,11 @@ class PilotJobSimulation:
         running = self._running[j]
         k = platform.cores_per_node
         apps = self._app[users]
-        occupancy, digit = self._occupancy[j], self._digit[j]
-        nodes = (cores // k).tolist()
-        for core, user, node, app in zip(cores.tolist(), users.tolist(), nodes, apps.tolist(),
-                                         strict=True):
-            running[core] = user
-            occupancy[node] += digit[app]
-        corunners = self._counts(j, np.array([occupancy[node] for node in nodes]))
+        occupancy = self._occupancy[j]
+        nodes = cores // k
+        running[cores] = users
+        np.add.at(occupancy, nodes, self._digits[j][apps])
+        corunners = self._counts(j, occupancy[nodes])
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
