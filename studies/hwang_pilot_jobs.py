@@ -183,10 +183,6 @@ class PilotJobSimulation:
                 np.asarray(a.onecore, dtype=float) if a.onecore is not None else np.tile(
                     [p.model.solo[a.application] for p in platforms], (a.tasks, 1))
                 for a in applications])
-        # a task's OneCore run time on platform j: _solo_of[j][task] (own) or [application]
-        self._solo_of: list[list[float]] = (
-            [p.model.solo.tolist() for p in platforms] if self._onecore is None
-            else [column.tolist() for column in self._onecore.T])
         self._app_solo = np.array([p.model.solo for p in platforms])  # [platform, application]
         self._queued = [0] * n
         self._done = [0] * n
@@ -385,8 +381,8 @@ class PilotJobSimulation:
         app = self._app_of[pilot]
         code = occupancy[node] + digit[app]
         occupancy[node] = code
-        solo = self._solo_of[j][self._first_task[pilot] + self._tasks[pilot] - queued
-                                if self._onecore is not None else app]
+        solo = float(self._app_solo[j, app] if self._onecore is None else
+                     self._onecore[self._first_task[pilot] + self._tasks[pilot] - queued, j])
         slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
         if slowdown is None:
             slowdown = self._slowdown(j, app, code)
