@@ -4,7 +4,7 @@ Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
 run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
-cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1.5-2.5 s of CPU per
+cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of CPU per
 run at Table 6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
