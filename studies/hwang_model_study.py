@@ -4,7 +4,7 @@ Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
 run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
-cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1.5-2.5 s of CPU per
+cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of CPU per
 run at Table 6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import sys
@@ -196,22 +197,36 @@ def _second_level(run: Run) -> SecondLevelPolicy:
                                p_unit=v.p_unit)
 
 
+@functools.lru_cache(maxsize=2)
+def _inputs(scenario_number: int, scale: float, interarrival: float | None, seed: int,
+            spread: float) -> tuple[tuple[Platform, ...], tuple[Application, ...]]:
+    """The platforms and applications of a run (Table 8's scenario ``scenario_number`` at
+    ``scale``, its submissions and its tasks' drawn run times), the same for every cell of
+    a scenario, seed and gap: :func:`grid` lists those cells one after another, so they are
+    built once for all of them (nothing here is modified by a run)."""
+    scenario = SCENARIOS[scenario_number - 1]
+    clusters = generate_platform(scenario.platform_preset, seed=0).clusters
+    platforms = tuple(
+        Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
+        for c in clusters)
+    counts = task_counts(scenario, scale)
+    gap = None if interarrival is None else interarrival * scale
+    submitted = submission_times(list(counts), gap, seed)
+    factors = runtime_factors(counts, spread, seed)
+    applications = tuple(
+        Application(app, APPLICATIONS.index(app), count, submitted[app],
+                    None if spread == 0 else task_onecore(
+                        [p.model.solo[APPLICATIONS.index(app)] for p in platforms],
+                        factors[app]))
+        for app, count in counts.items())
+    return platforms, applications
+
+
 def simulate(run: Run, scale: float) -> dict[str, object]:
     """Run ``run`` at ``scale`` x Table 6's tasks; its row of ``runs.csv``."""
     scenario = SCENARIOS[run.scenario - 1]
-    clusters = generate_platform(scenario.platform_preset, seed=0).clusters
-    platforms = [Platform(c.name, c.nb_nodes, CorunnerModel.paper(c.name, c.cores_per_node))
-                 for c in clusters]
-    counts = task_counts(scenario, scale)
-    gap = None if run.interarrival is None else run.interarrival * scale
-    submitted = submission_times(list(counts), gap, run.seed)
-    factors = runtime_factors(counts, run.variant.runtime_spread, run.seed)
-    applications = [
-        Application(app, APPLICATIONS.index(app), count, submitted[app],
-                    None if run.variant.runtime_spread == 0 else task_onecore(
-                        [p.model.solo[APPLICATIONS.index(app)] for p in platforms],
-                        factors[app]))
-        for app, count in counts.items()]
+    platforms, applications = _inputs(run.scenario, scale, run.interarrival, run.seed,
+                                      run.variant.runtime_spread)
     start = time.perf_counter()
     scheduler = TwoLevelScheduler(_first_level(run), _second_level(run))
     result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()

@@ -10,13 +10,13 @@ given to another user finishes its running task first, then fetches the new user
 A task's run time is set when it starts, by its platform and the co-runners its node runs
 at that instant (:class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`).
 
-This is a small event loop (a heap of timed events, :meth:`PilotJobSimulation.step`,
-:meth:`PilotJobSimulation.run`) on Python lists and numpy arrays (the class says which), with
-no simulator: it is the reference a Batsim run of the same policies is checked against. Each
-instant is handled as a whole: task completions, then submissions, then (if an application was
-submitted or terminated) one scheduling invocation, then every idle core whose pilot's user has
-queued tasks starts one, and the run times of the tasks started are computed from their nodes'
-occupancy after all of these starts.
+This is a small event loop (each core's next task end and the submissions to come,
+:meth:`PilotJobSimulation.step`, :meth:`PilotJobSimulation.run`) on Python lists and numpy
+arrays (the class says which), with no simulator: it is the reference a Batsim run of the same
+policies is checked against. Each instant is handled as a whole: task completions, then
+submissions, then (if an application was submitted or terminated) one scheduling invocation,
+then every idle core whose pilot's user has queued tasks starts one, and the run times of the
+tasks started are computed from their nodes' occupancy after all of these starts.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
@@ -48,7 +48,6 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -57,9 +56,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
-
-_COMPLETION, _SUBMISSION = 0, 1
-"""Event kinds, in the order they are handled at one instant."""
 
 
 @dataclass(frozen=True)
@@ -187,16 +183,21 @@ class PilotJobSimulation:
                 np.asarray(a.onecore, dtype=float) if a.onecore is not None else np.tile(
                     [p.model.solo[a.application] for p in platforms], (a.tasks, 1))
                 for a in applications])
-        # a task's OneCore run time on platform j: _solo_of[j][task] (own) or [application]
-        self._solo_of: list[list[float]] = (
-            [p.model.solo.tolist() for p in platforms] if self._onecore is None
-            else [column.tolist() for column in self._onecore.T])
+        self._app_solo = np.array([p.model.solo for p in platforms])  # [platform, application]
         self._queued = [0] * n
         self._done = [0] * n
         self._submitted = [False] * n
         self._finish = [math.nan] * n
-        self._pilot = [[-1] * p.cores for p in platforms]
-        self._running = [[-1] * p.cores for p in platforms]
+        # per platform (views of one array over every platform's cores): the user of each
+        # core's pilot and of its running task (-1: none), when that task ends (inf: none)
+        cores = np.cumsum([0] + [p.cores for p in platforms])
+        self._core_offset = cores[:-1]
+        self._pilot_all = np.full(cores[-1], -1, dtype=np.int64)
+        self._running_all = np.full(cores[-1], -1, dtype=np.int64)
+        self._end_all = np.full(cores[-1], math.inf)
+        self._pilot, self._running, self._end = (
+            [array[a:b] for a, b in itertools.pairwise(cores)]
+            for array in (self._pilot_all, self._running_all, self._end_all))
         self._cores_per_node = [p.cores_per_node for p in platforms]
         # tasks of each application running on each node, as occupancy codes (class doc)
         self._digit = [[(k + 1) ** a for a in range(self._nb_apps)]
@@ -207,8 +208,18 @@ class PilotJobSimulation:
                     f"platform {p.name}: {self._nb_apps} applications on {k}-core nodes need"
                     f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
                 )
-        self._occupancy = [[0] * p.nodes for p in platforms]
+        nodes = np.cumsum([0] + [p.nodes for p in platforms])
+        self._node_offset = nodes[:-1]
+        self._occupancy_all = np.zeros(nodes[-1], dtype=np.int64)
+        self._occupancy = [self._occupancy_all[a:b]
+                           for a, b in itertools.pairwise(nodes)]
+        # per platform: the digits of its occupancy codes, its cores per node
+        self._digits = np.array(self._digit, dtype=np.int64)
+        self._node_cores = np.array(self._cores_per_node, dtype=np.int64)
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
+        # whether a slowdown's key (occupancy code, application, platform) fits in int64
+        self._keys_fit = max((k + 1) ** self._nb_apps for k in self._cores_per_node) \
+            * self._nb_apps * m < 2**63
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
@@ -218,14 +229,18 @@ class PilotJobSimulation:
         self._busy = [[0.0] * m for _ in range(n)]
         self._solo_busy = [[0.0] * m for _ in range(n)]
         self._invocations: list[Invocation] = []
-        self._heap: list[tuple[float, int, int, object]] = []
-        self._sequence = itertools.count()
+        # the submissions to come, in time order, from self._arrivals[self._next_arrival]
+        self._arrivals = sorted((a.submission, user) for user, a in enumerate(applications))
+        self._next_arrival = 0
+        # the shortest OneCore run time, on any platform, of each task and those after it
+        # of its user (no task runs shorter: slowdowns are >= 1, the models' pressures,
+        # pair terms and sensitivities being >= 0)
+        shortest = (self._onecore.min(axis=1) if self._onecore is not None
+                    else np.repeat(self._app_solo.min(axis=0)[self._app], self._tasks))
+        self._shortest_after = np.concatenate([
+            np.minimum.accumulate(shortest[a:a + t][::-1])[::-1]
+            for a, t in zip(self._first_task, self._tasks, strict=True)])
         self.now = 0.0
-        for user, app in enumerate(applications):
-            self._push(app.submission, _SUBMISSION, user)
-
-    def _push(self, at: float, kind: int, payload: object) -> None:
-        heapq.heappush(self._heap, (at, kind, next(self._sequence), payload))
 
     def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
         """The tasks of each application (columns) on nodes of occupancy ``codes``."""
@@ -245,34 +260,48 @@ class PilotJobSimulation:
             self._slowdowns[j][key] = slowdown
         return slowdown
 
+    def _lookahead(self) -> float:
+        """No task started from now on runs shorter than this: the shortest OneCore run time
+        of the tasks still queued (a margin of 0.1 % covers the rounding of a slowdown's
+        ``1 + x - y``); inf when none is queued."""
+        following = [first + tasks - queued for first, tasks, queued
+                     in zip(self._first_task, self._tasks, self._queued, strict=True) if queued]
+        if not following:
+            return math.inf
+        return 0.999 * float(self._shortest_after[following].min())
+
+    def _arrival(self) -> float:
+        """When the next application is submitted (inf: none left)."""
+        if self._next_arrival < len(self._arrivals):
+            return self._arrivals[self._next_arrival][0]
+        return math.inf
+
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
-        heap = self._heap
-        if not heap:
+        now = min(self._arrival(), float(self._end_all.min()))
+        if now == math.inf:
             return False
-        if self._complete_alone(1):
-            return True
-        now = heap[0][0]
         self.now = now
         invoke = False
-        freed: dict[int, list[int]] = {}
-        while heap and heap[0][0] == now:
-            _, kind, _, payload = heapq.heappop(heap)
-            if kind == _COMPLETION:
-                j, cores = payload  # type: ignore[misc]
-                running, occupancy = self._running[j], self._occupancy[j]
-                digit, k = self._digit[j], self._cores_per_node[j]
-                for core in cores:
-                    user = running[core]
-                    running[core] = -1
-                    self._done[user] += 1
-                    occupancy[core // k] -= digit[self._app_of[user]]
-                freed.setdefault(j, []).extend(cores)
-            else:
-                user = int(payload)  # type: ignore[call-overload]
-                self._submitted[user] = True
-                self._queued[user] = self._tasks[user]
-                invoke = True
+        freed: dict[int, np.ndarray] = {}
+        for j, end in enumerate(self._end):
+            ended = np.flatnonzero(end == now)
+            if ended.size == 0:
+                continue
+            end[ended] = math.inf
+            users = self._running[j][ended]
+            self._running[j][ended] = -1
+            for user, count in enumerate(np.bincount(users, minlength=len(self._done)).tolist()):
+                self._done[user] += count
+            np.subtract.at(self._occupancy[j], ended // self._cores_per_node[j],
+                           self._digits[j][self._app[users]])
+            freed[j] = ended
+        while self._arrival() == now:
+            user = self._arrivals[self._next_arrival][1]
+            self._next_arrival += 1
+            self._submitted[user] = True
+            self._queued[user] = self._tasks[user]
+            invoke = True
         for user, finish in enumerate(self._finish):
             if (self._submitted[user] and self._done[user] == self._tasks[user]
                     and math.isnan(finish)):
@@ -285,60 +314,170 @@ class PilotJobSimulation:
             self._start(now, freed)
         return True
 
-    def _complete_alone(self, limit: int | None = None) -> int:
-        """:meth:`step` for the instants where one task ends alone (what the run-time spread
-        makes the rule), on scalars, one after another while the next instant is such (at
-        most ``limit``); how many were handled."""
-        heap, pop, push = self._heap, heapq.heappop, heapq.heappush
-        running_of, occupancy_of, digit_of = self._running, self._occupancy, self._digit
-        done, tasks, queued_of, app_of = self._done, self._tasks, self._queued, self._app_of
-        own_solo = self._onecore is not None
+    def _complete_window(self) -> int:
+        """Handle the task ends before ``first + lookahead`` (``first``: the next end), each
+        alone at its instant, as if one after another; how many (0: none, :meth:`step`
+        handles the next instant).
+
+        No task started from now on runs shorter than :meth:`_lookahead`, so one started at
+        or after ``first`` ends after the window: the ends in the window, read from the cores'
+        end times before any of them is handled, are every event until its end whatever happens
+        at them (a submission ends the window before it; two ends at one instant end it
+        before them, and :meth:`step` handles that instant as a whole). They are handled with
+        numpy (:meth:`_complete_ends`) up to the end of an application's last task, which
+        may invoke the scheduler (:meth:`_complete_one`), and so on. The results are those
+        of handling every end as an instant of its own: the same tasks, run times (the same
+        float products and sums) and additions in the same order."""
+        first = float(self._end_all.min())
+        arrival = self._arrival()
+        if not first < arrival or np.count_nonzero(self._end_all == first) > 1:
+            return 0
+        horizon = min(first + self._lookahead(), arrival)
+        inside = np.flatnonzero(self._end_all < horizon)  # platforms in order, then cores
+        order = np.argsort(self._end_all[inside], kind="stable")
+        flat = inside[order]
+        time = self._end_all[flat]
+        tied = np.flatnonzero(time[1:] == time[:-1])
+        if tied.size:  # stop before the first instant with several ends
+            flat = flat[:tied[0]]
+            time = time[:tied[0]]
         handled = 0
-        while heap and handled != limit:
-            now, kind, _, payload = heap[0]
-            size = len(heap)
-            if not (kind == _COMPLETION and len(payload[1]) == 1  # type: ignore[index]
-                    and (size < 2 or heap[1][0] > now) and (size < 3 or heap[2][0] > now)):
-                break
-            pop(heap)
-            self.now = now
-            handled += 1
-            j, cores = payload  # type: ignore[misc]
-            core = cores[0]
-            running = running_of[j]
-            user = running[core]
-            running[core] = -1
-            done[user] += 1
-            node = core // self._cores_per_node[j]
-            digit = digit_of[j]
-            occupancy = occupancy_of[j]
-            occupancy[node] -= digit[app_of[user]]
-            if done[user] == tasks[user]:  # the application terminates
-                self._finish[user] = now
-                if any(queued_of):
-                    self._invoke(now)
-                    self._start(now, None)
-                continue
-            pilot = self._pilot[j][core]
-            if pilot < 0 or queued_of[pilot] == 0:
-                continue
-            queued = queued_of[pilot]
-            queued_of[pilot] = queued - 1
-            running[core] = pilot
-            app = app_of[pilot]
-            code = occupancy[node] + digit[app]
-            occupancy[node] = code
-            solo = self._solo_of[j][
-                self._first_task[pilot] + tasks[pilot] - queued if own_solo else app]
-            slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
-            if slowdown is None:
-                slowdown = self._slowdown(j, app, code)
-            duration = solo * slowdown
-            self._tasks_run[pilot][j] += 1
-            self._busy[pilot][j] += duration
-            self._solo_busy[pilot][j] += solo
-            push(heap, (now + duration, _COMPLETION, next(self._sequence), payload))
-        return handled
+        while handled < time.size:
+            handled += self._complete_ends(time[handled:], flat[handled:])
+            if handled < time.size:  # an application's last task: one by one
+                j = int(np.searchsorted(self._core_offset, flat[handled], side="right")) - 1
+                self._complete_one(float(time[handled]), j,
+                                   int(flat[handled] - self._core_offset[j]))
+                handled += 1
+        if time.size:
+            self.now = float(time[-1])
+        return int(time.size)
+
+    def _complete_one(self, now: float, j: int, core: int) -> None:
+        """The task on ``core`` of platform ``j`` ends alone at ``now``: the application
+        may terminate (and the scheduler be invoked), else the core's pilot starts a task if
+        its user has one queued."""
+        self.now = now
+        self._end[j][core] = math.inf
+        running = self._running[j]
+        user = running[core]
+        running[core] = -1
+        self._done[user] += 1
+        node = core // self._cores_per_node[j]
+        digit, occupancy = self._digit[j], self._occupancy[j]
+        occupancy[node] -= digit[self._app_of[user]]
+        if self._done[user] == self._tasks[user]:  # the application terminates
+            self._finish[user] = now
+            if any(self._queued):
+                self._invoke(now)
+                self._start(now, None)
+            return
+        pilot = self._pilot[j][core]
+        if pilot < 0 or self._queued[pilot] == 0:
+            return
+        queued = self._queued[pilot]
+        self._queued[pilot] = queued - 1
+        running[core] = pilot
+        app = self._app_of[pilot]
+        code = occupancy[node] + digit[app]
+        occupancy[node] = code
+        solo = float(self._app_solo[j, app] if self._onecore is None else
+                     self._onecore[self._first_task[pilot] + self._tasks[pilot] - queued, j])
+        slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
+        if slowdown is None:
+            slowdown = self._slowdown(j, app, code)
+        duration = solo * slowdown
+        self._tasks_run[pilot][j] += 1
+        self._busy[pilot][j] += duration
+        self._solo_busy[pilot][j] += solo
+        self._end[j][core] = now + duration
+
+    def _complete_ends(self, time: np.ndarray, flat: np.ndarray) -> int:
+        """The ends ``time`` (increasing, each alone at its instant, all before any task
+        started here can end) on cores ``flat`` (indices over every platform's cores),
+        handled at once up to the first that ends an application's last task; how many.
+
+        With no invocation the pilots stay, so at each end, as :meth:`_complete_one` would,
+        the core's pilot starts its user's next queued task if there is one (the ``k``-th
+        end here of a pilot of user ``u`` starts ``u``'s ``k``-th next task while its queue
+        lasts), else the core idles; each node's occupancy after each end is its occupancy
+        before the window plus the changes of the ends before on that node (a cumulative
+        sum per node), which gives each started task's slowdown (read from the cache of
+        :meth:`_slowdown`)."""
+        users = len(self.applications)
+        running = self._running_all[flat]
+        rank = _ranks(running)  # earlier ends here of the same user's tasks
+        last = np.flatnonzero(np.array(self._done, dtype=np.int64)[running] + rank + 1
+                              == np.array(self._tasks, dtype=np.int64)[running])
+        n = int(last[0]) if last.size else running.size
+        if n == 0:
+            return 0
+        time, flat, running = time[:n], flat[:n], running[:n]
+        platform = np.searchsorted(self._core_offset, flat, side="right") - 1
+        pilot = self._pilot_all[flat]
+        owner = np.where(pilot >= 0, pilot, 0)
+        fetched = _ranks(pilot)  # earlier ends here of the same user's pilots: their starts
+        start = (pilot >= 0) & (fetched < np.array(self._queued, dtype=np.int64)[owner])
+        digit = self._digits[platform]
+        where = self._node_offset[platform] + (flat - self._core_offset[platform]) \
+            // self._node_cores[platform]  # a node of any platform
+        delta = np.where(start, digit[np.arange(n), self._app[owner]], 0) \
+            - digit[np.arange(n), self._app[running]]
+        before = self._occupancy_all[where]
+        by_node = np.argsort(where, kind="stable")
+        total = np.cumsum(delta[by_node])
+        group = where[by_node]
+        opens = np.empty(n, dtype=bool)  # the first end here on its node
+        opens[0] = True
+        np.not_equal(group[1:], group[:-1], out=opens[1:])
+        head = np.flatnonzero(opens)
+        tail = np.empty_like(head)  # the last
+        tail[:-1] = head[1:] - 1
+        tail[-1] = n - 1
+        earlier = np.zeros(head.size, dtype=np.int64)  # the changes on the nodes before
+        earlier[1:] = total[tail[:-1]]
+        code = np.empty(n, dtype=np.int64)
+        code[by_node] = before[by_node] + total - earlier[np.cumsum(opens) - 1]
+        started = np.flatnonzero(start)
+        on = platform[started]
+        app = self._app[pilot[started]]
+        nb_apps, caches, m = self._nb_apps, self._slowdowns, len(self.platforms)
+        if self._keys_fit:  # each (code, application, platform) looked up once
+            keys, inverse = np.unique((code[started] * nb_apps + app) * m + on,
+                                      return_inverse=True)
+        else:  # in Python integers
+            inverse = None
+            keys = [(c * nb_apps + a) * m + j for c, a, j in zip(
+                code[started].tolist(), app.tolist(), on.tolist(), strict=True)]
+        values = []
+        for key in keys if inverse is None else keys.tolist():
+            j, cached = key % m, key // m
+            value = caches[j].get(cached)
+            values.append(self._slowdown(j, cached % nb_apps, cached // nb_apps)
+                          if value is None else value)
+        slowdown = np.array(values) if inverse is None else np.array(values)[inverse]
+        if self._onecore is None:
+            solo = self._app_solo[on, app]
+        else:
+            first = (np.array(self._first_task, dtype=np.int64) + self._tasks
+                     - np.array(self._queued, dtype=np.int64))
+            solo = self._onecore[first[pilot[started]] + fetched[started], on]
+        duration = solo * slowdown
+        ends = np.full(n, math.inf)
+        ends[started] = time[started] + duration
+        self._end_all[flat] = ends
+        self._running_all[flat] = np.where(start, pilot, -1)
+        last_of_node = by_node[tail]
+        self._occupancy_all[where[last_of_node]] = code[last_of_node]
+        for u, count in enumerate(np.bincount(running, minlength=users).tolist()):
+            self._done[u] += count
+        for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
+            self._queued[u] -= count
+        cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
+        for table, values in ((self._tasks_run, 1), (self._busy, duration),
+                              (self._solo_busy, solo)):
+            _accumulate_cells(table, cell, values)
+        return n
 
     def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
         """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
@@ -352,10 +491,11 @@ class PilotJobSimulation:
             current=self._layouts(self._pilot), running=self._layouts(self._running),
         )
         self._shares = allocation.shares
-        self._pilot = [layout.reshape(-1).tolist() for layout in allocation.layouts]
+        for pilot, layout in zip(self._pilot, allocation.layouts, strict=True):
+            pilot[:] = layout.reshape(-1)
         self._invocations.append(Invocation(now, queued, allocation.shares))
 
-    def _start(self, now: float, freed: dict[int, list[int]] | None) -> None:
+    def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
         """Every idle core whose pilot's user has queued tasks starts one of them; only the
         cores ``freed`` at this instant (per platform) can be such when the pilots stayed
         (``None``: look at every core)."""
@@ -367,11 +507,11 @@ class PilotJobSimulation:
                 idle = np.flatnonzero((np.array(running) < 0) & (flat_pilot >= 0))
                 idle = idle[queued[flat_pilot[idle]] > 0]
                 owners = flat_pilot[idle]
-            elif j in freed:
-                chosen = [core for core in sorted(freed[j])
-                          if pilot[core] >= 0 and self._queued[pilot[core]] > 0]
-                idle = np.array(chosen, dtype=np.int64)
-                owners = np.array([pilot[core] for core in chosen], dtype=np.int64)
+            elif j in freed:  # freed[j]: increasing cores
+                owners = pilot[freed[j]]
+                keep = owners >= 0
+                keep[keep] = queued[owners[keep]] > 0
+                idle, owners = freed[j][keep], owners[keep]
             else:
                 continue
             requests.append((np.full(idle.size, j), idle, owners))
@@ -411,29 +551,23 @@ class PilotJobSimulation:
         running = self._running[j]
         k = platform.cores_per_node
         apps = self._app[users]
-        occupancy, digit = self._occupancy[j], self._digit[j]
-        nodes = (cores // k).tolist()
-        for core, user, node, app in zip(cores.tolist(), users.tolist(), nodes, apps.tolist(),
-                                         strict=True):
-            running[core] = user
-            occupancy[node] += digit[app]
-        corunners = self._counts(j, np.array([occupancy[node] for node in nodes]))
+        occupancy = self._occupancy[j]
+        nodes = cores // k
+        running[cores] = users
+        np.add.at(occupancy, nodes, self._digits[j][apps])
+        corunners = self._counts(j, occupancy[nodes])
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
         _accumulate(self._tasks_run, j, users, 1)
         _accumulate(self._busy, j, users, duration)
         _accumulate(self._solo_busy, j, users, solo)
-        ends = now + duration
-        unique, group = np.unique(ends, return_inverse=True)
-        for g, end in enumerate(unique):
-            self._push(float(end), _COMPLETION, (j, tuple(cores[group == g].tolist())))
+        self._end[j][cores] = now + duration
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self._heap:  # the instants where a task ends alone in a row, then the next
-            if not self._complete_alone():
-                self.step()
+        while self._complete_window() or self.step():  # lone ends in windows, else an instant
+            pass
         if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
                      if math.isnan(f)]
@@ -458,3 +592,26 @@ def _accumulate(table: list[list], j: int, users: np.ndarray, values: np.ndarray
     np.add.at(column, users, values)
     for row, total in zip(table, column.tolist(), strict=True):
         row[j] = total
+
+
+def _accumulate_cells(table: list[list], cells: np.ndarray, values: np.ndarray | int) -> None:
+    """``table[u][j] += values[i]`` for each ``cells[i] = u x columns + j``, in order (one
+    ``add.at`` on the flattened table: each cell's additions in the order given)."""
+    flat = np.array(table).reshape(-1)
+    np.add.at(flat, cells, values)
+    columns = len(table[0])
+    for u, row in enumerate(table):
+        row[:] = flat[u * columns:(u + 1) * columns].tolist()
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """For each entry, how many entries before it hold the same value.
+
+    >>> _ranks(np.array([3, 1, 3, 3, 1])).tolist()
+    [0, 0, 1, 2, 1]
+    """
+    order = np.argsort(values, kind="stable")
+    rank = np.empty_like(order)
+    ordered = values[order]
+    rank[order] = np.arange(order.size) - np.searchsorted(ordered, ordered)
+    return rank

@@ -90,12 +90,44 @@ def test_other_workloads_have_no_fairness(tmp_path: Path) -> None:
     assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml", "w.json") is None
 
 
-def test_fastest_onecore_with_dynamic_submission_counts_the_users_present() -> None:
-    # 3 users of 600 tasks, 10 s each, 300 cores. Submitted at 0, 0 and 100: the first two
-    # share the system (150 cores: 4 rounds, 40 s) and are done in the ideal by 100, so the
-    # third has every core (2 rounds, 20 s), not a third of them (6 rounds, 60 s).
+def test_fastest_onecore_with_staggered_arrivals_shares_among_overlapping_users() -> None:
+    # Two users of 960 tasks of 10 s, 960 cores. Alone, each would take 1 round (10 s).
+    solo = [[10.0], [10.0]]
+    # Submitted at 0 and 5 s: alone their references [0, 10) and [5, 15) overlap, so each
+    # shares the system with the other: 480 cores, 2 rounds, 20 s; and [0, 20), [5, 25)
+    # still overlap (the fixed point). The first arrival is not measured against the whole
+    # system for being 5 s early.
+    assert fastest_onecore_runtime([960, 960], solo, 960, [0, 5]).tolist() == [20.0, 20.0]
+    # Submitted at 0 and 15 s: [0, 10) and [15, 25) never meet: each has every core.
+    assert fastest_onecore_runtime([960, 960], solo, 960, [0, 15]).tolist() == [10.0, 10.0]
+    # At 0 and 10 s: the first ends as the second is submitted (half-open): no overlap.
+    assert fastest_onecore_runtime([960, 960], solo, 960, [0, 10]).tolist() == [10.0, 10.0]
+    # Submitted together, at any instant: section 3's share among all users.
+    assert fastest_onecore_runtime([960, 960], solo, 960, [7, 7]).tolist() == [20.0, 20.0]
+
+
+def test_staggered_fairness_by_hand() -> None:
+    # The two users submitted at 0 and 5 s (above) end at 25 and 30 s: both ran 25 s
+    # against a reference of 20 s, normalised throughput 0.8 each, fairness 1. Measured
+    # against the whole system the first would get 10 / 25 = 0.4 and the fairness would be
+    # 1 - 0.2 / 0.6 = 2/3 (arrival order, not the schedule).
+    fastest = fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0, 5])
+    normalized = normalized_throughput(np.array([25.0, 30.0]) - [0.0, 5.0], fastest)
+    assert normalized.tolist() == [0.8, 0.8]
+    assert fairness(normalized) == pytest.approx(1.0)
+
+
+def test_fastest_onecore_overlaps_are_a_least_fixed_point() -> None:
+    # Three users of 960 tasks of 10 s, 960 cores, submitted at 0, 8 and 25 s.
+    # Alone: [0, 10), [8, 18), [25, 35): u0 and u1 overlap -> 480 cores each, 20 s:
+    # [0, 20), [8, 28); now u1 overlaps u2 too -> u1 shares among 3 (320 cores, 3 rounds,
+    # 30 s: [8, 38)), u2 among {u1, u2} (480, 20 s: [25, 45)), u0 among {u0, u1} (20 s);
+    # u0 [0, 20) and u2 [25, 45) still never meet: the fixed point.
     solo = [[10.0]] * 3
+    assert fastest_onecore_runtime([960] * 3, solo, 960, [0, 8, 25]).tolist() == [20, 30, 20]
+    # 600 tasks, 300 cores, submitted at 0, 0, 100: the first two share (150 cores, 4 rounds,
+    # 40 s) and end by 100, so the third has every core (2 rounds, 20 s). At 0, 0, 30 the
+    # third meets the first two ([0, 40) and [30, 50) overlap): a third each, 6 rounds.
     assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 100]).tolist() == [40, 40, 20]
-    # Submitted at 0, 0 and 30: the first two are still running then, 100 cores each.
-    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 30]).tolist() == [40, 40, 60]
+    assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 30]).tolist() == [60, 60, 60]
     assert fastest_onecore_runtime([600] * 3, solo, 300).tolist() == [60, 60, 60]

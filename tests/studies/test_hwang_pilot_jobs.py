@@ -148,3 +148,43 @@ def test_paper_platforms_run_every_task_within_capacity(first: str, second: str)
     assert np.all(result.busy.sum(axis=0) <= result.makespan * cores + 1e-6)
     assert result.invocations[0].time == 0.0
     assert len(result.invocations) <= 2 * len(applications)
+
+
+def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False) -> SimulationResult:
+    """Table 5's platforms, Table 6 at 1/100 with every task's own OneCore run time (a
+    factor 0.7-1.3, so almost every task ends alone), submitted over time, PA-based RR +
+    MAF: run with the windows of lone ends, or one instant after another."""
+    platforms = [Platform(n, nodes, CorunnerModel.paper(n)) for n, nodes, _, _ in HWANG_TABLE5]
+    rng = np.random.default_rng(5)
+    applications = []
+    for a, app in enumerate(APPLICATIONS):
+        count = round(TABLE_6_TASKS[app] / 100)
+        factor = rng.uniform(0.7, 1.3, count)[:, None]
+        onecore = factor * np.array([p.model.solo[a] for p in platforms])[None, :]
+        applications.append(Application(app, a, count, submission=150.0 * a, onecore=onecore))
+    scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES["pa-rr"](),
+                                  SECOND_LEVEL_POLICIES["maf"]())
+    sim = PilotJobSimulation(platforms, applications, scheduler, seed=1)
+    if keys_fit is not None:
+        sim._keys_fit = keys_fit
+    if not step_by_step:
+        return sim.run()
+    while sim.step():
+        pass
+    return sim.run()
+
+
+def test_windows_of_lone_ends_give_what_one_instant_after_another_gives() -> None:
+    # run() handles the ends before the next one + the shortest queued task at once (steady
+    # restarts, idles, switches of user, terminations and invocations among them); step()
+    # one instant at a time, through the general path (whose slowdowns are computed in
+    # another float order, hence approx).
+    windows, instants = _spread_run(), _spread_run(step_by_step=True)
+    assert len(windows.invocations) == len(instants.invocations) > len(APPLICATIONS)
+    assert windows.tasks_run.tolist() == instants.tasks_run.tolist()
+    assert windows.finish == pytest.approx(instants.finish, rel=1e-12)
+    assert windows.busy == pytest.approx(instants.busy, rel=1e-12)
+    # slowdown keys beyond int64 are looked up in Python integers: the same run
+    python = _spread_run(keys_fit=False)
+    assert python.finish.tolist() == windows.finish.tolist()
+    assert python.busy.tolist() == windows.busy.tolist()
