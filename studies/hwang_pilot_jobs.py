@@ -251,7 +251,7 @@ class PilotJobSimulation:
     def _slowdown(self, j: int, app: int, code: int) -> float:
         """``C / S`` of a task of ``app`` started on a node of platform ``j`` whose occupancy
         code, the task included, is ``code`` (computed once per code and application)."""
-        key = code * self._nb_apps + app
+        key = int(code) * self._nb_apps + app  # a Python int: keys may pass 2**63
         slowdown = self._slowdowns[j].get(key)
         if slowdown is None:
             interference = self._interference[j][app]
@@ -360,7 +360,7 @@ class PilotJobSimulation:
         self.now = now
         self._end[j][core] = math.inf
         running = self._running[j]
-        user = running[core]
+        user = running.item(core)
         running[core] = -1
         self._done[user] += 1
         node = core // self._cores_per_node[j]
@@ -372,14 +372,14 @@ class PilotJobSimulation:
                 self._invoke(now)
                 self._start(now, None)
             return
-        pilot = self._pilot[j][core]
+        pilot = self._pilot[j].item(core)
         if pilot < 0 or self._queued[pilot] == 0:
             return
         queued = self._queued[pilot]
         self._queued[pilot] = queued - 1
         running[core] = pilot
         app = self._app_of[pilot]
-        code = occupancy[node] + digit[app]
+        code = occupancy.item(node) + digit[app]  # Python ints: keys may pass 2**63
         occupancy[node] = code
         solo = float(self._app_solo[j, app] if self._onecore is None else
                      self._onecore[self._first_task[pilot] + self._tasks[pilot] - queued, j])

@@ -188,3 +188,39 @@ def test_windows_of_lone_ends_give_what_one_instant_after_another_gives() -> Non
     python = _spread_run(keys_fit=False)
     assert python.finish.tolist() == windows.finish.tolist()
     assert python.busy.tolist() == windows.busy.tolist()
+
+
+def _one_end_at_a_time(sim: PilotJobSimulation) -> PilotJobSimulation:
+    """``sim`` with the batching of lone ends switched off: each end of a window is handled
+    alone (``_complete_one``), the reference the batched windows must equal bit for bit."""
+    sim._complete_ends = lambda time, flat: 0  # type: ignore[method-assign]
+    return sim
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_occupancy_codes_whose_slowdown_keys_pass_64_bits() -> None:
+    # 39 applications on 2-core nodes: codes up to 3^39 < 2^63, but a task of the last
+    # application makes its code >= 3^38 and its slowdown key (code x 39 + application)
+    # >= 2^63; int64 arithmetic would wrap (a RuntimeWarning, and a key that may be
+    # another's).
+    nb_apps = 39
+    rng = np.random.default_rng(3)
+    model = CorunnerModel("many", 2, tuple(f"a{i}" for i in range(nb_apps)),
+                          rng.uniform(5.0, 20.0, nb_apps), rng.uniform(0.0, 1.0, nb_apps),
+                          rng.uniform(0.5, 1.5, nb_apps))
+    platforms = [Platform("many", 3, model)]
+    applications = [
+        Application(f"u{a}", a, 12, submission=7.0 * i,
+                    onecore=rng.uniform(5.0, 20.0, (12, 1)))
+        for i, a in enumerate((nb_apps - 1, nb_apps - 2, 0, nb_apps - 1))]
+
+    def simulation() -> PilotJobSimulation:
+        return PilotJobSimulation(platforms, applications, FAIR_ALLCORE.clone(), seed=4)
+
+    windows = simulation()
+    assert not windows._keys_fit
+    batched, alone = windows.run(), _one_end_at_a_time(simulation()).run()
+    assert max(key for cache in windows._slowdowns for key in cache) >= 2**63
+    assert alone.finish.tolist() == batched.finish.tolist()
+    assert alone.busy.tolist() == batched.busy.tolist()
+    assert alone.tasks_run.tolist() == batched.tasks_run.tolist()
