@@ -137,12 +137,14 @@ class PilotJobSimulation:
     ``seed`` seeds the draw of which pilots get a user's last tasks; the scheduler's
     policies carry their own seeds. ``now`` is the time of the last step.
 
-    The state a task's start and end touch is kept in Python lists and integers, not numpy
-    arrays (one numpy scalar access costs as much as the rest of an event): per platform the
-    user of each core's running task and pilot (flat, core ``node * k + c``), per user its
-    queued and finished tasks, and per node an *occupancy code*, the number of tasks of each
-    application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's slowdown from it).
-    Arrays are built from them where a whole instant or an invocation is handled at once.
+    Per user, its queued and finished tasks and what it ran are Python lists (read one
+    at a time at an end handled alone, where a numpy scalar access costs as much as the rest
+    of the event). Per core (flat, core ``node * k + c``) the user of its pilot and of its
+    running task and when that task ends, and per node an *occupancy code*, the number of
+    tasks of each application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's
+    slowdown from it), are numpy arrays over every platform (``_*_all``, gathered and
+    updated at once for a window of ends) with one view per platform (``_pilot``,
+    ``_running``, ``_end``, ``_occupancy``).
     """
 
     def __init__(
@@ -503,10 +505,9 @@ class PilotJobSimulation:
         requests = []
         for j, (pilot, running) in enumerate(zip(self._pilot, self._running, strict=True)):
             if freed is None:
-                flat_pilot = np.array(pilot, dtype=np.int64)
-                idle = np.flatnonzero((np.array(running) < 0) & (flat_pilot >= 0))
-                idle = idle[queued[flat_pilot[idle]] > 0]
-                owners = flat_pilot[idle]
+                idle = np.flatnonzero((running < 0) & (pilot >= 0))
+                idle = idle[queued[pilot[idle]] > 0]
+                owners = pilot[idle]
             elif j in freed:  # freed[j]: increasing cores
                 owners = pilot[freed[j]]
                 keep = owners >= 0
