@@ -262,6 +262,11 @@ class PilotJobSimulation:
             self._slowdowns[j][key] = slowdown
         return slowdown
 
+    def _next_task(self) -> np.ndarray:
+        """Per user, the index (over every user's tasks) of its next queued task."""
+        return (np.array(self._first_task, dtype=np.int64) + self._tasks
+                - np.array(self._queued, dtype=np.int64))
+
     def _lookahead(self) -> float:
         """No task started from now on runs shorter than this: the shortest OneCore run time
         of the tasks still queued (a margin of 0.1 % covers the rounding of a slowdown's
@@ -461,9 +466,7 @@ class PilotJobSimulation:
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
-            first = (np.array(self._first_task, dtype=np.int64) + self._tasks
-                     - np.array(self._queued, dtype=np.int64))
-            solo = self._onecore[first[pilot[started]] + fetched[started], on]
+            solo = self._onecore[self._next_task()[pilot[started]] + fetched[started], on]
         duration = solo * slowdown
         ends = np.full(n, math.inf)
         ends[started] = time[started] + duration
@@ -476,13 +479,13 @@ class PilotJobSimulation:
         for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
             self._queued[u] -= count
         cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
-        for table, values in ((self._tasks_run, 1), (self._busy, duration),
-                              (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, values)
+        for table, addends in ((self._tasks_run, 1), (self._busy, duration),
+                               (self._solo_busy, solo)):
+            _accumulate_cells(table, cell, addends)
         return n
 
-    def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
-        """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
+    def _layouts(self, flat: list[np.ndarray]) -> list[np.ndarray]:
+        """Per platform, a copy of ``flat``'s users of each core, nodes x cores per node."""
         return [np.array(users, dtype=np.int64).reshape(p.nodes, p.cores_per_node)
                 for users, p in zip(flat, self.platforms, strict=True)]
 
@@ -531,12 +534,7 @@ class PilotJobSimulation:
             keep = np.sort(order[rank < queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
         # the k-th start of a user here takes its next queued task but k
-        order = np.argsort(users, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size) - np.searchsorted(users[order], users[order])
-        first_task = np.array(self._first_task, dtype=np.int64)
-        tasks = np.array(self._tasks, dtype=np.int64)
-        task = first_task[users] + tasks[users] - queued[users] + rank
+        task = self._next_task()[users] + _ranks(users)
         for user in users.tolist():
             self._queued[user] -= 1
         for j in np.unique(platform):
