@@ -62,13 +62,16 @@ def fastest_onecore_runtime(
     submitted does not overlap it). The run times depend on the shares and the shares on the
     overlaps, so the reference is the *least* fixed point: start from every user alone, then
     add the overlaps of the run times found and recompute, until no overlap is added (the
-    overlaps only grow, so at most ``users^2`` rounds; a larger share never lengthens a run,
-    so this is the most favourable self-consistent reference, the "best possible performance"
-    of section 3). Two applications that would not meet in the reference are each measured
+    overlaps only grow, by one pair at least a round, so with ``n`` users at most
+    ``n(n-1)/2 + 1`` rounds). It is the least fixed point because :func:`fair_shares` never
+    raises a user's share when users are added: more overlaps never shorten a run, so each
+    overlap added belongs to every self-consistent reference. A larger share never lengthens
+    a run, so it is the most favourable such reference, the "best possible performance" of
+    section 3. Two applications that would not meet in the reference are each measured
     against the cores they could have alone; an application submitted seconds before another
     shares the system with it, as with static submission, instead of being measured against
     the whole system. When every user is submitted at once every interval holds that instant,
-    so ``k`` is the share among all the users, as in section 3 (the same numbers as before).
+    so ``k`` is the share among all the users, as in section 3.
 
     >>> fastest_onecore_runtime([960, 960], [[10.0], [10.0]], 960, [0.0, 0.0]).tolist()
     [20.0, 20.0]

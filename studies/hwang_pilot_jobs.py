@@ -137,12 +137,14 @@ class PilotJobSimulation:
     ``seed`` seeds the draw of which pilots get a user's last tasks; the scheduler's
     policies carry their own seeds. ``now`` is the time of the last step.
 
-    The state a task's start and end touch is kept in Python lists and integers, not numpy
-    arrays (one numpy scalar access costs as much as the rest of an event): per platform the
-    user of each core's running task and pilot (flat, core ``node * k + c``), per user its
-    queued and finished tasks, and per node an *occupancy code*, the number of tasks of each
-    application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's slowdown from it).
-    Arrays are built from them where a whole instant or an invocation is handled at once.
+    Per user, its queued and finished tasks and what it ran are Python lists (read one
+    at a time at an end handled alone, where a numpy scalar access costs as much as the rest
+    of the event). Per core (flat, core ``node * k + c``) the user of its pilot and of its
+    running task and when that task ends, and per node an *occupancy code*, the number of
+    tasks of each application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's
+    slowdown from it), are numpy arrays over every platform (``_*_all``, gathered and
+    updated at once for a window of ends) with one view per platform (``_pilot``,
+    ``_running``, ``_end``, ``_occupancy``).
     """
 
     def __init__(
@@ -251,7 +253,7 @@ class PilotJobSimulation:
     def _slowdown(self, j: int, app: int, code: int) -> float:
         """``C / S`` of a task of ``app`` started on a node of platform ``j`` whose occupancy
         code, the task included, is ``code`` (computed once per code and application)."""
-        key = code * self._nb_apps + app
+        key = int(code) * self._nb_apps + app  # a Python int: keys may pass 2**63
         slowdown = self._slowdowns[j].get(key)
         if slowdown is None:
             interference = self._interference[j][app]
@@ -259,6 +261,11 @@ class PilotJobSimulation:
                         - float(interference[app]))
             self._slowdowns[j][key] = slowdown
         return slowdown
+
+    def _next_task(self) -> np.ndarray:
+        """Per user, the index (over every user's tasks) of its next queued task."""
+        return (np.array(self._first_task, dtype=np.int64) + self._tasks
+                - np.array(self._queued, dtype=np.int64))
 
     def _lookahead(self) -> float:
         """No task started from now on runs shorter than this: the shortest OneCore run time
@@ -360,7 +367,7 @@ class PilotJobSimulation:
         self.now = now
         self._end[j][core] = math.inf
         running = self._running[j]
-        user = running[core]
+        user = running.item(core)
         running[core] = -1
         self._done[user] += 1
         node = core // self._cores_per_node[j]
@@ -372,14 +379,14 @@ class PilotJobSimulation:
                 self._invoke(now)
                 self._start(now, None)
             return
-        pilot = self._pilot[j][core]
+        pilot = self._pilot[j].item(core)
         if pilot < 0 or self._queued[pilot] == 0:
             return
         queued = self._queued[pilot]
         self._queued[pilot] = queued - 1
         running[core] = pilot
         app = self._app_of[pilot]
-        code = occupancy[node] + digit[app]
+        code = occupancy.item(node) + digit[app]  # Python ints: keys may pass 2**63
         occupancy[node] = code
         solo = float(self._app_solo[j, app] if self._onecore is None else
                      self._onecore[self._first_task[pilot] + self._tasks[pilot] - queued, j])
@@ -459,9 +466,7 @@ class PilotJobSimulation:
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
-            first = (np.array(self._first_task, dtype=np.int64) + self._tasks
-                     - np.array(self._queued, dtype=np.int64))
-            solo = self._onecore[first[pilot[started]] + fetched[started], on]
+            solo = self._onecore[self._next_task()[pilot[started]] + fetched[started], on]
         duration = solo * slowdown
         ends = np.full(n, math.inf)
         ends[started] = time[started] + duration
@@ -474,13 +479,13 @@ class PilotJobSimulation:
         for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
             self._queued[u] -= count
         cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
-        for table, values in ((self._tasks_run, 1), (self._busy, duration),
-                              (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, values)
+        for table, addends in ((self._tasks_run, 1), (self._busy, duration),
+                               (self._solo_busy, solo)):
+            _accumulate_cells(table, cell, addends)
         return n
 
-    def _layouts(self, flat: list[list[int]]) -> list[np.ndarray]:
-        """Per platform, ``flat``'s users of each core as an array nodes x cores per node."""
+    def _layouts(self, flat: list[np.ndarray]) -> list[np.ndarray]:
+        """Per platform, a copy of ``flat``'s users of each core, nodes x cores per node."""
         return [np.array(users, dtype=np.int64).reshape(p.nodes, p.cores_per_node)
                 for users, p in zip(flat, self.platforms, strict=True)]
 
@@ -503,10 +508,9 @@ class PilotJobSimulation:
         requests = []
         for j, (pilot, running) in enumerate(zip(self._pilot, self._running, strict=True)):
             if freed is None:
-                flat_pilot = np.array(pilot, dtype=np.int64)
-                idle = np.flatnonzero((np.array(running) < 0) & (flat_pilot >= 0))
-                idle = idle[queued[flat_pilot[idle]] > 0]
-                owners = flat_pilot[idle]
+                idle = np.flatnonzero((running < 0) & (pilot >= 0))
+                idle = idle[queued[pilot[idle]] > 0]
+                owners = pilot[idle]
             elif j in freed:  # freed[j]: increasing cores
                 owners = pilot[freed[j]]
                 keep = owners >= 0
@@ -530,12 +534,7 @@ class PilotJobSimulation:
             keep = np.sort(order[rank < queued[users[order]]])
             platform, cores, users = platform[keep], cores[keep], users[keep]
         # the k-th start of a user here takes its next queued task but k
-        order = np.argsort(users, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size) - np.searchsorted(users[order], users[order])
-        first_task = np.array(self._first_task, dtype=np.int64)
-        tasks = np.array(self._tasks, dtype=np.int64)
-        task = first_task[users] + tasks[users] - queued[users] + rank
+        task = self._next_task()[users] + _ranks(users)
         for user in users.tolist():
             self._queued[user] -= 1
         for j in np.unique(platform):

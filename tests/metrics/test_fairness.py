@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hetsched.heuristics.fairness.first_level import fair_shares
 from hetsched.metrics.fairness import (
     efficiency,
     fairness,
@@ -131,3 +132,21 @@ def test_fastest_onecore_overlaps_are_a_least_fixed_point() -> None:
     assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 100]).tolist() == [40, 40, 20]
     assert fastest_onecore_runtime([600] * 3, solo, 300, [0, 0, 30]).tolist() == [60, 60, 60]
     assert fastest_onecore_runtime([600] * 3, solo, 300).tolist() == [60, 60, 60]
+
+
+def test_fastest_onecore_is_self_consistent_on_random_cases() -> None:
+    # Whatever the submissions, the run times returned are those of the shares among the
+    # users whose returned intervals [submission, submission + run time) overlap.
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        users = int(rng.integers(1, 7))
+        tasks = rng.integers(1, 60, users)
+        solo = rng.uniform(1.0, 10.0, (users, int(rng.integers(1, 4)))).round(1)
+        cores = int(rng.integers(users, 80))
+        submission = rng.integers(0, 60, users).astype(float)  # ties and touching intervals
+        fastest = fastest_onecore_runtime(tasks, solo, cores, submission)
+        end = submission + fastest
+        overlap = (np.eye(users, dtype=bool) | ((submission[:, None] < end[None, :])
+                                                & (submission[None, :] < end[:, None])))
+        shares = [fair_shares(cores, np.where(overlap[u], tasks, 0))[u] for u in range(users)]
+        assert fastest.tolist() == (np.ceil(tasks / shares) * solo.min(axis=1)).tolist()

@@ -150,10 +150,12 @@ def test_paper_platforms_run_every_task_within_capacity(first: str, second: str)
     assert len(result.invocations) <= 2 * len(applications)
 
 
-def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False) -> SimulationResult:
+def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False,
+                batched: bool = True) -> SimulationResult:
     """Table 5's platforms, Table 6 at 1/100 with every task's own OneCore run time (a
     factor 0.7-1.3, so almost every task ends alone), submitted over time, PA-based RR +
-    MAF: run with the windows of lone ends, or one instant after another."""
+    MAF: run with the windows of lone ends (``batched``, else each end of a window alone),
+    or one instant after another."""
     platforms = [Platform(n, nodes, CorunnerModel.paper(n)) for n, nodes, _, _ in HWANG_TABLE5]
     rng = np.random.default_rng(5)
     applications = []
@@ -167,6 +169,8 @@ def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False) -> Sim
     sim = PilotJobSimulation(platforms, applications, scheduler, seed=1)
     if keys_fit is not None:
         sim._keys_fit = keys_fit
+    if not batched:
+        _one_end_at_a_time(sim)
     if not step_by_step:
         return sim.run()
     while sim.step():
@@ -188,3 +192,73 @@ def test_windows_of_lone_ends_give_what_one_instant_after_another_gives() -> Non
     python = _spread_run(keys_fit=False)
     assert python.finish.tolist() == windows.finish.tolist()
     assert python.busy.tolist() == windows.busy.tolist()
+
+
+def _means_run(first: str, second: str, batched: bool) -> SimulationResult:
+    """Every task at its model's mean OneCore run time (``onecore`` not given), on two
+    platforms of 3 and 4 nodes whose co-runner slowdowns and submissions at odd instants
+    make most ends lone ones (on Table 5's platforms the tasks of one start end together)."""
+    names = ("a", "b", "c", "d")
+    platforms = [
+        Platform("m", 3, CorunnerModel("m", 4, names, np.array([10.0, 13.7, 17.3, 23.1]),
+                                       np.array([0.4, 0.1, 0.7, 0.2]),
+                                       np.array([1.0, 0.6, 0.9, 0.3]))),
+        Platform("n", 4, CorunnerModel("n", 2, names, np.array([12.0, 11.3, 19.9, 20.7]),
+                                       np.array([0.2, 0.5, 0.3, 0.6]),
+                                       np.array([0.8, 1.1, 0.4, 0.7])))]
+    applications = [Application(f"u{i}", i % 4, 60 + 7 * i, submission=submission)
+                    for i, submission in enumerate([0.0, 3.3, 7.9, 12.1, 40.7, 95.3])]
+    scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES[first](), SECOND_LEVEL_POLICIES[second]())
+    sim = PilotJobSimulation(platforms, applications, scheduler, seed=1)
+    return (sim if batched else _one_end_at_a_time(sim)).run()
+
+
+@pytest.mark.parametrize("workload", ["spread", "means fairness allcore", "means pa-rr maf"])
+def test_batched_windows_are_bit_identical_to_one_end_at_a_time(workload: str) -> None:
+    # The same windows with each end handled alone (_complete_one, the slowdowns from the
+    # same cache): equal bit for bit, with each task's own run time (Table 5) or the
+    # models' means (some 200-300 ends in windows, 5-6 terminations among them).
+    kind, *policies = workload.split()
+    batched, alone = ((_spread_run(), _spread_run(batched=False)) if kind == "spread" else
+                      (_means_run(*policies, batched=True), _means_run(*policies, batched=False)))
+    assert len(batched.invocations) == len(alone.invocations) > 5  # terminations invoke too
+    assert batched.tasks_run.tolist() == alone.tasks_run.tolist()
+    assert batched.finish.tolist() == alone.finish.tolist()
+    assert batched.busy.tolist() == alone.busy.tolist()
+    assert batched.solo_busy.tolist() == alone.solo_busy.tolist()
+
+
+def _one_end_at_a_time(sim: PilotJobSimulation) -> PilotJobSimulation:
+    """``sim`` with the batching of lone ends switched off: each end of a window is handled
+    alone (``_complete_one``), the reference the batched windows must equal bit for bit."""
+    sim._complete_ends = lambda time, flat: 0  # type: ignore[method-assign]
+    return sim
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_occupancy_codes_whose_slowdown_keys_pass_64_bits() -> None:
+    # 39 applications on 2-core nodes: codes up to 3^39 < 2^63, but a task of the last
+    # application makes its code >= 3^38 and its slowdown key (code x 39 + application)
+    # >= 2^63; int64 arithmetic would wrap (a RuntimeWarning, and a key that may be
+    # another's).
+    nb_apps = 39
+    rng = np.random.default_rng(3)
+    model = CorunnerModel("many", 2, tuple(f"a{i}" for i in range(nb_apps)),
+                          rng.uniform(5.0, 20.0, nb_apps), rng.uniform(0.0, 1.0, nb_apps),
+                          rng.uniform(0.5, 1.5, nb_apps))
+    platforms = [Platform("many", 3, model)]
+    applications = [
+        Application(f"u{a}", a, 12, submission=7.0 * i,
+                    onecore=rng.uniform(5.0, 20.0, (12, 1)))
+        for i, a in enumerate((nb_apps - 1, nb_apps - 2, 0, nb_apps - 1))]
+
+    def simulation() -> PilotJobSimulation:
+        return PilotJobSimulation(platforms, applications, FAIR_ALLCORE.clone(), seed=4)
+
+    windows = simulation()
+    assert not windows._keys_fit
+    batched, alone = windows.run(), _one_end_at_a_time(simulation()).run()
+    assert max(key for cache in windows._slowdowns for key in cache) >= 2**63
+    assert alone.finish.tolist() == batched.finish.tolist()
+    assert alone.busy.tolist() == batched.busy.tolist()
+    assert alone.tasks_run.tolist() == batched.tasks_run.tolist()
