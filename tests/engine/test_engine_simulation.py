@@ -371,6 +371,62 @@ class KillingScheduler(BatsimScheduler):
         self.log.append(("completed", job.id, job.job_state.name, job.return_code))
 
 
+class PStateDuringRun(BatsimScheduler):
+    """Starts job ``i`` on machine ``i`` alone; slows machines 1-2 at 2 s, back at 5 s."""
+
+    def onSimulationBegins(self) -> None:
+        self.bs.wake_me_up_at(2)
+        self.bs.wake_me_up_at(5)
+
+    def onJobSubmission(self, job: Any) -> None:
+        job.allocation = ProcSet(int(job.id[-1]))
+        self.bs.execute_jobs([job])
+
+    def onRequestedCall(self) -> None:
+        self.bs.set_resource_state(ProcSet((1, 2)), 1 if self.bs.time() < 3 else 0)
+
+    def onMachinePStateChanged(self, nodeid: Any, pstate: Any) -> None:
+        pass
+
+    def onJobCompletion(self, job: Any) -> None:
+        pass
+
+
+def test_one_host_tasks_change_speed_as_general_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A P-state change under one-host tasks (the scalar path): the same outputs, energy
+    included, as when those tasks take the general path (an extra host entry with no work)."""
+    jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2, 3)]
+    paths = platform(tmp_path, cores=2), [workload(tmp_path, jobs, PROFILES)]  # half a host each
+    ptask = simulation._PTask
+    init, speed_changed = ptask.__init__, ptask.speed_changed
+    changed: list[bool] = []
+
+    def spy(self: Any, now: float, host: int) -> None:
+        changed.append(self.single is not None)
+        speed_changed(self, now, host)
+
+    def general(self: Any, sim: Any, job: Any, hosts: list[int], flops: list[float]) -> None:
+        init(self, sim, job, [*hosts, hosts[0]], [*flops, 0.0])
+
+    monkeypatch.setattr(ptask, "speed_changed", spy)
+    scalar = simulate(*paths, PStateDuringRun({}), tmp_path / "s", energy=True)
+    monkeypatch.setattr(ptask, "__init__", general)
+    arrays = simulate(*paths, PStateDuringRun({}), tmp_path / "a", energy=True)
+    assert changed == [True] * 4 + [False] * 4  # machines 1 and 2, twice, in each run
+    assert scalar.output_files.keys() == arrays.output_files.keys()
+    clocks = ("scheduling_time", "simulation_time")  # wall-clock seconds
+    for name, path in scalar.output_files.items():
+        other = arrays.output_files[name]
+        if name == "schedule":
+            assert schedule(path) | dict.fromkeys(clocks) == schedule(other) | dict.fromkeys(clocks)
+        else:
+            assert path.read_bytes() == other.read_bytes(), name
+    energy = {job: row["consumed_energy"] for job, row in rows(scalar.jobs_csv).items()}
+    assert energy["1"] == energy["2"] != energy["3"]  # jobs 1 and 2 slowed down
+
+
 def test_call_me_later_kill_and_walltime_by_hand(tmp_path: Path) -> None:
     """a: 1e9 flops on hosts 0-1 (10 s at 100 Mf), b: delay 8 s on hosts 2-3, both at t=0;
     killed at t=4 after REQUESTED_CALL: a has done 40 % of its work, b 50 %. Energy: a 2 hosts
