@@ -779,7 +779,8 @@ class _Batsim:
         yield Spawn(actor)
 
     def _one_machine_usable(self, machine: int, job: _Job, record: protocol.ExecuteJob) -> bool:
-        """Whether a job may run on ``machine`` alone: :meth:`_check_allocation` would pass."""
+        """Whether a job may run on ``machine`` alone, without the arrays: True only when
+        :meth:`_check_allocation` would pass (False: that check runs, and may pass)."""
         if not 0 <= machine < self.nb_machines:
             return False
         if self.booked.item(machine) or self.running.item(machine):

@@ -28,7 +28,7 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
-from hetsched.engine.simulation import simulate
+from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.transport import InProcessTransport
 from hetsched.metrics.outputs import JOBS_COLUMNS
 
@@ -38,8 +38,18 @@ HOST = (
 )
 
 
-def platform(tmp_path: Path, cores: int = 1, nb: int = 4) -> Path:
-    hosts = "\n".join(HOST.format(name=f"n{i}", cores=cores) for i in range(nb))
+ASLEEP = (
+    '<host id="{name}" speed="100Mf, 50Mf, 0f, 0f, 0f" pstate="2" core="{cores}" '
+    'coordinates="0 0 0"><prop id="wattage_per_state" value="100:200, 60:120, 5:5, 90:90, 90:90"/>'
+    '<prop id="sleep_pstates" value="2:3:4"/><prop id="rack" value="r1"/></host>'
+)
+
+
+def platform(tmp_path: Path, cores: int = 1, nb: int = 4, asleep: int | None = None) -> Path:
+    """``nb`` machines ``n0``, ``n1``...; machine ``asleep`` starts in its sleep P-state 2."""
+    hosts = "\n".join(
+        (ASLEEP if i == asleep else HOST).format(name=f"n{i}", cores=cores) for i in range(nb)
+    )
     path = tmp_path / "platform.xml"
     path.write_text(
         '<?xml version=\'1.0\'?>\n<platform version="4.1"><zone id="z" routing="Vivaldi">\n'
@@ -546,45 +556,62 @@ MISUSES = [
 ]  # fmt: skip
 
 
+def run_raw(tmp_path: Path, make: Any, jobs: list[dict], **options: Any) -> SimulationResult:
+    """Runs ``jobs`` on :func:`platform` under a :class:`RawScheduler` sending ``make``'s events
+    (``asleep``: a machine that starts in a sleep P-state)."""
+    machines = platform(tmp_path, asleep=options.pop("asleep", None))
+    jobs_file, scheduler = workload(tmp_path, jobs, PROFILES), RawScheduler({"make": make})
+    return simulate(machines, [jobs_file], scheduler, tmp_path / "m", **options)
+
+
 @pytest.mark.parametrize(("make", "error", "message"), MISUSES)
 def test_protocol_misuse_is_refused_naming_the_event(
     tmp_path: Path, make: Any, error: type[Exception], message: str
 ) -> None:
     jobs = [{"id": str(i), "subtime": 0, "res": 2, "profile": "d10"} for i in (1, 2)]
     with pytest.raises(error, match=message):
-        simulate(
-            platform(tmp_path),
-            [workload(tmp_path, jobs, PROFILES)],
-            RawScheduler({"make": make}),
-            tmp_path / "m",
-        )
+        run_raw(tmp_path, make, jobs)
 
 
 ONE_MACHINE_MISUSES = [
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "1"}),
                     _event(bs, "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"})],
-     r"event 1 \(EXECUTE_JOB\).*machine 1 .*currently computing jobs \(w0!1\)"),
+     r"event 1 \(EXECUTE_JOB\).*machine 1 .*currently computing jobs \(w0!1\)", {}),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "9"})],
-     r"invalid allocation \(9\): machine 9 does not exist"),
+     r"invalid allocation \(9\): machine 9 does not exist", {}),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "0",
                                                 "mapping": {"0": 0, "1": 0}})],
-     r"requires 1 machines but its custom mapping size is 2"),
+     r"requires 1 machines but its custom mapping size is 2", {}),
+    (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "3"})],
+     r"machine 3 \(hostname='n3'\) is not in a computation pstate \(ps=2\)",
+     {"energy": True, "asleep": 3}),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("make", "message"), ONE_MACHINE_MISUSES)
+@pytest.mark.parametrize(("make", "message", "options"), ONE_MACHINE_MISUSES)
 def test_one_machine_allocations_are_checked_as_any_other(
-    tmp_path: Path, make: Any, message: str
+    tmp_path: Path, make: Any, message: str, options: dict[str, Any]
 ) -> None:
     """A job on one machine takes the engine's scalar path: the same refusals."""
     jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2)]
     with pytest.raises(ProtocolError, match=message):
-        simulate(
-            platform(tmp_path),
-            [workload(tmp_path, jobs, PROFILES)],
-            RawScheduler({"make": make}),
-            tmp_path / "m",
-        )
+        run_raw(tmp_path, make, jobs, **options)
+
+
+def test_a_shared_machine_ends_idle(tmp_path: Path) -> None:
+    """With compute sharing, a job on a busy machine takes the general path (an array of one
+    machine); the machine is idle again when the last of its jobs ends (the second one)."""
+    jobs = [
+        {"id": str(i), "subtime": 0, "res": 1, "profile": "d10", "walltime": 5 * i} for i in (1, 2)
+    ]
+    make = lambda bs, j: [  # noqa: E731
+        _event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "1"}),
+        _event(bs, "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"}),
+    ]
+    result = run_raw(tmp_path, make, jobs, compute_sharing=True)
+    assert [r["finish_time"] for r in rows(result.jobs_csv).values()] == ["5.000000", "10.000000"]
+    states = result.output_files["machine_states"].read_text().splitlines()
+    assert states[-2:] == ["5,0,0,0,3,1", "10,0,0,0,4,0"]
 
 
 def test_scheduler_errors_are_reported(tmp_path: Path) -> None:
