@@ -258,7 +258,7 @@ class _PTask(Execution):
         if self.single is not None:
             host, flops = self.single
             usage = 0.0 if idle else flops * self.rate
-            energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
+            energy.set_usage(host, usage, now)  # synced: a speed change is of this very host
             return
         usages = 0.0 if idle else self.weights * self.rate
         if all_synced:
