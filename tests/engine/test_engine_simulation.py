@@ -556,10 +556,12 @@ MISUSES = [
 ]  # fmt: skip
 
 
-def run_raw(tmp_path: Path, make: Any, jobs: list[dict], **options: Any) -> SimulationResult:
+def run_raw(
+    tmp_path: Path, make: Any, jobs: list[dict], asleep: int | None = None, **options: Any
+) -> SimulationResult:
     """Runs ``jobs`` on :func:`platform` under a :class:`RawScheduler` sending ``make``'s events
     (``asleep``: a machine that starts in a sleep P-state)."""
-    machines = platform(tmp_path, asleep=options.pop("asleep", None))
+    machines = platform(tmp_path, asleep=asleep)
     jobs_file, scheduler = workload(tmp_path, jobs, PROFILES), RawScheduler({"make": make})
     return simulate(machines, [jobs_file], scheduler, tmp_path / "m", **options)
 
