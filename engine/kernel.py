@@ -485,6 +485,7 @@ class Kernel:
                 elif left > 0:
                     self._run.append((actor, None, left - 1, None))
                 else:  # the simcall is handled (one table look-up by its type)
+                    # exact type: a subclass of a simcall needs its own entry in the table
                     handler = handlers.get(type(request))
                     if handler is None:
                         raise TypeError(f"unknown simcall {request!r}")

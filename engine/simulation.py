@@ -258,7 +258,7 @@ class _PTask(Execution):
         if self.single is not None:
             host, flops = self.single
             usage = 0.0 if idle else flops * self.rate
-            energy.set_usage(host, usage, now, synced=all_synced or host == synced_host)
+            energy.set_usage(host, usage, now)  # synced: a speed change is of this very host
             return
         usages = 0.0 if idle else self.weights * self.rate
         if all_synced:
@@ -779,7 +779,8 @@ class _Batsim:
         yield Spawn(actor)
 
     def _one_machine_usable(self, machine: int, job: _Job, record: protocol.ExecuteJob) -> bool:
-        """Whether a job may run on ``machine`` alone: :meth:`_check_allocation` would pass."""
+        """Whether a job may run on ``machine`` alone, without the arrays: True only when
+        :meth:`_check_allocation` would pass (False: that check runs, and may pass)."""
         if not 0 <= machine < self.nb_machines:
             return False
         if self.booked.item(machine) or self.running.item(machine):

@@ -9,6 +9,7 @@ Python's ``float`` differs), and the integer limits.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -66,6 +67,17 @@ def test_integers_up_to_64_bits() -> None:
         "a": [1, 2.5, -0.0],
         "b": {"c": 100.0},
     }
+
+
+def test_a_bom_or_bytes_go_through_json_loads_with_batsim_numbers() -> None:
+    """Not a str, or a str with a BOM: :func:`json.loads`' own handling, the same numbers."""
+    with pytest.raises(json.JSONDecodeError, match="Unexpected UTF-8 BOM"):
+        loads("\ufeff{}")
+    text, bits = RAPIDJSON[0]
+    assert loads(f'{{"a":{text}}}'.encode()) == {"a": float.fromhex(bits)}
+    assert loads(bytearray(b'{"a":1.5}')) == {"a": 1.5}
+    with pytest.raises(ValueError, match="number too big"):
+        loads(b'{"a":1e309}')
 
 
 @pytest.mark.parametrize(

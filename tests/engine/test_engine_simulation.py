@@ -28,7 +28,7 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
-from hetsched.engine.simulation import simulate
+from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.transport import InProcessTransport
 from hetsched.metrics.outputs import JOBS_COLUMNS
 
@@ -38,8 +38,18 @@ HOST = (
 )
 
 
-def platform(tmp_path: Path, cores: int = 1, nb: int = 4) -> Path:
-    hosts = "\n".join(HOST.format(name=f"n{i}", cores=cores) for i in range(nb))
+ASLEEP = (
+    '<host id="{name}" speed="100Mf, 50Mf, 0f, 0f, 0f" pstate="2" core="{cores}" '
+    'coordinates="0 0 0"><prop id="wattage_per_state" value="100:200, 60:120, 5:5, 90:90, 90:90"/>'
+    '<prop id="sleep_pstates" value="2:3:4"/><prop id="rack" value="r1"/></host>'
+)
+
+
+def platform(tmp_path: Path, cores: int = 1, nb: int = 4, asleep: int | None = None) -> Path:
+    """``nb`` machines ``n0``, ``n1``...; machine ``asleep`` starts in its sleep P-state 2."""
+    hosts = "\n".join(
+        (ASLEEP if i == asleep else HOST).format(name=f"n{i}", cores=cores) for i in range(nb)
+    )
     path = tmp_path / "platform.xml"
     path.write_text(
         '<?xml version=\'1.0\'?>\n<platform version="4.1"><zone id="z" routing="Vivaldi">\n'
@@ -371,6 +381,62 @@ class KillingScheduler(BatsimScheduler):
         self.log.append(("completed", job.id, job.job_state.name, job.return_code))
 
 
+class PStateDuringRun(BatsimScheduler):
+    """Starts job ``i`` on machine ``i`` alone; slows machines 1-2 at 2 s, back at 5 s."""
+
+    def onSimulationBegins(self) -> None:
+        self.bs.wake_me_up_at(2)
+        self.bs.wake_me_up_at(5)
+
+    def onJobSubmission(self, job: Any) -> None:
+        job.allocation = ProcSet(int(job.id[-1]))
+        self.bs.execute_jobs([job])
+
+    def onRequestedCall(self) -> None:
+        self.bs.set_resource_state(ProcSet((1, 2)), 1 if self.bs.time() < 3 else 0)
+
+    def onMachinePStateChanged(self, nodeid: Any, pstate: Any) -> None:
+        pass
+
+    def onJobCompletion(self, job: Any) -> None:
+        pass
+
+
+def test_one_host_tasks_change_speed_as_general_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A P-state change under one-host tasks (the scalar path): the same outputs, energy
+    included, as when those tasks take the general path (an extra host entry with no work)."""
+    jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2, 3)]
+    paths = platform(tmp_path, cores=2), [workload(tmp_path, jobs, PROFILES)]  # half a host each
+    ptask = simulation._PTask
+    init, speed_changed = ptask.__init__, ptask.speed_changed
+    changed: list[bool] = []
+
+    def spy(self: Any, now: float, host: int) -> None:
+        changed.append(self.single is not None)
+        speed_changed(self, now, host)
+
+    def general(self: Any, sim: Any, job: Any, hosts: list[int], flops: list[float]) -> None:
+        init(self, sim, job, [*hosts, hosts[0]], [*flops, 0.0])
+
+    monkeypatch.setattr(ptask, "speed_changed", spy)
+    scalar = simulate(*paths, PStateDuringRun({}), tmp_path / "s", energy=True)
+    monkeypatch.setattr(ptask, "__init__", general)
+    arrays = simulate(*paths, PStateDuringRun({}), tmp_path / "a", energy=True)
+    assert changed == [True] * 4 + [False] * 4  # machines 1 and 2, twice, in each run
+    assert scalar.output_files.keys() == arrays.output_files.keys()
+    clocks = ("scheduling_time", "simulation_time")  # wall-clock seconds
+    for name, path in scalar.output_files.items():
+        other = arrays.output_files[name]
+        if name == "schedule":
+            assert schedule(path) | dict.fromkeys(clocks) == schedule(other) | dict.fromkeys(clocks)
+        else:
+            assert path.read_bytes() == other.read_bytes(), name
+    energy = {job: row["consumed_energy"] for job, row in rows(scalar.jobs_csv).items()}
+    assert energy["1"] == energy["2"] != energy["3"]  # jobs 1 and 2 slowed down
+
+
 def test_call_me_later_kill_and_walltime_by_hand(tmp_path: Path) -> None:
     """a: 1e9 flops on hosts 0-1 (10 s at 100 Mf), b: delay 8 s on hosts 2-3, both at t=0;
     killed at t=4 after REQUESTED_CALL: a has done 40 % of its work, b 50 %. Energy: a 2 hosts
@@ -490,45 +556,64 @@ MISUSES = [
 ]  # fmt: skip
 
 
+def run_raw(
+    tmp_path: Path, make: Any, jobs: list[dict], asleep: int | None = None, **options: Any
+) -> SimulationResult:
+    """Runs ``jobs`` on :func:`platform` under a :class:`RawScheduler` sending ``make``'s events
+    (``asleep``: a machine that starts in a sleep P-state)."""
+    machines = platform(tmp_path, asleep=asleep)
+    jobs_file, scheduler = workload(tmp_path, jobs, PROFILES), RawScheduler({"make": make})
+    return simulate(machines, [jobs_file], scheduler, tmp_path / "m", **options)
+
+
 @pytest.mark.parametrize(("make", "error", "message"), MISUSES)
 def test_protocol_misuse_is_refused_naming_the_event(
     tmp_path: Path, make: Any, error: type[Exception], message: str
 ) -> None:
     jobs = [{"id": str(i), "subtime": 0, "res": 2, "profile": "d10"} for i in (1, 2)]
     with pytest.raises(error, match=message):
-        simulate(
-            platform(tmp_path),
-            [workload(tmp_path, jobs, PROFILES)],
-            RawScheduler({"make": make}),
-            tmp_path / "m",
-        )
+        run_raw(tmp_path, make, jobs)
 
 
 ONE_MACHINE_MISUSES = [
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "1"}),
                     _event(bs, "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"})],
-     r"event 1 \(EXECUTE_JOB\).*machine 1 .*currently computing jobs \(w0!1\)"),
+     r"event 1 \(EXECUTE_JOB\).*machine 1 .*currently computing jobs \(w0!1\)", {}),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "9"})],
-     r"invalid allocation \(9\): machine 9 does not exist"),
+     r"invalid allocation \(9\): machine 9 does not exist", {}),
     (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "0",
                                                 "mapping": {"0": 0, "1": 0}})],
-     r"requires 1 machines but its custom mapping size is 2"),
+     r"requires 1 machines but its custom mapping size is 2", {}),
+    (lambda bs, j: [_event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "3"})],
+     r"machine 3 \(hostname='n3'\) is not in a computation pstate \(ps=2\)",
+     {"energy": True, "asleep": 3}),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("make", "message"), ONE_MACHINE_MISUSES)
+@pytest.mark.parametrize(("make", "message", "options"), ONE_MACHINE_MISUSES)
 def test_one_machine_allocations_are_checked_as_any_other(
-    tmp_path: Path, make: Any, message: str
+    tmp_path: Path, make: Any, message: str, options: dict[str, Any]
 ) -> None:
     """A job on one machine takes the engine's scalar path: the same refusals."""
     jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2)]
     with pytest.raises(ProtocolError, match=message):
-        simulate(
-            platform(tmp_path),
-            [workload(tmp_path, jobs, PROFILES)],
-            RawScheduler({"make": make}),
-            tmp_path / "m",
-        )
+        run_raw(tmp_path, make, jobs, **options)
+
+
+def test_a_shared_machine_ends_idle(tmp_path: Path) -> None:
+    """With compute sharing, a job on a busy machine takes the general path (an array of one
+    machine); the machine is idle again when the last of its jobs ends (the second one)."""
+    jobs = [
+        {"id": str(i), "subtime": 0, "res": 1, "profile": "d10", "walltime": 5 * i} for i in (1, 2)
+    ]
+    make = lambda bs, j: [  # noqa: E731
+        _event(bs, "EXECUTE_JOB", {"job_id": j.id, "alloc": "1"}),
+        _event(bs, "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"}),
+    ]
+    result = run_raw(tmp_path, make, jobs, compute_sharing=True)
+    assert [r["finish_time"] for r in rows(result.jobs_csv).values()] == ["5.000000", "10.000000"]
+    states = result.output_files["machine_states"].read_text().splitlines()
+    assert states[-2:] == ["5,0,0,0,3,1", "10,0,0,0,4,0"]
 
 
 def test_scheduler_errors_are_reported(tmp_path: Path) -> None:

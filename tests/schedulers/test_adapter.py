@@ -12,17 +12,21 @@ P-states 2e9 and 1e9 flop/s per core), cluster ``slow`` = resources 2-4
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import batsim.batsim
+import numpy as np
 import pytest
 from batsim.batsim import Batsim
+from procset import ProcSet
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import MappingError
 from hetsched.core.mapping import Heuristic, MappingEvent
+from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
 from hetsched.schedulers.adapter import BatsimSetupError, HetschedScheduler
 from hetsched.schedulers.maxVpr import MaxVpr
@@ -471,3 +475,14 @@ def test_thin_class_runs_its_own_heuristic_only() -> None:
     assert MaxVpr({"heuristic": "max-vpr"}).heuristic.name == "max-vpr"
     with pytest.raises(ValueError, match="MaxVpr runs max-vpr, not 'fcfs'"):
         MaxVpr({"heuristic": "fcfs"})
+
+
+def test_tasks_csv_nodes_are_written_as_procset_writes_them() -> None:
+    """The nodes column (``format_intervals``) is ``str(ProcSet(...))``, on random node sets."""
+    rng = random.Random(20261127)
+    for _ in range(300):
+        nodes = rng.sample(range(64), rng.randint(1, 40))
+        expected = str(ProcSet(*nodes))
+        assert format_intervals(nodes) == expected
+        assert format_intervals(tuple(sorted(nodes))) == expected
+        assert format_intervals(np.array(sorted(nodes), dtype=np.intp)) == expected
