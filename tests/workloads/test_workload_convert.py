@@ -178,7 +178,8 @@ def test_duplicate_job_numbers_keep_the_first(trace: Path, tmp_path: Path) -> No
     """Job 15 renumbered 11: Batsim ids are unique, so the second 11 is dropped, counted."""
     duplicate = tmp_path / "dup.swf"
     duplicate.write_text(TRACE.replace("\n15 ", "\n11 "))
-    document, report = swf_to_workload(duplicate, parse_clusters("a:2:20,b:8:8"))
+    with pytest.warns(SwfWarning, match=re.escape(f"{duplicate}:10: job number 11 is given again")):
+        document, report = swf_to_workload(duplicate, parse_clusters("a:2:20,b:8:8"))
     assert report.dropped["duplicate_job_number"] == 1
     assert [job["id"] for job in document["jobs"]] == ["10", "11", "12", "14"]
 
