@@ -163,13 +163,7 @@ def read_goal_outcomes(
     every task (run the schedule checker for the full diagnosis).
     """
     files = RunFiles.of(prefix, workload_path, platform_path)
-    accounting = files.accounting
-    if accounting.problems:
-        raise OutputFileError(
-            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
-            + "; ".join(accounting.problems)
-        )
-    return goal_outcomes(accounting.outcomes, files.workload, files.clusters)
+    return goal_outcomes(files.outcomes, files.workload, files.clusters)
 
 
 MODEL_FIELDS = ("serial_time", "downey", "slowdown")

@@ -12,12 +12,14 @@ the platform, and match the jobs to the workload's tasks (:func:`account`). A
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
-from hetsched.metrics.outcomes import Accounting, account
+from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
 from hetsched.metrics.outputs import (
     EnergySample,
     JobRecord,
@@ -76,6 +78,22 @@ class RunFiles:
     def accounting(self) -> Accounting:
         """:attr:`jobs` matched to the workload's tasks (:func:`account`)."""
         return account(self.jobs, self.workload)
+
+    @property
+    def outcomes(self) -> Mapping[str, TaskOutcome]:
+        """Each task's outcome, for readers that need every task accounted (the summary, the
+        task table, the robustness goals; the checker reads :attr:`accounting`'s problems as
+        violations instead).
+
+        Raises :class:`~hetsched.errors.OutputFileError` if ``out_jobs.csv`` does not account
+        for every task (run the schedule checker for the full diagnosis).
+        """
+        if self.accounting.problems:
+            raise OutputFileError(
+                f"{self.output('jobs.csv')} does not account for the workload's tasks: "
+                + "; ".join(self.accounting.problems)
+            )
+        return self.accounting.outcomes
 
     @cached_property
     def energy(self) -> list[EnergySample] | None:

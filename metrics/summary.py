@@ -181,14 +181,7 @@ def summarize_files(
     """:func:`summarize` on files that the checker or the task table may have read already."""
     workload_path, platform_path = files.workload_path, files.platform_path
     workload, document = files.workload_document
-    jobs = files.jobs
-    accounting = files.accounting
-    if accounting.problems:
-        raise OutputFileError(
-            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
-            + "; ".join(accounting.problems)
-        )
-    outcomes = accounting.outcomes
+    outcomes = files.outcomes
     counted = [o for task_id, o in outcomes.items() if workload.in_window(workload.jobs[task_id])]
     by_outcome = {kind: sum(o.outcome is kind for o in counted) for kind in Outcome}
     waits = [o.waiting_time for o in counted if o.waiting_time is not None]

@@ -283,20 +283,15 @@ def task_table_of(files: RunFiles) -> list[TaskRow]:
     """:func:`task_table` on files that the checker or the summary may have read already."""
     workload = files.workload
     records = files.jobs
-    accounting = files.accounting
-    if accounting.problems:
-        raise OutputFileError(
-            f"{files.output('jobs.csv')} does not account for the workload's tasks: "
-            + "; ".join(accounting.problems)
-        )
+    outcomes = files.outcomes
     originals = {r.batsim_id: r for r in records if r.workload_name == workload.workload_name}
     clusters = files.clusters
     changes = files.pstate_changes
     pstates = (
-        _pstates_at_starts(accounting.outcomes.values(), changes) if changes is not None else {}
+        _pstates_at_starts(outcomes.values(), changes) if changes is not None else {}
     )
     rows = []
-    for task_id, outcome in accounting.outcomes.items():
+    for task_id, outcome in outcomes.items():
         original = originals[task_id]
         job = workload.jobs[task_id]
         execution = outcome.execution
