@@ -558,9 +558,10 @@ class PilotJobSimulation:
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
-        _accumulate(self._tasks_run, j, users, 1)
-        _accumulate(self._busy, j, users, duration)
-        _accumulate(self._solo_busy, j, users, solo)
+        cell = users * len(self.platforms) + j  # (user, platform), row-major
+        for table, addends in ((self._tasks_run, 1), (self._busy, duration),
+                               (self._solo_busy, solo)):
+            _accumulate_cells(table, cell, addends)
         self._end[j][cores] = now + duration
 
     def run(self) -> SimulationResult:
@@ -582,15 +583,6 @@ class PilotJobSimulation:
             np.array(self._solo_busy),
             list(self._invocations),
         )
-
-
-def _accumulate(table: list[list], j: int, users: np.ndarray, values: np.ndarray | int) -> None:
-    """``table[u][j] += values[i]`` for each ``u = users[i]``, in order (numpy's ``add.at``
-    on column ``j``, so a batch costs one pass whatever its size)."""
-    column = np.array([row[j] for row in table])
-    np.add.at(column, users, values)
-    for row, total in zip(table, column.tolist(), strict=True):
-        row[j] = total
 
 
 def _accumulate_cells(table: list[list], cells: np.ndarray, values: np.ndarray | int) -> None:
