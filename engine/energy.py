@@ -108,11 +108,8 @@ class EnergyModel:
         return self._power[host][pstate].watts(load)
 
     def _watts_of(self, ids: np.ndarray) -> np.ndarray:
-        """:meth:`_compute_watts` of several hosts (same operations, vectorised; one host, the
-        common case of a bag's tasks, takes :meth:`_compute_watts` itself, which costs less
-        than the vectorised operations' fixed cost)."""
-        if ids.size == 1:
-            return np.array([self._compute_watts(int(ids[0]))])
+        """:meth:`_compute_watts` of several hosts (same operations, vectorised; a one-host
+        task's usage goes through :meth:`set_usage` instead)."""
         speed = self._speed_now[ids]
         with np.errstate(divide="ignore", invalid="ignore"):
             load = np.where(speed <= 0, 1.0, self._usage[ids] / speed / self._cores_array[ids])
