@@ -8,7 +8,18 @@ BATSIM_PY := batsim-py==1.0.5
 .PHONY: setup system-deps quickstart test lint fuzz bench bench-all bench-engine \
 	docker-deps docker-daemon docker-base wheels docker-images
 
+# `$(PY) -m venv` needs ensurepip, which Debian ships apart in python3-venv (absent from a
+# fresh Debian 12): installed here when run as root, else named in the error.
 $(BIN)/hetsched: pyproject.toml
+	@if ! $(PY) -c 'import ensurepip' 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; \
+	  else \
+	    echo "make setup: $(PY) has no ensurepip, which $(PY) -m venv needs: install the" \
+	      "Debian package python3-venv (sudo apt-get install python3-venv), then run make setup again" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# pybatsim 3.2.1 pins pyzmq<23 (no build on Python 3.11): install it alone, its
