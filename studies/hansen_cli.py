@@ -91,7 +91,8 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--heuristics", type=ranges.names(hansen.HEURISTICS, "heuristic"),
                        default=",".join(hansen.HEURISTICS),
                        help="comma-separated (default: %(default)s)")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of trial 0 (then +1 ...; default: %(default)s)")
     study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
                        help="also run every heuristic as a Batsim scheduler on this engine"
                        " and measure realised completion from its output files: the"

@@ -303,7 +303,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", type=ranges.positive_float,
                         help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
                         " 1 with --full)")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
+    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0],
+                        help="seeds of the runs, each a replicate of every cell (default: 0)")
     parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
     parser.add_argument("--scenarios", nargs="+",

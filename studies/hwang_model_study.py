@@ -8,7 +8,7 @@ cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of
 run at Table 6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
-    hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \
+    hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\
         --policies pa-rr/rpa/maf-normalized,fairness/-/allcore --seeds 0 1 2
     hetsched experiment hwang-model -o runs/hwang-d200 --scenarios 1 --d-unit 200
 
@@ -611,13 +611,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policies", default=",".join(POLICIES),
                         help="comma-separated cells first/metric/second (default: all 50)")
     parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
+    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0],
+                        help="seeds of the runs, each a replicate of every cell (default: 0)")
     parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
     parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
-                        help="PA-based RR's D_unit (cores)")
+                        help="PA-based RR's D_unit (cores; default: %(default)s)")
     parser.add_argument("--p-unit", type=ranges.positive_int, default=1,
-                        help="CA-based RR's P_unit (nodes)")
+                        help="CA-based RR's P_unit (nodes; default: %(default)s)")
     parser.add_argument("--pairwise", action="store_true",
                         help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
     parser.add_argument("--static-affinity", action="store_true",
@@ -625,7 +626,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
                         help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
                         " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
-    parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
+                        help="runs at once, in worker processes (default: %(default)s)")
     parser.add_argument("--no-figures", action="store_true", help="tables only")
     parser.add_argument("--summary-only", action="store_true",
                         help="run nothing: summarise (and plot) the runs of the grid asked for"

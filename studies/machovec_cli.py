@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hetsched import options as ranges
 from hetsched.platforms.presets import whole_numbers
-from hetsched.running.run import ENGINES
+from hetsched.running.cli import add_engine_argument
 from hetsched.studies import machovec
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 
@@ -111,10 +111,12 @@ def register(studies: argparse._SubParsersAction) -> None:
                             " so that it charges the type's APC, sec. II.B); use another -o")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
-    study.add_argument("--engine", choices=ENGINES, default="embedded")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of trial 0 (then +1 ...; default: %(default)s)")
+    add_engine_argument(study)
     study.add_argument("--jobs", type=ranges.positive_int, default=1,
-                       help="(trial, level) groups run at once in worker processes")
+                       help="(trial, level) groups run at once in worker processes (default:"
+                       " %(default)s)")
     add_executor_arguments(study)
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),
                        help="output folder, reused to resume (default: %(default)s)")

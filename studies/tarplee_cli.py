@@ -99,7 +99,8 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--seeds", type=ranges.positive_int,
                        help=f"replicates per number of tasks (default {tarplee.REPLICATES},"
                        f" {tarplee.FULL_REPLICATES} with --full)")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of the first replicate")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of the first replicate (default: %(default)s)")
     study.add_argument("--quadratic-cap", type=ranges.positive_int,
                        help="largest number of tasks for Min-Min and Sufferage (default"
                        f" {tarplee.QUADRATIC_CAP:,}, {tarplee.FULL_QUADRATIC_CAP:,} with --full)")

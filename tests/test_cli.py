@@ -5,8 +5,10 @@ command or option is covered without a new test."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import math
+import re
 import sys
 from collections.abc import Iterator
 from typing import NoReturn
@@ -164,3 +166,53 @@ def _parse(root: argparse.ArgumentParser, argv: list[str], errors: list[str]) ->
     for _, parser in commands(root):
         parser.error = error  # type: ignore[method-assign]
     return root.parse_args(argv)
+
+
+def test_every_option_has_a_help_that_states_its_default() -> None:
+    """A newcomer reads ``--help``: every option says what it does (argparse's ``help`` is
+    not None) and, when it has a default value, what that is."""
+    silent, unstated = [], []
+    for path, parser in commands():
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction,
+                                   argparse._SubParsersAction)):  # fmt: skip
+                continue
+            name = f"hetsched {' '.join(path)} {'/'.join(action.option_strings) or action.dest}"
+            if action.help is None:
+                silent.append(name)
+            elif (action.default not in (None, False, [], ())
+                  and action.help != argparse.SUPPRESS and "default" not in action.help):
+                unstated.append(name)
+    assert not silent
+    assert not unstated
+
+
+SPHINX = re.compile(r":[\w-]+:`|``")
+"""A Sphinx role (``:func:`...```, ``:class:`~...```) or a double backquote."""
+
+
+@pytest.mark.parametrize("path", [path for path, _ in commands()], ids=" ".join)
+def test_help_is_plain_text(path: tuple[str, ...], capsys: pytest.CaptureFixture) -> None:
+    """``--help`` prints no Sphinx markup: the studies' descriptions are their modules'
+    docstrings, read through :func:`hetsched.cli.plain_text`."""
+    with contextlib.suppress(SystemExit):
+        main([*path, "--help"])
+    text = capsys.readouterr().out
+    assert not SPHINX.findall(text)
+
+
+def test_batsim_help_is_plain_text_and_has_its_timeout_in_seconds(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    assert main(["batsim", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert not SPHINX.findall(text)
+    assert "exit code 69" in text and "batsim_command" not in text
+    assert "longest wait for a reply, in seconds" in " ".join(text.split())
+
+
+def test_serve_timeout_says_milliseconds(capsys: pytest.CaptureFixture) -> None:
+    """pybatsim's ``-t`` is in milliseconds; ``hetsched batsim --timeout`` is in seconds."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "in milliseconds" in " ".join(capsys.readouterr().out.split())
