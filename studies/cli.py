@@ -27,7 +27,7 @@ from hetsched.studies import (
     tarplee_cli,
 )
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
-from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
+from hetsched.studies.compare import DEFAULT_HEURISTICS, HeuristicSpec, compare, format_table
 from hetsched.studies.scenario import Scenario, prepare
 
 
@@ -49,8 +49,8 @@ def compare_command(args: argparse.Namespace) -> int:
     if (args.platform is None) != (args.workload is None):
         raise ValueError("--platform and --workload go together")
     heuristics = _names(args.heuristics)
-    for name in heuristics:
-        check_scheduler(name, batsched=args.batsched)
+    for spec in map(HeuristicSpec.parse, heuristics):
+        check_scheduler(spec.name, spec.options, batsched=args.batsched)
     if args.platform is not None:
         platform, workload = Path(args.platform), Path(args.workload)
         preflight(workload, platform)
@@ -196,8 +196,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
     parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
-                        help="comma-separated scheduler names: hetsched heuristics,"
-                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
+                        help="comma-separated schedulers: hetsched heuristics, each NAME or"
+                        " NAME:option=value[+option=value] (e.g."
+                        " max-upr-ph:energy_filter=per-resource), pybatsim:<module>,"
+                        " batsched:<variant> (default: %(default)s)")
     add_engine_argument(parser)
     add_tool_arguments(parser)
     parser.add_argument("--no-energy", action="store_true",
