@@ -72,6 +72,7 @@ from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
+from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
 from hetsched.studies.statistics import confidence_half_width
 from hetsched.workloads.gen_hwang import (
@@ -601,15 +602,18 @@ def _spread_option(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``hetsched experiment hwang-model``."""
-    parser.add_argument("-o", "--out", type=Path, default=Path("runs/hwang-model"),
-                        help="output folder, reused to resume (default: %(default)s)")
+    parser.add_argument("-o", "--outdir", "--out", dest="out", type=Path,
+                        default=Path("runs/hwang-model"),
+                        help="output folder, reused to resume (--out: the same; default:"
+                        " %(default)s)")
     parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
                         help="factor on Table 6's tasks (default 1: the paper's 500,000)")
     parser.add_argument("--scenarios", type=ranges.int_range(1, len(SCENARIOS)), nargs="+",
                         default=list(range(1, len(SCENARIOS) + 1)),
                         help="Table 8 scenarios, 1 to 23 (default: all)")
-    parser.add_argument("--policies", default=",".join(POLICIES),
-                        help="comma-separated cells first/metric/second (default: all 50)")
+    parser.add_argument("--policies", type=policy_list(POLICIES), default=",".join(POLICIES),
+                        help=f"{POLICIES_HELP}; maf-raw: MAF with the raw co-runner affinity"
+                        " (default: all 50)")
     parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
     parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0],
                         help="seeds of the runs, each a replicate of every cell (default: 0)")
@@ -642,8 +646,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
                       args.static_affinity, args.runtime_spread)
     try:
-        runs = grid(args.scenarios, args.seeds, args.interarrival,
-                    [p for p in args.policies.split(",") if p], variant)
+        runs = grid(args.scenarios, args.seeds, args.interarrival, args.policies, variant)
     except ValueError as error:
         print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
         return 2
