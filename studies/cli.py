@@ -31,13 +31,6 @@ from hetsched.studies.compare import DEFAULT_HEURISTICS, HeuristicSpec, compare,
 from hetsched.studies.scenario import Scenario, prepare
 
 
-def _names(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise ValueError("give at least one name (comma-separated)")
-    return names
-
-
 def _report(heuristic: str, summary: RunSummary, resumed: bool) -> None:
     how = "already done" if resumed else f"{summary.wall_seconds or 0:.1f} s"
     print(f"  {heuristic}: {summary.value_percent or 0:.1f}% of value bound ({how})",
@@ -48,7 +41,7 @@ def compare_command(args: argparse.Namespace) -> int:
     """Prepare (or reuse) the scenario's inputs, run every heuristic, print the table."""
     if (args.platform is None) != (args.workload is None):
         raise ValueError("--platform and --workload go together")
-    heuristics = _names(args.heuristics)
+    heuristics = args.heuristics
     for spec in map(HeuristicSpec.parse, heuristics):
         check_scheduler(spec.name, spec.options, batsched=args.batsched)
     if args.platform is not None:
@@ -112,9 +105,7 @@ def _scenario_indices(text: str | None) -> list[int] | None:
 
 def experiment_command(args: argparse.Namespace) -> int:
     """``hetsched experiment khemka``: the study of Khemka et al. (MIC 2015) section 5."""
-    environments = (
-        list(khemka.ENVIRONMENTS) if args.environments == "all" else _names(args.environments)
-    )
+    environments = list(khemka.ENVIRONMENTS) if args.environments == ["all"] else args.environments
 
     low, _, high = args.arrivals.partition(":")
     try:
@@ -139,7 +130,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         trace=args.trace,
         nb_scenarios=args.scenarios,
         environments=environments,
-        heuristics=_names(args.heuristics),
+        heuristics=args.heuristics,
         seed=args.seed,
         engine=args.engine,
         trace_dir=args.trace_dir,
@@ -195,7 +186,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         " default: %(default)s)")
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
-    parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
+    parser.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
+                        default=",".join(DEFAULT_HEURISTICS),
                         help="comma-separated schedulers: hetsched heuristics, each NAME or"
                         " NAME:option=value[+option=value] (e.g."
                         " max-upr-ph:energy_filter=per-resource), pybatsim:<module>,"
@@ -227,10 +219,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="run and summarise only these scenarios of the --scenarios chosen"
                             " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
                             " study, whose runs they are")
-    study.add_argument("--environments", default="intermediate",
+    study.add_argument("--environments", type=ranges.ItemList(str), action=ranges.ListOption,
+                       default="intermediate",
                        help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS)
                        + " (default: %(default)s)")
-    study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
+    study.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
+                       default=",".join(khemka.HEURISTICS),
                        help="comma-separated, each NAME or NAME:option=value[+option=value]"
                        " (default: %(default)s)")
     study.add_argument("--seed", type=ranges.seed, default=1,

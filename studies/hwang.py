@@ -304,14 +304,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", type=ranges.positive_float,
                         help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
                         " 1 with --full)")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0],
+    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
+                        default=[0],
                         help="seeds of the runs, each a replicate of every cell (default: 0)")
-    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
+    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                        action=ranges.ListOption, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
-    parser.add_argument("--scenarios", nargs="+",
-                        type=ranges.int_range(1, len(gen_hwang.SCENARIOS)),
+    parser.add_argument("--scenarios", action=ranges.ListOption,
+                        type=ranges.ItemList(ranges.int_range(1, len(gen_hwang.SCENARIOS))),
                         help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
-    parser.add_argument("--policies", type=policy_list(POLICIES),
+    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
                         help=f"{POLICIES_HELP}; MAF with the normalised co-runner affinity"
                         " only (maf-raw: experiment hwang-model); e.g. pa-rr/rpa/maf (default:"
                         " RPA and simple fairness; every metric with --full)")

@@ -608,16 +608,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         " %(default)s)")
     parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
                         help="factor on Table 6's tasks (default 1: the paper's 500,000)")
-    parser.add_argument("--scenarios", type=ranges.int_range(1, len(SCENARIOS)), nargs="+",
+    parser.add_argument("--scenarios", type=ranges.ItemList(ranges.int_range(1, len(SCENARIOS))),
+                        action=ranges.ListOption,
                         default=list(range(1, len(SCENARIOS) + 1)),
                         help="Table 8 scenarios, 1 to 23 (default: all)")
-    parser.add_argument("--policies", type=policy_list(POLICIES), default=",".join(POLICIES),
+    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
+                        default=",".join(POLICIES),
                         help=f"{POLICIES_HELP}; maf-raw: MAF with the raw co-runner affinity"
                         " (default: all 50)")
     parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0],
+    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
+                        default=[0],
                         help="seeds of the runs, each a replicate of every cell (default: 0)")
-    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
+    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                        action=ranges.ListOption, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
     parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
                         help="PA-based RR's D_unit (cores; default: %(default)s)")

@@ -85,7 +85,8 @@ def register(studies: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
-    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"), default="5k,10k",
+    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"),
+                       action=ranges.ListOption, default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
     study.add_argument("--scale", type=ranges.fraction, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores, of its tasks a day and of"
@@ -100,7 +101,7 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" mapping events every 60 s, {FULL_TRIALS} trials unless --trials")
-    study.add_argument("--only", metavar="LABELS",
+    study.add_argument("--only", metavar="LABELS", action=ranges.ListOption,
                        type=ranges.names((c.label for c in machovec.CONSTRAINED), "configuration"),
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"

@@ -101,12 +101,15 @@ def register(studies: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sizes = study.add_mutually_exclusive_group()
-    sizes.add_argument("--tasks", type=_counts, default=list(tarplee.TASKS),
+    sizes.add_argument("--tasks", type=_counts, action=ranges.ListOption,
+                       default=list(tarplee.TASKS),
                        help="numbers of tasks, comma-separated (default: 100 to 1,000,000)")
     sizes.add_argument("--tasks-per-machine", type=_ratios, metavar="R,R,...",
+                       action=ranges.ListOption,
                        help="numbers of tasks as tasks per machine of the platform (e.g."
                        " 1,10,100,1000), instead of --tasks")
     study.add_argument("--heuristics", "--mappers", dest="mappers", type=_mappers,
+                       action=ranges.ListOption,
                        default=",".join(HEURISTIC_MAPPERS),
                        help="comma-separated heuristics of hetsched list (lp-makespan, min-min,"
                        " sufferage, mct, met); --mappers and lp (= lp-makespan) too"
