@@ -11,8 +11,8 @@ pipeline can put ``hetsched batsim`` where it calls ``batsim``::
 Batsim's options (``batsim --help`` of v4.2.1) are read with Batsim's names and defaults. The
 ones that change nothing in the engine's outputs are accepted (``--disable-schedule-tracing``:
 the engine writes no Pajé trace anyway; ``--sg-log``, ``--redis-*`` without ``--enable-redis``,
-``-v``/``-q`` levels); the ones it cannot honour are refused, with exit code
-:data:`EXIT_UNSUPPORTED`, never ignored: workflows (``-W``, ``--WS``), ``--events``, ``-r``,
+``-v``/``-q`` levels); the ones it cannot honour are refused, with exit code 69
+(:data:`EXIT_UNSUPPORTED`), never ignored: workflows (``-W``, ``--WS``), ``--events``, ``-r``,
 Redis, ``--no-sched``, ``--dump-execution-context``, ``--sg-cfg``, ``--mmax``/
 ``--mmax-workload``. One option is the engine's own: ``--timeout SECONDS``, the longest wait for
 a reply (Batsim waits forever).
@@ -175,7 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--sg-cfg", action="append", default=[])
     add("--sg-log", action="append", default=[])
     add("--forward-unknown-events", action="store_true")
-    add("--timeout", type=float, default=None, help="(engine only) longest wait for a reply, s")
+    add("--timeout", type=float, default=None,
+        help="(engine only) longest wait for a reply, in seconds (not milliseconds, as"
+        " hetsched serve's -t) [default: none, wait forever as Batsim]")
     return parser
 
 
@@ -227,7 +229,10 @@ def main(argv: Sequence[str]) -> int:
         print(parser.format_usage(), file=sys.stderr, end="")
         return EXIT_USAGE
     if options.help:
-        print(parser.format_help() + (__doc__ or "").split("\n\n>>>", 1)[0])
+        from hetsched.cli import plain_text  # the module docstring as plain text
+
+        user_part = (__doc__ or "").split("\n\n:func:`batsim_command`", 1)[0]
+        print(parser.format_help() + plain_text(user_part))
         return EXIT_OK
     if options.version or options.simgrid_version:
         from hetsched.engine.simulation import BATSIM_RELEASE

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -29,6 +30,39 @@ its module (issue 23: the studies' and the platform presets' imports are no part
 ``hetsched run``'s start-up); tests/test_cli.py checks that the commands are these."""
 
 
+_ROLE = re.compile(r":(?:[\w-]+:)?[\w-]+:`(~?)([^`]+)`")
+"""A Sphinx role, ``:func:`~a.b``` or ``:py:class:`a.B```, maybe broken across lines."""
+_LITERAL = re.compile(r"``([^`]+)``")
+_COMMENT_GAP = re.compile(r"(?<=\S) {3,}#")
+
+
+def _role_text(match: re.Match[str]) -> str:
+    text = " ".join(re.sub(r"\.\s+", ".", match[2]).split())  # a dotted path broken at a dot
+    title, _, target = text.partition(" <")
+    if target:
+        return title
+    return text.rpartition(".")[2] if match[1] else text
+
+
+def plain_text(text: str | None) -> str:
+    r"""A docstring as the plain text of a ``--help`` (every command's description): Sphinx
+    roles become their target's name (``:class:`~a.B``` -> ``B``), double backquotes go,
+    a reST ``::`` ends as ``:`` and a run of spaces before an example's ``#`` comment
+    shrinks to two; the rest of the layout is kept.
+
+    >>> plain_text("Run :func:`~hetsched.studies.khemka.run_study` (``--seed``)::")
+    'Run run_study (--seed):'
+    >>> plain_text("exit code\n:data:`EXIT_UNSUPPORTED`, a :class:`Heuristic\n    subclass`")
+    'exit code\nEXIT_UNSUPPORTED, a Heuristic subclass'
+    >>> plain_text(":func:`~hetsched.heuristics.robust.\n  batch_completion_probability`")
+    'batch_completion_probability'
+    """
+    text = _ROLE.sub(_role_text, text or "")
+    text = _LITERAL.sub(r"\1", text)
+    text = re.sub(r"::$", ":", text, flags=re.MULTILINE)
+    return _COMMENT_GAP.sub("  #", text)
+
+
 class UserError(Exception):
     """An error caused by the user's input: printed without a traceback, exit code 2."""
 
@@ -50,7 +84,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         add_help=False,
         help="the embedded engine as a drop-in batsim (Batsim 4.2.1's options; see --help)",
     )
+    _plain_help(parser)
     return parser
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """:func:`plain_text` on the description and help texts of ``parser`` and of every
+    sub-command under it (the descriptions of the studies are their modules' docstrings)."""
+    parser.description = plain_text(parser.description) or None
+    for action in parser._actions:
+        if action.help:
+            action.help = plain_text(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = plain_text(choice.help) if choice.help else choice.help
+            for subparser in action.choices.values():
+                _plain_help(subparser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,6 +23,9 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 def _integer(text: str, low: int, high: int | None) -> int:
@@ -145,3 +148,48 @@ def names(choices: Iterable[object], what: str) -> Callable[[str], list[str]]:
 
     parse.__name__ = f"{what} names"
     return parse
+
+
+class ItemList(Generic[T]):
+    """An argparse type for one word of a list option: its comma-separated items, each read
+    with ``item`` (a range of this module, ``str``, ...), at least one.
+
+    >>> ItemList(seed)("1, 2")
+    [1, 2]
+    >>> ItemList(seed)("1,-2")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer in [0, 4294967295], got '-2'
+    """
+
+    def __init__(self, item: Callable[[str], T]) -> None:
+        self.item = item
+        self.__name__ = f"list of {getattr(item, '__name__', 'values')}"
+
+    def __call__(self, text: str) -> list[T]:
+        items = [self.item(part.strip()) for part in text.split(",") if part.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        return items
+
+
+class ListOption(argparse.Action):
+    """A list option given comma- or space-separated, or both (``--seeds 1,2`` = ``--seeds 1
+    2``): ``nargs="+"`` unless told, each word read by the option's ``type`` into a list
+    (:class:`ItemList`, :func:`names`), the words' lists joined; the last use of the option
+    wins, as for any other option.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--seeds", type=ItemList(seed), action=ListOption, default=[0])
+    >>> parser.parse_args(["--seeds", "1,2", "3"]).seeds, parser.parse_args([]).seeds
+    ([1, 2, 3], [0])
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, nargs: str | None = None,
+                 **kwargs: object) -> None:  # fmt: skip
+        super().__init__(option_strings, dest, nargs=nargs or "+", **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:  # fmt: skip
+        words = values if isinstance(values, list) else [values]
+        setattr(namespace, self.dest, [item for word in words for item in word])

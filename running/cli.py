@@ -232,6 +232,17 @@ def external_tools(args: argparse.Namespace) -> ExternalTools:
     )
 
 
+def add_engine_argument(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, shared by ``run``, ``compare`` and the studies that run on an engine."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="embedded",
+        help="embedded engine (default), a real batsim found on PATH, or real Batsim in"
+        " Docker (the upstream image, with the Docker SDK for Python)",
+    )
+
+
 def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
     """``--batsched`` and the Docker engine's options, shared by ``run`` and ``compare``."""
     parser.add_argument(
@@ -317,13 +328,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="output directory (default: runs/<workload stem>/<NAME>)",
     )
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default="embedded",
-        help="embedded engine (default), a real batsim found on PATH, or real Batsim in"
-        " Docker (the upstream image, with the Docker SDK for Python)",
-    )
+    add_engine_argument(parser)
     parser.add_argument(
         "--option",
         action="append",

@@ -89,11 +89,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "-o", "--options", default="{}",
-        help='JSON options: {"period": s|null, "export_prefix": path|null, ...parameters}',
+        help='JSON options: {"period": s|null, "export_prefix": path|null, ...parameters}'
+        " (default: %(default)s)",
     )
     serve.add_argument(
         "-t", "--timeout", type=ranges.non_negative_int, default=DEFAULT_TIMEOUT_MS,
-        help=f"milliseconds to wait for Batsim, 0 = forever (default {DEFAULT_TIMEOUT_MS})",
+        help="how long to wait for Batsim, in milliseconds as pybatsim's -t (not seconds,"
+        f" as hetsched batsim's --timeout); 0 = forever (default: {DEFAULT_TIMEOUT_MS})",
     )
     serve.set_defaults(func=_serve)
     listing = subparsers.add_parser("list", help="list the heuristics and their papers")

@@ -1,6 +1,6 @@
 """The ``conservative`` heuristic as a pybatsim scheduler: Conservative Backfilling: arrival order,
 every task started or reserved at its earliest slot (Khemka et al., MIC 2015, sec. 3.3 (after
-Mu'alem and Feitelson 2001)).
+Mu'alem and Feitelson 2001); Machovec et al., 2017, sec. III.D.2).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

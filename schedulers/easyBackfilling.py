@@ -1,5 +1,6 @@
 """The ``easy`` heuristic as a pybatsim scheduler: EASY Backfilling: arrival order, one reservation,
-backfill what can start now (Khemka et al., MIC 2015, sec. 3.3 (after Lifka 1995)).
+backfill what can start now (Khemka et al., MIC 2015, sec. 3.3 (after Lifka 1995); Machovec et al.,
+2017, sec. III.D.3).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

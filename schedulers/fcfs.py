@@ -1,5 +1,6 @@
 """The ``fcfs`` heuristic as a pybatsim scheduler: first come, first served: start tasks in arrival
-order until one cannot start now (Machovec et al., 2017, sec. III.D (FCFS order, P-state 0)).
+order until one cannot start now (baseline in none of the papers (the arrival order of Machovec et
+al., 2017, sec. III.D)).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

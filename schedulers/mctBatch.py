@@ -1,6 +1,6 @@
 """The ``mct`` heuristic as a pybatsim scheduler: MCT: each task, in arrival order, to the machine
 where it completes earliest; the whole bag once known, the rest reserved (Braun et al., JPDC 61(6),
-2001 (Tarplee et al., JPDC 84 (2015), sec. 1: static bag)).
+2001; static bag: Tarplee et al., JPDC 84 (2015), sec. 1).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

@@ -1,6 +1,7 @@
 """The ``met-online`` heuristic as a pybatsim scheduler: MET: each task, in arrival order, to the
 machine where it runs fastest; re-planned at every arrival and completion, the rest place-holders
-(Braun et al., JPDC 61(6), 2001 (Tarplee et al., JPDC 84 (2015), sec. 1: online batch mode)).
+(Braun et al., JPDC 61(6), 2001; batch mode: Maheswaran et al., JPDC 59(2), 1999; online batch mode:
+Tarplee et al., JPDC 84 (2015), sec. 1).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

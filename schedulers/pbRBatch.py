@@ -1,5 +1,5 @@
 """The ``pb-r`` heuristic as a pybatsim scheduler: PB-R on the whole batch: Processor balance,
-random: groups of M processors, random assignment (Hansen et al., sec. III.A).
+random: groups of M processors, random assignment (Hansen et al., 2014, sec. III.A.2).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

@@ -1,5 +1,5 @@
 """The ``rf-duplex`` heuristic as a pybatsim scheduler: RF Duplex on the whole batch: robustness
-floor with duplex: min-min and min-max at each iteration, the better kept (Hansen et al., sec.
+floor with duplex: min-min and min-max at each iteration, the better kept (Hansen et al., 2014, sec.
 III.B.4, Fig. 3).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not

@@ -1,5 +1,5 @@
 """The ``rf-min-max`` heuristic as a pybatsim scheduler: RF Min-Max on the whole batch: robustness
-floor with min-max processors (Hansen et al., sec. III.B.3, Fig. 3).
+floor with min-max processors (Hansen et al., 2014, sec. III.B.3, Fig. 3).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

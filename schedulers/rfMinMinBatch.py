@@ -1,5 +1,5 @@
 """The ``rf-min-min`` heuristic as a pybatsim scheduler: RF Min-Min on the whole batch: robustness
-floor with min-min processors (Hansen et al., sec. III.B.2, Fig. 3).
+floor with min-min processors (Hansen et al., 2014, sec. III.B.2, Fig. 3).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

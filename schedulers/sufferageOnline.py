@@ -1,7 +1,7 @@
 """The ``sufferage-online`` heuristic as a pybatsim scheduler: Sufferage: per pass, a machine to the
 task that would suffer most elsewhere; re-planned at every arrival and completion, the rest
-place-holders (Maheswaran et al., JPDC 59(2), 1999 (Tarplee et al., JPDC 84 (2015), sec. 1: online
-batch mode)).
+place-holders (Maheswaran et al., JPDC 59(2), 1999 (batch mode); online batch mode: Tarplee et al.,
+JPDC 84 (2015), sec. 1).
 
 Generated from the heuristic registry by ``python -m hetsched.schedulers.generated``: do not
 edit. Run it with pybatsim's own launcher (Batsim needs ``--enable-dynamic-jobs``)::

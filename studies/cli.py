@@ -12,11 +12,12 @@ from hetsched.metrics.summary import RunSummary
 from hetsched.running.cli import (
     RUN_FAILURES,
     add_cache_argument,
+    add_engine_argument,
     add_tool_arguments,
     external_tools,
 )
 from hetsched.running.preflight import preflight
-from hetsched.running.run import ENGINES, check_scheduler
+from hetsched.running.run import check_scheduler
 from hetsched.studies import (
     hansen_cli,
     hwang,
@@ -26,15 +27,8 @@ from hetsched.studies import (
     tarplee_cli,
 )
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
-from hetsched.studies.compare import DEFAULT_HEURISTICS, compare, format_table
+from hetsched.studies.compare import DEFAULT_HEURISTICS, HeuristicSpec, compare, format_table
 from hetsched.studies.scenario import Scenario, prepare
-
-
-def _names(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise ValueError("give at least one name (comma-separated)")
-    return names
 
 
 def _report(heuristic: str, summary: RunSummary, resumed: bool) -> None:
@@ -47,9 +41,9 @@ def compare_command(args: argparse.Namespace) -> int:
     """Prepare (or reuse) the scenario's inputs, run every heuristic, print the table."""
     if (args.platform is None) != (args.workload is None):
         raise ValueError("--platform and --workload go together")
-    heuristics = _names(args.heuristics)
-    for name in heuristics:
-        check_scheduler(name, batsched=args.batsched)
+    heuristics = args.heuristics
+    for spec in map(HeuristicSpec.parse, heuristics):
+        check_scheduler(spec.name, spec.options, batsched=args.batsched)
     if args.platform is not None:
         platform, workload = Path(args.platform), Path(args.workload)
         preflight(workload, platform)
@@ -111,9 +105,7 @@ def _scenario_indices(text: str | None) -> list[int] | None:
 
 def experiment_command(args: argparse.Namespace) -> int:
     """``hetsched experiment khemka``: the study of Khemka et al. (MIC 2015) section 5."""
-    environments = (
-        list(khemka.ENVIRONMENTS) if args.environments == "all" else _names(args.environments)
-    )
+    environments = list(khemka.ENVIRONMENTS) if args.environments == ["all"] else args.environments
 
     low, _, high = args.arrivals.partition(":")
     try:
@@ -138,7 +130,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         trace=args.trace,
         nb_scenarios=args.scenarios,
         environments=environments,
-        heuristics=_names(args.heuristics),
+        heuristics=args.heuristics,
         seed=args.seed,
         engine=args.engine,
         trace_dir=args.trace_dir,
@@ -178,23 +170,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trace", help="trace registry name or SWF path")
     parser.add_argument("--day", type=ranges.non_negative_int,
                         help="trace day (day 0: the first submission's)")
-    parser.add_argument("--preset", default="khemka-20", help="platform preset (khemka-20)")
+    parser.add_argument("--preset", default="khemka-20",
+                        help="platform preset (default: %(default)s)")
     parser.add_argument("--cores", type=ranges.positive_int, help="khemka preset: mean total cores")
-    parser.add_argument("--seed", type=ranges.seed, default=1, help="platform and annotation seed")
+    parser.add_argument("--seed", type=ranges.seed, default=1,
+                        help="platform and annotation seed (default: %(default)s)")
     parser.add_argument("--etc-cov", type=ranges.non_negative_float, default=0.3,
-                        help="ETC heterogeneity (0.3)")
+                        help="ETC heterogeneity (default: %(default)s)")
     parser.add_argument(
         "--correlation", default="weak", choices=("exact", "weak", "none"),
-        help="value-runtime correlation (weak)",
+        help="value-runtime correlation (default: %(default)s)",
     )
     parser.add_argument("--max-cores", type=ranges.non_negative_int, default=4096,
-                        help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all)")
+                        help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all;"
+                        " default: %(default)s)")
     parser.add_argument("--platform", help="use this platform instead of a scenario")
     parser.add_argument("--workload", help="use this workload instead of a scenario")
-    parser.add_argument("--heuristics", default=",".join(DEFAULT_HEURISTICS),
-                        help="comma-separated scheduler names: hetsched heuristics,"
-                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
-    parser.add_argument("--engine", choices=ENGINES, default="embedded")
+    parser.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
+                        default=",".join(DEFAULT_HEURISTICS),
+                        help="comma-separated schedulers: hetsched heuristics, each NAME or"
+                        " NAME:option=value[+option=value] (e.g."
+                        " max-upr-ph:energy_filter=per-resource), pybatsim:<module>,"
+                        " batsched:<variant> (default: %(default)s)")
+    add_engine_argument(parser)
     add_tool_arguments(parser)
     parser.add_argument("--no-energy", action="store_true",
                         help="run without SimGrid's energy model (platforms without host power)")
@@ -215,28 +213,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
     study.add_argument("--scenarios", type=ranges.positive_int, default=2,
-                       help="scenarios (trace days) per environment; the paper has 48")
+                       help="scenarios (trace days) per environment; the paper has 48"
+                       " (default: %(default)s)")
     study.add_argument("--only-scenarios", metavar="LIST",
                        help="run and summarise only these scenarios of the --scenarios chosen"
                             " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
                             " study, whose runs they are")
-    study.add_argument("--environments", default="intermediate",
-                       help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS))
-    study.add_argument("--heuristics", default=",".join(khemka.HEURISTICS),
+    study.add_argument("--environments", type=ranges.ItemList(str), action=ranges.ListOption,
+                       default="intermediate",
+                       help="comma-separated, or 'all': " + ", ".join(khemka.ENVIRONMENTS)
+                       + " (default: %(default)s)")
+    study.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
+                       default=",".join(khemka.HEURISTICS),
                        help="comma-separated, each NAME or NAME:option=value[+option=value]"
                        " (default: %(default)s)")
     study.add_argument("--seed", type=ranges.seed, default=1,
-                       help="seed of scenario 0 (then +1 ...)")
+                       help="seed of scenario 0 (then +1 ...; default: %(default)s)")
     study.add_argument("--arrivals", default=f"{khemka.ARRIVALS[0]}:{khemka.ARRIVALS[1]}",
                        help="MIN:MAX task arrivals of a scenario day (the paper's days:"
                        " %(default)s)")
     study.add_argument("--accounting", choices=khemka.ACCOUNTINGS, default="window",
                        help="count the value earned by the end of the simulated window"
-                       " (window, the paper's) or whenever tasks complete (total)")
+                       " (window, the paper's) or whenever tasks complete (total) (default:"
+                       " %(default)s)")
     study.add_argument("--jobs", type=ranges.positive_int, default=1,
                        help="runs at once, in worker processes (default 1)")
     add_executor_arguments(study)
-    study.add_argument("--engine", choices=ENGINES, default="embedded")
+    add_engine_argument(study)
     study.add_argument("--trace-dir", help="folder holding the trace (or HETSCHED_TRACE_DIR)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/khemka"),
                        help="output folder, reused to resume (default: %(default)s)")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hetsched.metrics.summary import SUMMARY_VERSION, RunSummary, summarize
-from hetsched.running.run import OUTPUT_PREFIX, ExternalTools, run_heuristic
+from hetsched.running.batsched import BATSCHED_PREFIX
+from hetsched.running.run import OUTPUT_PREFIX, STOCK_PREFIX, ExternalTools, run_heuristic
 
 SUMMARY_FILE = "summary.json"
 
@@ -31,6 +33,49 @@ DEFAULT_HEURISTICS = (
     "max-vpr",
     "max-vpr-ph",
 )
+
+
+@dataclass(frozen=True)
+class HeuristicSpec:
+    """A scheduler with options, under a label (its spec text): ``NAME`` or
+    ``NAME:option=value[+option=value...]`` (``hetsched compare --heuristics`` and
+    ``hetsched experiment khemka --heuristics``); a value is read as JSON when it is JSON. A
+    stock scheduler (``pybatsim:<module>``, ``batsched:<variant>``) takes no options: its
+    name is the whole text.
+
+    >>> spec = HeuristicSpec.parse("max-vpr:book_zero_value=true")
+    >>> spec.name, dict(spec.options), spec.folder
+    ('max-vpr', {'book_zero_value': True}, 'max-vpr+book_zero_value=true')
+    >>> HeuristicSpec.parse("pybatsim:easyBackfill")
+    HeuristicSpec(label='pybatsim:easyBackfill', name='pybatsim:easyBackfill', options={})
+    """
+
+    label: str
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> HeuristicSpec:
+        """The spec written ``text`` (ValueError naming an option that is not key=value)."""
+        text = text.strip()
+        if text.startswith((STOCK_PREFIX, BATSCHED_PREFIX)):
+            return cls(text, text, {})
+        name, _, rest = text.partition(":")
+        options: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in rest.split("+"))):
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise ValueError(f"heuristic {text!r}: option {item!r} is not key=value")
+            try:
+                options[key] = json.loads(value)
+            except json.JSONDecodeError:
+                options[key] = value
+        return cls(text, name, options)
+
+    @property
+    def folder(self) -> str:
+        """The label as a folder name (``hetsched experiment khemka``'s)."""
+        return self.label.replace(":", "+")
 
 
 def run_or_resume(
@@ -84,18 +129,22 @@ def compare(
     energy: bool = True,
 ) -> list[RunSummary]:
     """Run every heuristic on ``platform`` and ``workload``; outputs in ``outdir/<heuristic>/``
-    (``:`` of ``pybatsim:`` and ``batsched:`` names becomes ``-``). ``tools``: where batsched
-    is and how real Batsim starts (:class:`~hetsched.running.run.ExternalTools`);
-    ``energy=False`` runs without SimGrid's energy model (Batsim without ``-E``)."""
+    (``:`` of ``pybatsim:`` and ``batsched:`` names, and of ``NAME:option=value`` specs
+    (:class:`HeuristicSpec`), becomes ``-``); each summary is labelled with its spec.
+    ``tools``: where batsched is and how real Batsim starts
+    (:class:`~hetsched.running.run.ExternalTools`); ``energy=False`` runs without SimGrid's
+    energy model (Batsim without ``-E``)."""
     summaries = []
     for heuristic in heuristics:
+        spec = HeuristicSpec.parse(heuristic)
         summary, resumed = run_or_resume(
-            heuristic, platform, workload, outdir / heuristic.replace(":", "-"), engine=engine,
-            tools=tools, energy=energy,
+            spec.name, platform, workload, outdir / spec.label.replace(":", "-"), engine=engine,
+            options=spec.options, tools=tools, energy=energy,
         )
+        summary = dataclasses.replace(summary, heuristic=spec.label)
         summaries.append(summary)
         if on_run is not None:
-            on_run(heuristic, summary, resumed)
+            on_run(spec.label, summary, resumed)
     return summaries
 
 

@@ -80,18 +80,22 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--full", action="store_true",
                        help="the paper's sizes: batches of 8, 32 and 128, 48 trials")
     study.add_argument("--batch-sizes", type=ranges.names(hansen.BATCHES, "batch size"),
+                       action=ranges.ListOption,
                        default=",".join(map(str, hansen.DEFAULT_BATCH_SIZES)),
                        help="comma-separated among 8, 32, 128 (default: %(default)s)")
     study.add_argument("--slowdowns", type=ranges.names(hansen.SLOWDOWNS, "slowdown"),
+                       action=ranges.ListOption,
                        default=",".join(hansen.SLOWDOWNS),
                        help="comma-separated among low, mixed, high (default: all)")
     study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per scenario (default {hansen.DEFAULT_TRIALS};"
                        f" {hansen.PAPER_TRIALS} with --full)")
     study.add_argument("--heuristics", type=ranges.names(hansen.HEURISTICS, "heuristic"),
+                       action=ranges.ListOption,
                        default=",".join(hansen.HEURISTICS),
                        help="comma-separated (default: %(default)s)")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of trial 0 (then +1 ...; default: %(default)s)")
     study.add_argument("--engine", choices=(*hansen.ENGINES, "none"), default="embedded",
                        help="also run every heuristic as a Batsim scheduler on this engine"
                        " and measure realised completion from its output files: the"

@@ -46,6 +46,7 @@ from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normali
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
 from hetsched.workloads import gen_hwang
 from hetsched.workloads.batsim_workload import write_workload
@@ -303,24 +304,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", type=ranges.positive_float,
                         help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
                         " 1 with --full)")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
-    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
+    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
+                        default=[0],
+                        help="seeds of the runs, each a replicate of every cell (default: 0)")
+    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                        action=ranges.ListOption, nargs="*", default=[],
                         help="mean gaps (s) between application submissions (dynamic)")
-    parser.add_argument("--scenarios", nargs="+",
-                        type=ranges.int_range(1, len(gen_hwang.SCENARIOS)),
+    parser.add_argument("--scenarios", action=ranges.ListOption,
+                        type=ranges.ItemList(ranges.int_range(1, len(gen_hwang.SCENARIOS))),
                         help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
-    parser.add_argument("--policies",
-                        help="comma-separated cells first/metric/second, e.g. pa-rr/rpa/maf"
-                        " (default: RPA and simple fairness; every metric with --full)")
+    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
+                        help=f"{POLICIES_HELP}; MAF with the normalised co-runner affinity"
+                        " only (maf-raw: experiment hwang-model); e.g. pa-rr/rpa/maf (default:"
+                        " RPA and simple fairness; every metric with --full)")
+    parser.add_argument("--list-policies", action="store_true",
+                        help="list the cells (MAF: the normalised co-runner affinity) and exit")
     parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
                         help="output folder, reused to resume (default: %(default)s)")
 
 
 def experiment_command(args: argparse.Namespace) -> int:
+    if args.list_policies:
+        print("\n".join(POLICIES))
+        return 0
     scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
-    policies = None if args.policies is None else [p for p in args.policies.split(",") if p]
     try:
-        runs = grid(args.full, args.seeds, args.interarrival, args.scenarios, policies)
+        runs = grid(args.full, args.seeds, args.interarrival, args.scenarios, args.policies)
     except ValueError as error:
         print(f"hetsched experiment hwang: {error}", file=sys.stderr)
         return 2

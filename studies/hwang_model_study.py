@@ -8,7 +8,7 @@ cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of
 run at Table 6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
-    hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \
+    hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\
         --policies pa-rr/rpa/maf-normalized,fairness/-/allcore --seeds 0 1 2
     hetsched experiment hwang-model -o runs/hwang-d200 --scenarios 1 --d-unit 200
 
@@ -72,6 +72,7 @@ from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
+from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
 from hetsched.studies.statistics import confidence_half_width
 from hetsched.workloads.gen_hwang import (
@@ -601,23 +602,31 @@ def _spread_option(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``hetsched experiment hwang-model``."""
-    parser.add_argument("-o", "--out", type=Path, default=Path("runs/hwang-model"),
-                        help="output folder, reused to resume (default: %(default)s)")
+    parser.add_argument("-o", "--outdir", "--out", dest="out", type=Path,
+                        default=Path("runs/hwang-model"),
+                        help="output folder, reused to resume (--out: the same; default:"
+                        " %(default)s)")
     parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
                         help="factor on Table 6's tasks (default 1: the paper's 500,000)")
-    parser.add_argument("--scenarios", type=ranges.int_range(1, len(SCENARIOS)), nargs="+",
+    parser.add_argument("--scenarios", type=ranges.ItemList(ranges.int_range(1, len(SCENARIOS))),
+                        action=ranges.ListOption,
                         default=list(range(1, len(SCENARIOS) + 1)),
                         help="Table 8 scenarios, 1 to 23 (default: all)")
-    parser.add_argument("--policies", default=",".join(POLICIES),
-                        help="comma-separated cells first/metric/second (default: all 50)")
+    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
+                        default=",".join(POLICIES),
+                        help=f"{POLICIES_HELP}; maf-raw: MAF with the raw co-runner affinity"
+                        " (default: all 50)")
     parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
-    parser.add_argument("--seeds", type=ranges.seed, nargs="+", default=[0])
-    parser.add_argument("--interarrival", type=ranges.positive_float, nargs="*", default=[],
+    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
+                        default=[0],
+                        help="seeds of the runs, each a replicate of every cell (default: 0)")
+    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                        action=ranges.ListOption, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
     parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
-                        help="PA-based RR's D_unit (cores)")
+                        help="PA-based RR's D_unit (cores; default: %(default)s)")
     parser.add_argument("--p-unit", type=ranges.positive_int, default=1,
-                        help="CA-based RR's P_unit (nodes)")
+                        help="CA-based RR's P_unit (nodes; default: %(default)s)")
     parser.add_argument("--pairwise", action="store_true",
                         help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
     parser.add_argument("--static-affinity", action="store_true",
@@ -625,7 +634,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
                         help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
                         " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
-    parser.add_argument("--workers", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
+                        help="runs at once, in worker processes (default: %(default)s)")
     parser.add_argument("--no-figures", action="store_true", help="tables only")
     parser.add_argument("--summary-only", action="store_true",
                         help="run nothing: summarise (and plot) the runs of the grid asked for"
@@ -640,8 +650,7 @@ def experiment_command(args: argparse.Namespace) -> int:
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
                       args.static_affinity, args.runtime_spread)
     try:
-        runs = grid(args.scenarios, args.seeds, args.interarrival,
-                    [p for p in args.policies.split(",") if p], variant)
+        runs = grid(args.scenarios, args.seeds, args.interarrival, args.policies, variant)
     except ValueError as error:
         print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
         return 2

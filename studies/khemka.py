@@ -35,18 +35,17 @@ that label.
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.run import check_scheduler
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
+from hetsched.studies.compare import HeuristicSpec
 from hetsched.studies.scenario import Scenario
 from hetsched.studies.statistics import confidence_half_width
 from hetsched.workloads.selection import trace_day
@@ -173,39 +172,6 @@ def select_days(
 
 
 # ---------------------------------------------------------------------------------- heuristics
-@dataclass(frozen=True)
-class HeuristicSpec:
-    """A heuristic of the registry with options, under a label (its spec text).
-
-    >>> spec = HeuristicSpec.parse("max-vpr:book_zero_value=true")
-    >>> spec.name, dict(spec.options), spec.folder
-    ('max-vpr', {'book_zero_value': True}, 'max-vpr+book_zero_value=true')
-    """
-
-    label: str
-    name: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, text: str) -> HeuristicSpec:
-        name, _, rest = text.strip().partition(":")
-        options: dict[str, Any] = {}
-        for item in filter(None, (part.strip() for part in rest.split("+"))):
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise ValueError(f"heuristic {text!r}: option {item!r} is not key=value")
-            try:
-                options[key] = json.loads(value)
-            except json.JSONDecodeError:
-                options[key] = value
-        return cls(text.strip(), name, options)
-
-    @property
-    def folder(self) -> str:
-        """The label as a folder name."""
-        return self.label.replace(":", "+")
-
-
 @dataclass(frozen=True)
 class StudyRun:
     """One run of the study: where it belongs and what it measured."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hetsched import options as ranges
 from hetsched.platforms.presets import whole_numbers
-from hetsched.running.run import ENGINES
+from hetsched.running.cli import add_engine_argument
 from hetsched.studies import machovec
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 
@@ -85,7 +85,8 @@ def register(studies: argparse._SubParsersAction) -> None:
     )
     study.add_argument("--trials", type=ranges.positive_int,
                        help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
-    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"), default="5k,10k",
+    study.add_argument("--levels", type=ranges.names(machovec.LEVELS, "level"),
+                       action=ranges.ListOption, default="5k,10k",
                        help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
     study.add_argument("--scale", type=ranges.fraction, default=machovec.DEFAULT_SCALE,
                        help="fraction of the paper's 100,000 cores, of its tasks a day and of"
@@ -100,7 +101,7 @@ def register(studies: argparse._SubParsersAction) -> None:
     study.add_argument("--full", action="store_true",
                        help=f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day,"
                             f" mapping events every 60 s, {FULL_TRIALS} trials unless --trials")
-    study.add_argument("--only", metavar="LABELS",
+    study.add_argument("--only", metavar="LABELS", action=ranges.ListOption,
                        type=ranges.names((c.label for c in machovec.CONSTRAINED), "configuration"),
                        help="comma-separated configurations to run under the constraint"
                             " (labels of the table, e.g. easy,max-upe-ph,max-upr-ph/per-resource;"
@@ -111,10 +112,12 @@ def register(studies: argparse._SubParsersAction) -> None:
                             " so that it charges the type's APC, sec. II.B); use another -o")
     study.add_argument("--no-sweeps", action="store_true",
                        help="skip the leniency sweeps of Fig. 7 and 8")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of trial 0 (then +1 ...)")
-    study.add_argument("--engine", choices=ENGINES, default="embedded")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of trial 0 (then +1 ...; default: %(default)s)")
+    add_engine_argument(study)
     study.add_argument("--jobs", type=ranges.positive_int, default=1,
-                       help="(trial, level) groups run at once in worker processes")
+                       help="(trial, level) groups run at once in worker processes (default:"
+                       " %(default)s)")
     add_executor_arguments(study)
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/machovec"),
                        help="output folder, reused to resume (default: %(default)s)")

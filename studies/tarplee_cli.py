@@ -11,6 +11,19 @@ from hetsched.running.progress import ProgressBar
 from hetsched.running.run import parse_option
 from hetsched.studies import tarplee
 
+HEURISTIC_MAPPERS = {
+    "lp-makespan": "lp", **{name: name for name in tarplee.MAPPERS if name != "lp"}
+}
+"""The static-bag heuristics of the registry (``hetsched list``) and the study's mapper each
+runs (Tarplee et al., JPDC 84 (2015), sec. 2 and the classic mappers)."""
+
+
+def _mappers(text: str) -> list[str]:
+    """``--heuristics`` / ``--mappers``: registry names, or the study's own mapper names (``lp``
+    for ``lp-makespan``), comma-separated; the study's names out."""
+    names = ranges.names([*HEURISTIC_MAPPERS, "lp"], "heuristic")(text)
+    return [HEURISTIC_MAPPERS.get(name, name) for name in names]
+
 
 def _counts(text: str) -> list[int]:
     try:
@@ -88,18 +101,24 @@ def register(studies: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sizes = study.add_mutually_exclusive_group()
-    sizes.add_argument("--tasks", type=_counts, default=list(tarplee.TASKS),
+    sizes.add_argument("--tasks", type=_counts, action=ranges.ListOption,
+                       default=list(tarplee.TASKS),
                        help="numbers of tasks, comma-separated (default: 100 to 1,000,000)")
     sizes.add_argument("--tasks-per-machine", type=_ratios, metavar="R,R,...",
+                       action=ranges.ListOption,
                        help="numbers of tasks as tasks per machine of the platform (e.g."
                        " 1,10,100,1000), instead of --tasks")
-    study.add_argument("--mappers", type=ranges.names(tarplee.MAPPERS, "mapper"),
-                       default=",".join(tarplee.MAPPERS),
-                       help="comma-separated (default: %(default)s)")
+    study.add_argument("--heuristics", "--mappers", dest="mappers", type=_mappers,
+                       action=ranges.ListOption,
+                       default=",".join(HEURISTIC_MAPPERS),
+                       help="comma-separated heuristics of hetsched list (lp-makespan, min-min,"
+                       " sufferage, mct, met); --mappers and lp (= lp-makespan) too"
+                       " (default: %(default)s)")
     study.add_argument("--seeds", type=ranges.positive_int,
                        help=f"replicates per number of tasks (default {tarplee.REPLICATES},"
                        f" {tarplee.FULL_REPLICATES} with --full)")
-    study.add_argument("--seed", type=ranges.seed, default=1, help="seed of the first replicate")
+    study.add_argument("--seed", type=ranges.seed, default=1,
+                       help="seed of the first replicate (default: %(default)s)")
     study.add_argument("--quadratic-cap", type=ranges.positive_int,
                        help="largest number of tasks for Min-Min and Sufferage (default"
                        f" {tarplee.QUADRATIC_CAP:,}, {tarplee.FULL_QUADRATIC_CAP:,} with --full)")

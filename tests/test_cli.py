@@ -5,8 +5,10 @@ command or option is covered without a new test."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import math
+import re
 import sys
 from collections.abc import Iterator
 from typing import NoReturn
@@ -73,11 +75,16 @@ def _value(action: argparse.Action) -> str:
     return "x"
 
 
+def _item_type(action: argparse.Action) -> object:
+    """The type of the option's values, or of its list's items (:class:`ranges.ItemList`)."""
+    return action.type.item if isinstance(action.type, ranges.ItemList) else action.type
+
+
 RANGED = [
     (path, parser, action)
     for path, parser in commands()
     for action in parser._actions
-    if action.type in RANGES
+    if _item_type(action) in RANGES
 ]
 
 
@@ -151,7 +158,7 @@ def test_ranged_options_refuse_or_keep_their_range(
         return
     value = getattr(args, action.dest)
     for item in value if isinstance(value, list) else [value]:
-        assert RANGES[action.type](item), (path, option, text, item)
+        assert RANGES[_item_type(action)](item), (path, option, text, item)
 
 
 def _parse(root: argparse.ArgumentParser, argv: list[str], errors: list[str]) -> object:
@@ -164,3 +171,104 @@ def _parse(root: argparse.ArgumentParser, argv: list[str], errors: list[str]) ->
     for _, parser in commands(root):
         parser.error = error  # type: ignore[method-assign]
     return root.parse_args(argv)
+
+
+def test_every_option_has_a_help_that_states_its_default() -> None:
+    """A newcomer reads ``--help``: every option says what it does (argparse's ``help`` is
+    not None) and, when it has a default value, what that is."""
+    silent, unstated = [], []
+    for path, parser in commands():
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction,
+                                   argparse._SubParsersAction)):  # fmt: skip
+                continue
+            name = f"hetsched {' '.join(path)} {'/'.join(action.option_strings) or action.dest}"
+            if action.help is None:
+                silent.append(name)
+            elif (action.default not in (None, False, [], ())
+                  and action.help != argparse.SUPPRESS and "default" not in action.help):
+                unstated.append(name)
+    assert not silent
+    assert not unstated
+
+
+SPHINX = re.compile(r":[\w-]+:`|``")
+"""A Sphinx role (``:func:`...```, ``:class:`~...```) or a double backquote."""
+
+
+@pytest.mark.parametrize("path", [path for path, _ in commands()], ids=" ".join)
+def test_help_is_plain_text(path: tuple[str, ...], capsys: pytest.CaptureFixture) -> None:
+    """``--help`` prints no Sphinx markup: the studies' descriptions are their modules'
+    docstrings, read through :func:`hetsched.cli.plain_text`."""
+    with contextlib.suppress(SystemExit):
+        main([*path, "--help"])
+    text = capsys.readouterr().out
+    assert not SPHINX.findall(text)
+
+
+def test_batsim_help_is_plain_text_and_has_its_timeout_in_seconds(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    assert main(["batsim", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert not SPHINX.findall(text)
+    assert "exit code 69" in text and "batsim_command" not in text
+    assert "longest wait for a reply, in seconds" in " ".join(text.split())
+
+
+def test_serve_timeout_says_milliseconds(capsys: pytest.CaptureFixture) -> None:
+    """pybatsim's ``-t`` is in milliseconds; ``hetsched batsim --timeout`` is in seconds."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "in milliseconds" in " ".join(capsys.readouterr().out.split())
+
+
+LIST_OPTIONS = [
+    (["compare"], "--heuristics", "easy,max-vpr:book_zero_value=true",
+     ["easy", "max-vpr:book_zero_value=true"]),
+    (["experiment", "khemka"], "--heuristics", "easy,max-vpr", ["easy", "max-vpr"]),
+    (["experiment", "khemka"], "--environments", "intermediate,no-correlation",
+     ["intermediate", "no-correlation"]),
+    (["experiment", "machovec"], "--levels", "5k,10k", ["5k", "10k"]),
+    (["experiment", "machovec"], "--only", "easy,max-upe-ph", ["easy", "max-upe-ph"]),
+    (["experiment", "tarplee"], "--tasks", "100,1e3", [100, 1000]),
+    (["experiment", "tarplee"], "--tasks-per-machine", "1,2.5", [1.0, 2.5]),
+    (["experiment", "tarplee"], "--heuristics", "lp-makespan,mct", ["lp", "mct"]),
+    (["experiment", "hansen"], "--batch-sizes", "8,32", ["8", "32"]),
+    (["experiment", "hansen"], "--slowdowns", "low,high", ["low", "high"]),
+    (["experiment", "hansen"], "--heuristics", "pb-r,rf-duplex", ["pb-r", "rf-duplex"]),
+    (["experiment", "hwang"], "--seeds", "1,2", [1, 2]),
+    (["experiment", "hwang"], "--scenarios", "1,3", [1, 3]),
+    (["experiment", "hwang"], "--interarrival", "5,10", [5.0, 10.0]),
+    (["experiment", "hwang"], "--policies", "pa-rr/rpa/maf,fairness/rpa/allcore",
+     ["pa-rr/rpa/maf", "fairness/rpa/allcore"]),
+    (["experiment", "hwang-model"], "--seeds", "1,2", [1, 2]),
+    (["experiment", "hwang-model"], "--scenarios", "1,3", [1, 3]),
+    (["experiment", "hwang-model"], "--interarrival", "5,10", [5.0, 10.0]),
+    (["experiment", "hwang-model"], "--policies", "pa-rr/rpa/maf-raw,fairness/-/allcore",
+     ["pa-rr/rpa/maf-raw", "fairness/-/allcore"]),
+]
+"""Each option that takes a list, a list in comma form and what it parses to."""
+
+
+@pytest.mark.parametrize(("path", "option", "text", "expected"), LIST_OPTIONS,
+                         ids=[f"{' '.join(p)} {o}" for p, o, _, _ in LIST_OPTIONS])
+def test_list_options_take_commas_spaces_or_both(
+    path: list[str], option: str, text: str, expected: list[object]
+) -> None:
+    """``--seeds 1,2`` = ``--seeds 1 2``, and ``--seeds 1,2 1`` is 1, 2, 1: one argparse action
+    (:class:`hetsched.options.ListOption`) for every list option."""
+    parser = dict(commands())[tuple(path)]
+    dest = parser._option_string_actions[option].dest
+    words = text.split(",")
+    assert getattr(parser.parse_args([option, text]), dest) == expected
+    assert getattr(parser.parse_args([option, *words]), dest) == expected
+    assert getattr(parser.parse_args([option, text, words[0]]), dest) == [*expected, expected[0]]
+
+
+def test_every_list_option_takes_spaces_too() -> None:
+    """An option whose words are lists (a comma-separated type) is a ListOption, so that its
+    items may also come space-separated; LIST_OPTIONS covers each of them."""
+    listed = {(path, option) for path, parser in commands() for action in parser._actions
+              if isinstance(action, ranges.ListOption) for option in action.option_strings[:1]}
+    assert listed == {(tuple(p), o) for p, o, _, _ in LIST_OPTIONS}

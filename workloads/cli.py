@@ -100,7 +100,8 @@ def _register_from_swf(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--walltime", choices=WALLTIME_POLICIES, default="clamp",
-        help="run time >= requested time: raise the walltime (clamp) or let Batsim kill (keep)",
+        help="run time >= requested time: raise the walltime (clamp) or let Batsim kill (keep)"
+        " (default: %(default)s)",
     )
     parser.add_argument("--warmup-hours", type=ranges.non_negative_float, default=4.0,
                         help="warm-up (default 4)")

@@ -385,15 +385,24 @@ MET = "MET: each task, in arrival order, to the machine where it runs fastest"
 
 
 def _classic(source: str, online: bool) -> str:
-    mode = "online batch mode" if online else "static bag"
-    return f"{source} ({TARPLEE}, sec. 1: {mode})"
+    """The citation of a classic mapper: its origin paper, then where its mode comes from.
+
+    Tarplee et al.'s sec. 1 names the static bag (the whole bag known a priori) and its
+    adaptation to online batch mode; Maheswaran et al. define the batch mode (a mapper
+    re-run on the tasks waiting at each mapping event). Sec. 5 compares "other heuristic
+    algorithms", but the paper's text that names them is not in the seed.
+    """
+    if not online:
+        return f"{source}; static bag: {TARPLEE}, sec. 1"
+    batch = " (batch mode)" if source == MAHESWARAN else f"; batch mode: {MAHESWARAN}"
+    return f"{source}{batch}; online batch mode: {TARPLEE}, sec. 1"
 
 
 class MinMinBatch(BagHeuristic):
     """Min-Min on the whole bag once it is known.
 
     >>> MinMinBatch().paper
-    'Braun et al., JPDC 61(6), 2001 (Tarplee et al., JPDC 84 (2015), sec. 1: static bag)'
+    'Braun et al., JPDC 61(6), 2001; static bag: Tarplee et al., JPDC 84 (2015), sec. 1'
     """
 
     name: ClassVar[str] = "min-min"

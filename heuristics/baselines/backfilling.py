@@ -47,7 +47,9 @@ class Fcfs(Heuristic):
     """
 
     name: ClassVar[str] = "fcfs"
-    paper: ClassVar[str] = "Machovec et al., 2017, sec. III.D (FCFS order, P-state 0)"
+    paper: ClassVar[str] = (
+        "baseline in none of the papers (the arrival order of Machovec et al., 2017, sec. III.D)"
+    )
     summary: ClassVar[str] = (
         "first come, first served: start tasks in arrival order until one cannot start now"
     )
@@ -103,7 +105,9 @@ class EasyBackfilling(Heuristic):
     """
 
     name: ClassVar[str] = "easy"
-    paper: ClassVar[str] = "Khemka et al., MIC 2015, sec. 3.3 (after Lifka 1995)"
+    paper: ClassVar[str] = (
+        "Khemka et al., MIC 2015, sec. 3.3 (after Lifka 1995); Machovec et al., 2017, sec. III.D.3"
+    )
     summary: ClassVar[str] = (
         "EASY Backfilling: arrival order, one reservation, backfill what can start now"
     )
@@ -176,7 +180,10 @@ class ConservativeBackfilling(Heuristic):
     """
 
     name: ClassVar[str] = "conservative"
-    paper: ClassVar[str] = "Khemka et al., MIC 2015, sec. 3.3 (after Mu'alem and Feitelson 2001)"
+    paper: ClassVar[str] = (
+        "Khemka et al., MIC 2015, sec. 3.3 (after Mu'alem and Feitelson 2001);"
+        " Machovec et al., 2017, sec. III.D.2"
+    )
     summary: ClassVar[str] = (
         "Conservative Backfilling: arrival order, every task started or reserved at its"
         " earliest slot"

@@ -70,7 +70,10 @@ class ConservativeMultipleQueues(Heuristic):
     """
 
     name: ClassVar[str] = "cmq"
-    paper: ClassVar[str] = "Khemka et al., MIC 2015, sec. 3.3"
+    paper: ClassVar[str] = (
+        "Khemka et al., MIC 2015, sec. 3.3; Machovec et al., 2017, sec. III.D.4 (FCFS with"
+        " Multiple Queues)"
+    )
     summary: ClassVar[str] = (
         "Conservative Multiple Queues: small/medium/large queues by resource use, round robin"
         " 8/4/1, Conservative Backfilling"

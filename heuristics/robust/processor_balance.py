@@ -28,7 +28,7 @@ import numpy as np
 
 from hetsched.heuristics.robust.robustness import Allocation, AllocationHeuristic, AllocationProblem
 
-PAPER = "Hansen et al., sec. III.A"
+PAPER = "Hansen et al., 2014, sec. III.A"
 
 
 def processor_groups(processors: np.ndarray, nb_applications: int) -> list[tuple[int, int]]:
@@ -67,7 +67,7 @@ class ProcessorBalanceRandom(AllocationHeuristic):
     """
 
     name: ClassVar[str] = "pb-r"
-    paper: ClassVar[str] = PAPER
+    paper: ClassVar[str] = f"{PAPER}.2"
     summary: ClassVar[str] = "Processor balance, random: groups of M processors, random assignment"
 
     def __init__(self, seed: int | None = 0) -> None:
@@ -95,7 +95,7 @@ class ProcessorBalanceSmart(AllocationHeuristic):
     """
 
     name: ClassVar[str] = "pb-s"
-    paper: ClassVar[str] = PAPER
+    paper: ClassVar[str] = f"{PAPER}.3"
     summary: ClassVar[str] = (
         "Processor balance, smart: groups of M processors in random order, each to the"
         " application most likely to meet the goal on it"

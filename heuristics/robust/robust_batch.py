@@ -261,7 +261,7 @@ class RfMinMinBatch(_RobustnessFloorBatch):
     """RF Min-Min (sec. III.B.2) on a batch."""
 
     name: ClassVar[str] = "rf-min-min"
-    paper: ClassVar[str] = "Hansen et al., sec. III.B.2, Fig. 3"
+    paper: ClassVar[str] = "Hansen et al., 2014, sec. III.B.2, Fig. 3"
     summary: ClassVar[str] = "RF Min-Min on the whole batch: " + RfMinMin.summary.lower()
     allocator_class = RfMinMin
 
@@ -270,7 +270,7 @@ class RfMinMaxBatch(_RobustnessFloorBatch):
     """RF Min-Max (sec. III.B.3) on a batch."""
 
     name: ClassVar[str] = "rf-min-max"
-    paper: ClassVar[str] = "Hansen et al., sec. III.B.3, Fig. 3"
+    paper: ClassVar[str] = "Hansen et al., 2014, sec. III.B.3, Fig. 3"
     summary: ClassVar[str] = "RF Min-Max on the whole batch: " + RfMinMax.summary.lower()
     allocator_class = RfMinMax
 
@@ -283,7 +283,7 @@ class RfDuplexBatch(RobustBatch):
     """
 
     name: ClassVar[str] = "rf-duplex"
-    paper: ClassVar[str] = "Hansen et al., sec. III.B.4, Fig. 3"
+    paper: ClassVar[str] = "Hansen et al., 2014, sec. III.B.4, Fig. 3"
     summary: ClassVar[str] = "RF Duplex on the whole batch: " + RfDuplex.summary.lower()
 
     def __init__(

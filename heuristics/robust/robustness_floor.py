@@ -55,7 +55,7 @@ import numpy as np
 
 from hetsched.heuristics.robust.robustness import Allocation, AllocationHeuristic, AllocationProblem
 
-PAPER = "Hansen et al., sec. III.B, Fig. 3"
+PAPER = "Hansen et al., 2014, sec. III.B, Fig. 3"
 GREEDY_STEPS = ("min-min", "min-max")
 """The greedy steps of sec. III.B.2 and III.B.3 (duplex runs both)."""
 

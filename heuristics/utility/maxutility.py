@@ -77,7 +77,8 @@ class MaxUtil(Heuristic):
     """Max Util: the (task, cluster, P-state) option earning the most utility first, repeatedly.
 
     Parameters: ``placeholders`` (False: permanent reservations; True: place-holders),
-    ``energy_filter`` (``"none"``, ``"per-task"``, ``"per-resource"``), ``leniency`` (the
+    ``energy_filter`` (``"none"``, ``"per-task"``, ``"per-resource"``: the Energy Filtering of
+    sec. III.G, not of the heuristics' sec. III.E), ``leniency`` (the
     filter's leniency factor; ``None``: the paper's, 2.0 per task, 4.0 per resource),
     ``drop_threshold`` (0.5). See the module docstring.
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from hetsched.core.mapping import Heuristic, MappingEvent
@@ -99,3 +102,49 @@ def test_json_values_are_accepted() -> None:
     assert isinstance(cmq.get_params()["small_threshold"], float)
     assert create("random", seed=None).get_params()["seed"] is None
     assert create("max-value", placeholders=True).get_params()["placeholders"] is True
+
+
+CITED = (
+    "Khemka et al., MIC 2015",
+    "Machovec et al., 2017",
+    "Tarplee et al., JPDC 84 (2015)",
+    "Hansen et al., 2014",
+    "Hwang et al., IEEE TSC 2018",
+    "Braun et al., JPDC 61(6), 2001",
+    "Maheswaran et al., JPDC 59(2), 1999",
+)
+"""The one form of each cited paper, with its year (docs/heuristics.md)."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_citation_has_its_papers_one_form(name: str) -> None:
+    paper = HEURISTICS[name].paper
+    cited = [match.start() for match in re.finditer(r"\w+ et al\.", paper)]
+    assert cited
+    for start in cited:
+        assert paper.startswith(CITED, start), paper[start:]
+
+
+def test_citations_match_the_seeds_sections() -> None:
+    """Machovec et al. sec. III.D numbers Random 1, Conservative 2, EASY 3, FCFS with Multiple
+    Queues 4 and has no plain FCFS; Hansen et al. sec. III.A.2-3 are PB-R and PB-S, III.B.2-4
+    the three greedy steps of the robustness floor."""
+    assert HEURISTICS["fcfs"].paper.startswith("baseline in none of the papers")
+    for name, section in [("random", "III.D.1"), ("conservative", "III.D.2"), ("easy", "III.D.3"),
+                          ("cmq", "III.D.4"), ("pb-r", "III.A.2"), ("pb-s", "III.A.3"),
+                          ("rf-min-min", "III.B.2"), ("rf-min-max", "III.B.3"),
+                          ("rf-duplex", "III.B.4")]:  # fmt: skip
+        assert f"sec. {section}" in HEURISTICS[name].paper, name
+    for name in ("min-min", "sufferage", "mct", "met"):
+        assert HEURISTICS[name].paper.endswith("static bag: Tarplee et al., JPDC 84 (2015), sec. 1")
+        online = HEURISTICS[f"{name}-online"].paper
+        assert "Maheswaran et al." in online and online.endswith(
+            "online batch mode: Tarplee et al., JPDC 84 (2015), sec. 1")
+
+
+def test_docs_table_gives_every_heuristic_its_registry_paper() -> None:
+    """docs/heuristics.md's first table: one row per heuristic, in the registry's order, with
+    the paper that ``hetsched list`` prints."""
+    text = (Path(__file__).parents[2] / "docs" / "heuristics.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", text.split("\n## ", 1)[0], re.MULTILINE)
+    assert rows == [(name, HEURISTICS[name].paper) for name in NAMES]

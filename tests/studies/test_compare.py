@@ -18,7 +18,16 @@ from pathlib import Path
 import pytest
 from test_run import tiny  # noqa: F401  (fixture)
 
-from hetsched.studies.compare import ENERGY_NOTE, comparable_energy, compare, format_table
+from hetsched.cli import main
+from hetsched.running.run import check_scheduler
+from hetsched.studies import compare as compare_module
+from hetsched.studies.compare import (
+    ENERGY_NOTE,
+    HeuristicSpec,
+    comparable_energy,
+    compare,
+    format_table,
+)
 
 
 def test_stock_and_hetsched_energies_compare_like_with_like(tiny: Path) -> None:  # noqa: F811
@@ -43,3 +52,51 @@ def test_stock_and_hetsched_energies_compare_like_with_like(tiny: Path) -> None:
     assert table[1].split()[5] == "0.1" and table[2].split()[5] == "0.1*"
     assert table[-1] == ENERGY_NOTE
     assert "*" not in format_table([easy])  # nothing to explain without delay jobs
+
+
+def test_compare_heuristics_take_options_as_khemka_does(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],  # noqa: F811
+) -> None:
+    """``--heuristics NAME:option=value[+option=value]``, parsed by the one HeuristicSpec of
+    ``experiment khemka``: the options reach the run, the row and the folder are the spec's."""
+    real = compare_module.run_heuristic
+    seen: list[tuple[str, dict]] = []
+
+    def spy(name: str, *args: object, options: dict | None = None, **kwargs: object) -> object:
+        seen.append((name, dict(options or {})))
+        return real(name, *args, options=options, **kwargs)
+
+    monkeypatch.setattr(compare_module, "run_heuristic", spy)
+    argv = ["compare", "--platform", "platform.xml", "--workload", "workload.json",
+            "--heuristics", "easy,max-vpr:book_zero_value=true+drop_zero_value=false",
+            "-o", "cmp"]  # fmt: skip
+    assert main(argv) == 0
+    assert seen == [("easy", {}),
+                    ("max-vpr", {"book_zero_value": True, "drop_zero_value": False})]
+    rows = capsys.readouterr().out.splitlines()
+    assert [row.split()[0] for row in rows[1:3]] == [
+        "easy", "max-vpr:book_zero_value=true+drop_zero_value=false"]
+    assert (tiny / "cmp" / "max-vpr-book_zero_value=true+drop_zero_value=false"
+            / "summary.json").is_file()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("max-upr-ph:energy_filter=per-job", "energy_filter must be one of"),
+     ("max-vpr:placeholder=true", "unknown option 'placeholder'"),
+     ("max-vpr:book_zero_value", "option 'book_zero_value' is not key=value")],
+)  # fmt: skip
+def test_compare_refuses_a_bad_option_before_any_run(
+    tiny: Path, capsys: pytest.CaptureFixture[str], spec: str, message: str,  # noqa: F811
+) -> None:
+    argv = ["compare", "--platform", "platform.xml", "--workload", "workload.json",
+            "--heuristics", f"easy,{spec}", "-o", "cmp"]  # fmt: skip
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tiny / "cmp").exists()
+
+
+def test_the_energy_filter_of_max_upr_ph_is_a_compare_option() -> None:
+    spec = HeuristicSpec.parse("max-upr-ph:energy_filter=per-resource")
+    assert (spec.name, dict(spec.options)) == ("max-upr-ph", {"energy_filter": "per-resource"})
+    check_scheduler(spec.name, spec.options)  # accepted: no error

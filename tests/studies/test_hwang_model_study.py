@@ -53,8 +53,8 @@ def test_a_small_study_runs_resumes_and_summarises(tmp_path: Path) -> None:
 def test_policies_and_scenarios_are_checked_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "study"
-    assert main(["-o", str(out), "--scenarios", "1", "--policies", "pa-rr/rpa/maf"]) == 2
-    assert "unknown policy 'pa-rr/rpa/maf'" in capsys.readouterr().err
+    assert main(["-o", str(out), "--scenarios", "1", "--policies", "pa-rr/rpa/best"]) == 2
+    assert "unknown policy 'pa-rr/rpa/best'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:
         main(["-o", str(out), "--scenarios", "24"])
     assert refused.value.code == 2

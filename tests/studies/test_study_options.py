@@ -69,6 +69,7 @@ def test_the_hwang_model_study_refuses_a_bad_number(
 
 
 NAME_OPTIONS = [
+    (["experiment", "tarplee", "--tasks", "10"], "--heuristics"),
     (["experiment", "tarplee", "--tasks", "10"], "--mappers"),
     (["experiment", "hansen"], "--batch-sizes"),
     (["experiment", "hansen"], "--slowdowns"),
@@ -102,5 +103,6 @@ def test_a_study_refuses_unknown_names_before_running(
         main([*argv, f"{option}={text}", "-o", str(outdir)])
     assert exit_.value.code == 2
     last = stderr.getvalue().strip().splitlines()[-1]
-    assert last.startswith(f"hetsched experiment {argv[1]}: error: argument {option}: ")
+    named = "/".join(action.option_strings)  # argparse names every spelling of the option
+    assert last.startswith(f"hetsched experiment {argv[1]}: error: argument {named}: ")
     assert not outdir.exists()

@@ -3,6 +3,7 @@ generated presets, the plan and its cap, resuming, files, and the command line."
 
 from __future__ import annotations
 
+import argparse
 import csv
 from collections import Counter
 from pathlib import Path
@@ -12,8 +13,9 @@ import pytest
 
 from hetsched.cli import main
 from hetsched.heuristics.bags.lp_makespan import LpMakespan
+from hetsched.heuristics.registry import HEURISTICS
 from hetsched.platforms.presets import generate as generate_platform
-from hetsched.studies import tarplee
+from hetsched.studies import tarplee, tarplee_cli
 from hetsched.studies.tarplee import (
     Settings,
     StudyRun,
@@ -175,3 +177,21 @@ def test_command_line_sizes_by_tasks_per_machine_with_special_purpose_machines(
     with pytest.raises(SystemExit):
         main(["experiment", "tarplee", "--tasks-per-machine", "0"])
     assert "expected numbers > 0, got '0'" in capsys.readouterr().err
+
+
+def test_heuristics_take_the_registry_names_and_mappers_stays() -> None:
+    """``--heuristics lp-makespan,...`` (``hetsched list``'s names) and ``--mappers lp,...``
+    choose the same mappers; each registry name's batch heuristic runs that very mapper."""
+    studies = argparse.ArgumentParser().add_subparsers()
+    tarplee_cli.register(studies)
+    parser = studies.choices["tarplee"]
+    every = ["lp", "min-min", "sufferage", "mct", "met"]
+    assert parser.parse_args([]).mappers == every == list(tarplee.MAPPERS)
+    assert parser.parse_args(["--heuristics", "lp-makespan,min-min,sufferage,mct,met"]
+                             ).mappers == every  # fmt: skip
+    assert parser.parse_args(["--mappers", "lp,mct"]).mappers == ["lp", "mct"]
+    assert parser.parse_args(["--heuristics", "met,lp"]).mappers == ["met", "lp"]
+    for name, mapper in tarplee_cli.HEURISTIC_MAPPERS.items():
+        assert HEURISTICS[name].mapper.name == mapper  # type: ignore[attr-defined]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--heuristics", "lp-makespan-online"])
