@@ -290,7 +290,7 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
             for run in todo:
                 writer.writerow(simulate(run, scale))
                 handle.flush()
-    return finished(out, runs)
+    return _rows_of(path, runs)
 
 
 def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
@@ -300,6 +300,12 @@ def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
     if not path.exists():
         return []
     _recorded_variant(out, asdict(runs[0].variant if runs else Variant()), "give its options")
+    return _rows_of(path, runs)
+
+
+def _rows_of(path: Path, runs: Sequence[Run]) -> list[dict]:
+    """The rows of ``runs.csv`` at ``path`` that are runs of ``runs`` (its folder's variant
+    already checked)."""
     wanted = {run.key for run in runs}
     with path.open() as handle:
         return [row for row in csv.DictReader(handle) if _key(row) in wanted]
