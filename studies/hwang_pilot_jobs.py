@@ -55,7 +55,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level import (
+    Platform,
+    TwoLevelScheduler,
+    served_requests,
+)
 
 
 @dataclass(frozen=True)
@@ -529,12 +533,8 @@ class PilotJobSimulation:
             return
         cores = np.concatenate([r[1] for r in requests])
         users = np.concatenate([r[2] for r in requests])
-        if np.any(np.bincount(users, minlength=queued.size) > queued):
-            order = self._rng.permutation(users.size)
-            order = order[np.argsort(users[order], kind="stable")]
-            first = np.searchsorted(users[order], users[order])
-            rank = np.arange(order.size) - first
-            keep = np.sort(order[rank < queued[users[order]]])
+        keep = served_requests(self._rng, users, queued)
+        if keep is not None:
             platform, cores, users = platform[keep], cores[keep], users[keep]
         # the k-th start of a user here takes its next queued task but k
         task = self._next_task()[users] + _ranks(users)
