@@ -9,6 +9,7 @@ field and name the file, line and column of anything malformed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Iterator
@@ -165,7 +166,9 @@ class JobRecord:
         return self.final_state in EXECUTED_STATES
 
 
-def _number(text: str, where: str, column: str) -> float:
+def number_field(text: str, where: str, column: str) -> float:
+    """Field ``column`` of a Batsim output row at ``where`` (file:line) as a finite number;
+    :class:`~hetsched.errors.OutputFileError` naming both otherwise."""
     try:
         value = float(text)
     except ValueError:
@@ -175,9 +178,19 @@ def _number(text: str, where: str, column: str) -> float:
     return value
 
 
-def _optional_number(text: str, where: str, column: str) -> float | None:
-    """Empty field -> ``None`` (Batsim leaves the times of rejected jobs empty)."""
-    return None if text == "" else _number(text, where, column)
+def optional_number_field(text: str, where: str, column: str) -> float | None:
+    """:func:`number_field`, ``None`` for an empty field (Batsim leaves the times of rejected
+    jobs empty)."""
+    return None if text == "" else number_field(text, where, column)
+
+
+def resources_field(text: str, where: str) -> int:
+    """Field ``requested_number_of_resources`` of a row at ``where`` (file:line) as an int;
+    :class:`~hetsched.errors.OutputFileError` naming both otherwise."""
+    with contextlib.suppress(ValueError):  # digits int() does not read: superscripts, ...
+        if text.isdigit():
+            return int(text)
+    raise OutputFileError(f"{where}: column requested_number_of_resources: {text!r} is not an int")
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
@@ -205,16 +218,12 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str,
 
 def _job_record(where: str, row: dict[str, str]) -> JobRecord:
     def number(column: str) -> float:
-        return _number(row[column], where, column)
+        return number_field(row[column], where, column)
 
     def optional(column: str) -> float | None:
-        return _optional_number(row[column], where, column)
+        return optional_number_field(row[column], where, column)
 
-    nb_res = row["requested_number_of_resources"]
-    if not nb_res.isdigit():
-        raise OutputFileError(
-            f"{where}: column requested_number_of_resources: {nb_res!r} is not an int"
-        )
+    nb_res = resources_field(row["requested_number_of_resources"], where)
     if row["success"] not in ("0", "1"):
         raise OutputFileError(f"{where}: column success: {row['success']!r} is not 0 or 1")
     try:
@@ -227,7 +236,7 @@ def _job_record(where: str, row: dict[str, str]) -> JobRecord:
             workload_name=row["workload_name"],
             profile=row["profile"],
             submission_time=number("submission_time"),
-            requested_number_of_resources=int(nb_res),
+            requested_number_of_resources=nb_res,
             requested_time=number("requested_time"),
             success=row["success"] == "1",
             final_state=row["final_state"],
@@ -297,11 +306,11 @@ def read_consumed_energy(path: str | Path) -> list[EnergySample]:
         epower = row["epower"]
         try:
             sample = EnergySample(
-                time=_number(row["time"], where, "time"),
-                energy=_number(row["energy"], where, "energy"),
+                time=number_field(row["time"], where, "time"),
+                energy=number_field(row["energy"], where, "energy"),
                 event_type=row["event_type"],
-                wattmin=_number(row["wattmin"], where, "wattmin"),
-                epower=None if epower == "NA" else _number(epower, where, "epower"),
+                wattmin=number_field(row["wattmin"], where, "wattmin"),
+                epower=None if epower == "NA" else number_field(epower, where, "epower"),
             )
         except ValueError as error:
             raise OutputFileError(f"{where}: {error}") from None
@@ -341,7 +350,7 @@ def read_pstate_changes(path: str | Path) -> list[PStateChange]:
     path = Path(path)
     changes: list[PStateChange] = []
     for where, row in _rows(path, PSTATE_COLUMNS):
-        time = _number(row["time"], where, "time")
+        time = number_field(row["time"], where, "time")
         try:
             machines = parse_interval_set(row["machine_id"])
         except ValueError as error:

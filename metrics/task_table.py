@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +54,9 @@ from hetsched.metrics.outputs import (
     JOBS_COLUMNS,
     REJECTED,
     PStateChange,
+    optional_number_field,
     parse_interval_set,
+    resources_field,
 )
 from hetsched.metrics.run_files import RunFiles
 
@@ -196,18 +197,7 @@ class TaskRow:
     def from_csv(cls, fields: Mapping[str, str], where: str) -> TaskRow:
         """The row written by :meth:`to_csv`; errors name ``where`` (file:line) and column."""
         def number(column: str) -> float | None:
-            text = fields[column]
-            if text == "":
-                return None
-            try:
-                value = float(text)
-            except ValueError:
-                raise OutputFileError(
-                    f"{where}: column {column}: {text!r} is not a number"
-                ) from None
-            if not math.isfinite(value):
-                raise OutputFileError(f"{where}: column {column}: {text!r} is not finite")
-            return value
+            return optional_number_field(fields[column], where, column)
 
         def required(column: str) -> float:
             value = number(column)
@@ -215,18 +205,14 @@ class TaskRow:
                 raise OutputFileError(f"{where}: column {column} is empty")
             return value
 
-        nb_res = fields["requested_number_of_resources"]
-        if not nb_res.isdigit():
-            raise OutputFileError(
-                f"{where}: column requested_number_of_resources: {nb_res!r} is not an int"
-            )
+        nb_res = resources_field(fields["requested_number_of_resources"], where)
         try:
             return cls(
                 job_id=fields["job_id"],
                 workload_name=fields["workload_name"],
                 profile=fields["profile"],
                 submission_time=required("submission_time"),
-                requested_number_of_resources=int(nb_res),
+                requested_number_of_resources=nb_res,
                 requested_time=required("requested_time"),
                 final_state=fields["final_state"],
                 starting_time=number("starting_time"),
