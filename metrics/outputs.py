@@ -193,8 +193,13 @@ def resources_field(text: str, where: str) -> int:
     raise OutputFileError(f"{where}: column requested_number_of_resources: {text!r} is not an int")
 
 
-def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
-    """Rows of a Batsim CSV file as ``(where, row)``, after checking the header."""
+def csv_rows(
+    path: Path, columns: tuple[str, ...], kind: str = "Batsim's"
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Rows of a CSV output file whose header is ``columns`` as ``(where, row)`` (``where``:
+    file:line), after checking the header; :class:`~hetsched.errors.OutputFileError` naming
+    the file and line otherwise (``kind`` names whose file it is: Batsim's, the task
+    table's, ...)."""
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         try:
@@ -205,7 +210,7 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str,
                 )
             if tuple(header) != columns:
                 raise OutputFileError(
-                    f"{path}:1: header {','.join(header)!r} is not Batsim's {','.join(columns)!r}"
+                    f"{path}:1: header {','.join(header)!r} is not {kind} {','.join(columns)!r}"
                 )
             for row in reader:
                 where = f"{path}:{reader.line_num}"
@@ -213,7 +218,7 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str,
                     raise OutputFileError(f"{where}: {len(row)} fields, expected {len(columns)}")
                 yield where, dict(zip(columns, row, strict=True))
         except (csv.Error, UnicodeDecodeError) as error:
-            raise OutputFileError(f"{path}:{reader.line_num}: not Batsim's CSV: {error}") from None
+            raise OutputFileError(f"{path}:{reader.line_num}: not {kind} CSV: {error}") from None
 
 
 def _job_record(where: str, row: dict[str, str]) -> JobRecord:
@@ -259,7 +264,7 @@ def read_jobs(path: str | Path) -> list[JobRecord]:
     path = Path(path)
     records: list[JobRecord] = []
     seen: dict[str, str] = {}
-    for where, row in _rows(path, JOBS_COLUMNS):
+    for where, row in csv_rows(path, JOBS_COLUMNS):
         record = _job_record(where, row)
         if record.batsim_id in seen:
             raise OutputFileError(
@@ -302,7 +307,7 @@ def read_consumed_energy(path: str | Path) -> list[EnergySample]:
     (beyond rounding noise: 1e-6 J, or 1e-12 of the energy if more)."""
     path = Path(path)
     samples: list[EnergySample] = []
-    for where, row in _rows(path, ENERGY_COLUMNS):
+    for where, row in csv_rows(path, ENERGY_COLUMNS):
         epower = row["epower"]
         try:
             sample = EnergySample(
@@ -349,7 +354,7 @@ def read_pstate_changes(path: str | Path) -> list[PStateChange]:
     """
     path = Path(path)
     changes: list[PStateChange] = []
-    for where, row in _rows(path, PSTATE_COLUMNS):
+    for where, row in csv_rows(path, PSTATE_COLUMNS):
         time = number_field(row["time"], where, "time")
         try:
             machines = parse_interval_set(row["machine_id"])

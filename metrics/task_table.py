@@ -54,6 +54,7 @@ from hetsched.metrics.outputs import (
     JOBS_COLUMNS,
     REJECTED,
     PStateChange,
+    csv_rows,
     optional_number_field,
     parse_interval_set,
     resources_field,
@@ -332,20 +333,5 @@ def write_task_table(path: str | Path, rows: Iterable[TaskRow], *, force: bool =
 
 def read_task_table(path: str | Path) -> list[TaskRow]:
     """Read a table written by :func:`write_task_table`; errors name the file and line."""
-    path = Path(path)
-    rows: list[TaskRow] = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(header) != TASK_TABLE_COLUMNS:
-            raise OutputFileError(
-                f"{path}:1: header is not the task table's {','.join(TASK_TABLE_COLUMNS)!r}"
-            )
-        for fields in reader:
-            where = f"{path}:{reader.line_num}"
-            if len(fields) != len(TASK_TABLE_COLUMNS):
-                raise OutputFileError(
-                    f"{where}: {len(fields)} fields, expected {len(TASK_TABLE_COLUMNS)}"
-                )
-            rows.append(TaskRow.from_csv(dict(zip(TASK_TABLE_COLUMNS, fields, strict=True)), where))
-    return rows
+    return [TaskRow.from_csv(fields, where) for where, fields
+            in csv_rows(Path(path), TASK_TABLE_COLUMNS, "the task table's")]
