@@ -8,11 +8,26 @@ from collections import Counter
 import numpy as np
 import pytest
 from generators_support import HWANG, hwang_clusters
-from hwang_tables import TABLE_3_EPA, TABLE_3_RPA
 
 from hetsched.workloads import gen_hwang as hw
 from hetsched.workloads.generators import PRESETS, generate
 
+# Table 3 as printed: egocentric and reciprocal platform affinities (gene, cheetah, darth,
+# lcloud). Recomputing them from the throughputs checks the transcription of the throughputs.
+TABLE_3_EPA = {
+    "AutoDock": (0.614, 1.532, 0.978, 1.214),
+    "Blast": (0.640, 1.308, 1.009, 1.284),
+    "CacheBench": (0.929, 1.080, 0.994, 1.006),
+    "Montage": (0.431, 1.234, 1.326, 1.883),
+    "ThreeKaonOmega": (0.431, 1.822, 1.181, 1.428),
+}
+TABLE_3_RPA = {
+    "AutoDock": (0.966, 1.169, 0.918, 0.974),
+    "Blast": (1.009, 0.997, 0.955, 1.042),
+    "CacheBench": (1.473, 0.854, 0.988, 0.847),
+    "Montage": (0.684, 0.892, 1.203, 1.484),
+    "ThreeKaonOmega": (0.678, 1.341, 1.060, 1.102),
+}
 TABLE_5 = {"gene": (300, 2), "cheetah": (75, 8), "darth": (75, 8), "lcloud": (50, 12)}
 
 
