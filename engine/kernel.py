@@ -508,14 +508,14 @@ class Kernel:
         self.start(activity)
 
     def _on_spawn(self, actor: Actor, request: Spawn) -> None:
-        self._run.append((request.actor, None, 0, None))
-        self._run.append((actor, None, 0, None))
+        self._answer(request.actor)
+        self._answer(actor)
 
     def _on_isend(self, actor: Actor, request: Isend) -> None:
-        self._run.append((actor, self._isend(request), 0, None))
+        self._answer(actor, self._isend(request))
 
     def _on_irecv(self, actor: Actor, request: Irecv) -> None:
-        self._run.append((actor, self._irecv(request), 0, None))
+        self._answer(actor, self._irecv(request))
 
     def _on_start(self, actor: Actor, request: Start) -> None:
         self.start(request.activity)

@@ -780,7 +780,12 @@ class _Batsim:
 
     def _one_machine_usable(self, machine: int, job: _Job, record: protocol.ExecuteJob) -> bool:
         """Whether a job may run on ``machine`` alone, without the arrays: True only when
-        :meth:`_check_allocation` would pass (False: that check runs, and may pass)."""
+        :meth:`_check_allocation` would pass (False: that check runs, and may pass).
+
+        It restates :meth:`_check_allocation`'s rules for one machine (it exists, is not
+        booked or computing, is idle or computing, is in a computation P-state with energy,
+        the size fits): the two must change together
+        (``tests/engine/test_engine_simulation.py`` gives both the same allocations)."""
         if not 0 <= machine < self.nb_machines:
             return False
         if self.booked.item(machine) or self.running.item(machine):
@@ -795,7 +800,10 @@ class _Batsim:
     def _check_allocation(
         self, job: _Job, record: protocol.ExecuteJob, ids: np.ndarray, alloc_text: str, where: str
     ) -> None:
-        """Batsim's checks of an EXECUTE_JOB's allocation (``ids``, ascending) for ``job``."""
+        """Batsim's checks of an EXECUTE_JOB's allocation (``ids``, ascending) for ``job``.
+
+        :meth:`_one_machine_usable` restates them for a job on one machine (the scalar path,
+        which skips this check): the two must change together."""
         alloc = record.alloc
         if alloc[0] < 0 or alloc[-1] >= self.nb_machines:
             machine_id = alloc[0] if alloc[0] < 0 else alloc[-1]

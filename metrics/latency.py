@@ -14,13 +14,15 @@ Percentiles use linear interpolation between order statistics (numpy's default
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from hetsched.errors import OutputFileError
+from hetsched.metrics.outputs import csv_rows
 
 MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
 
@@ -53,31 +55,19 @@ class MappingEventRecord:
 
 def read_mapping_events(path: str | Path) -> list[MappingEventRecord]:
     """Read ``<prefix>_mapping_events.csv``; errors name the file, line and column."""
-    path = Path(path)
     records: list[MappingEventRecord] = []
-    with path.open(newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(header) != MAPPING_EVENTS_COLUMNS:
-            raise ValueError(
-                f"{path}:1: header {header!r} is not {','.join(MAPPING_EVENTS_COLUMNS)!r}"
-            )
-        for row in reader:
-            where = f"{path}:{reader.line_num}"
-            if len(row) != len(MAPPING_EVENTS_COLUMNS):
-                raise ValueError(f"{where}: {len(row)} fields, expected 4")
-            try:
-                values = dict(zip(MAPPING_EVENTS_COLUMNS, row, strict=True))
-                records.append(
-                    MappingEventRecord(
-                        time=float(values["time"]),
-                        nb_mappable=int(values["nb_mappable"]),
-                        nb_decisions=int(values["nb_decisions"]),
-                        seconds=float(values["seconds"]),
-                    )
+    for where, values in csv_rows(Path(path), MAPPING_EVENTS_COLUMNS, "the mapping events'"):
+        try:
+            records.append(
+                MappingEventRecord(
+                    time=float(values["time"]),
+                    nb_mappable=int(values["nb_mappable"]),
+                    nb_decisions=int(values["nb_decisions"]),
+                    seconds=float(values["seconds"]),
                 )
-            except ValueError as error:
-                raise ValueError(f"{where}: {error}") from None
+            )
+        except ValueError as error:
+            raise OutputFileError(f"{where}: {error}") from None
     return records
 
 

@@ -9,6 +9,7 @@ field and name the file, line and column of anything malformed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Iterator
@@ -165,7 +166,9 @@ class JobRecord:
         return self.final_state in EXECUTED_STATES
 
 
-def _number(text: str, where: str, column: str) -> float:
+def number_field(text: str, where: str, column: str) -> float:
+    """Field ``column`` of a Batsim output row at ``where`` (file:line) as a finite number;
+    :class:`~hetsched.errors.OutputFileError` naming both otherwise."""
     try:
         value = float(text)
     except ValueError:
@@ -175,13 +178,28 @@ def _number(text: str, where: str, column: str) -> float:
     return value
 
 
-def _optional_number(text: str, where: str, column: str) -> float | None:
-    """Empty field -> ``None`` (Batsim leaves the times of rejected jobs empty)."""
-    return None if text == "" else _number(text, where, column)
+def optional_number_field(text: str, where: str, column: str) -> float | None:
+    """:func:`number_field`, ``None`` for an empty field (Batsim leaves the times of rejected
+    jobs empty)."""
+    return None if text == "" else number_field(text, where, column)
 
 
-def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
-    """Rows of a Batsim CSV file as ``(where, row)``, after checking the header."""
+def resources_field(text: str, where: str) -> int:
+    """Field ``requested_number_of_resources`` of a row at ``where`` (file:line) as an int;
+    :class:`~hetsched.errors.OutputFileError` naming both otherwise."""
+    with contextlib.suppress(ValueError):  # digits int() does not read: superscripts, ...
+        if text.isdigit():
+            return int(text)
+    raise OutputFileError(f"{where}: column requested_number_of_resources: {text!r} is not an int")
+
+
+def csv_rows(
+    path: Path, columns: tuple[str, ...], kind: str = "Batsim's"
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Rows of a CSV output file whose header is ``columns`` as ``(where, row)`` (``where``:
+    file:line), after checking the header; :class:`~hetsched.errors.OutputFileError` naming
+    the file and line otherwise (``kind`` names whose file it is: Batsim's, the task
+    table's, ...)."""
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         try:
@@ -192,7 +210,7 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str,
                 )
             if tuple(header) != columns:
                 raise OutputFileError(
-                    f"{path}:1: header {','.join(header)!r} is not Batsim's {','.join(columns)!r}"
+                    f"{path}:1: header {','.join(header)!r} is not {kind} {','.join(columns)!r}"
                 )
             for row in reader:
                 where = f"{path}:{reader.line_num}"
@@ -200,21 +218,17 @@ def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str,
                     raise OutputFileError(f"{where}: {len(row)} fields, expected {len(columns)}")
                 yield where, dict(zip(columns, row, strict=True))
         except (csv.Error, UnicodeDecodeError) as error:
-            raise OutputFileError(f"{path}:{reader.line_num}: not Batsim's CSV: {error}") from None
+            raise OutputFileError(f"{path}:{reader.line_num}: not {kind} CSV: {error}") from None
 
 
 def _job_record(where: str, row: dict[str, str]) -> JobRecord:
     def number(column: str) -> float:
-        return _number(row[column], where, column)
+        return number_field(row[column], where, column)
 
     def optional(column: str) -> float | None:
-        return _optional_number(row[column], where, column)
+        return optional_number_field(row[column], where, column)
 
-    nb_res = row["requested_number_of_resources"]
-    if not nb_res.isdigit():
-        raise OutputFileError(
-            f"{where}: column requested_number_of_resources: {nb_res!r} is not an int"
-        )
+    nb_res = resources_field(row["requested_number_of_resources"], where)
     if row["success"] not in ("0", "1"):
         raise OutputFileError(f"{where}: column success: {row['success']!r} is not 0 or 1")
     try:
@@ -227,7 +241,7 @@ def _job_record(where: str, row: dict[str, str]) -> JobRecord:
             workload_name=row["workload_name"],
             profile=row["profile"],
             submission_time=number("submission_time"),
-            requested_number_of_resources=int(nb_res),
+            requested_number_of_resources=nb_res,
             requested_time=number("requested_time"),
             success=row["success"] == "1",
             final_state=row["final_state"],
@@ -250,7 +264,7 @@ def read_jobs(path: str | Path) -> list[JobRecord]:
     path = Path(path)
     records: list[JobRecord] = []
     seen: dict[str, str] = {}
-    for where, row in _rows(path, JOBS_COLUMNS):
+    for where, row in csv_rows(path, JOBS_COLUMNS):
         record = _job_record(where, row)
         if record.batsim_id in seen:
             raise OutputFileError(
@@ -293,15 +307,15 @@ def read_consumed_energy(path: str | Path) -> list[EnergySample]:
     (beyond rounding noise: 1e-6 J, or 1e-12 of the energy if more)."""
     path = Path(path)
     samples: list[EnergySample] = []
-    for where, row in _rows(path, ENERGY_COLUMNS):
+    for where, row in csv_rows(path, ENERGY_COLUMNS):
         epower = row["epower"]
         try:
             sample = EnergySample(
-                time=_number(row["time"], where, "time"),
-                energy=_number(row["energy"], where, "energy"),
+                time=number_field(row["time"], where, "time"),
+                energy=number_field(row["energy"], where, "energy"),
                 event_type=row["event_type"],
-                wattmin=_number(row["wattmin"], where, "wattmin"),
-                epower=None if epower == "NA" else _number(epower, where, "epower"),
+                wattmin=number_field(row["wattmin"], where, "wattmin"),
+                epower=None if epower == "NA" else number_field(epower, where, "epower"),
             )
         except ValueError as error:
             raise OutputFileError(f"{where}: {error}") from None
@@ -340,8 +354,8 @@ def read_pstate_changes(path: str | Path) -> list[PStateChange]:
     """
     path = Path(path)
     changes: list[PStateChange] = []
-    for where, row in _rows(path, PSTATE_COLUMNS):
-        time = _number(row["time"], where, "time")
+    for where, row in csv_rows(path, PSTATE_COLUMNS):
+        time = number_field(row["time"], where, "time")
         try:
             machines = parse_interval_set(row["machine_id"])
         except ValueError as error:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +54,10 @@ from hetsched.metrics.outputs import (
     JOBS_COLUMNS,
     REJECTED,
     PStateChange,
+    csv_rows,
+    optional_number_field,
     parse_interval_set,
+    resources_field,
 )
 from hetsched.metrics.run_files import RunFiles
 
@@ -196,18 +198,7 @@ class TaskRow:
     def from_csv(cls, fields: Mapping[str, str], where: str) -> TaskRow:
         """The row written by :meth:`to_csv`; errors name ``where`` (file:line) and column."""
         def number(column: str) -> float | None:
-            text = fields[column]
-            if text == "":
-                return None
-            try:
-                value = float(text)
-            except ValueError:
-                raise OutputFileError(
-                    f"{where}: column {column}: {text!r} is not a number"
-                ) from None
-            if not math.isfinite(value):
-                raise OutputFileError(f"{where}: column {column}: {text!r} is not finite")
-            return value
+            return optional_number_field(fields[column], where, column)
 
         def required(column: str) -> float:
             value = number(column)
@@ -215,18 +206,14 @@ class TaskRow:
                 raise OutputFileError(f"{where}: column {column} is empty")
             return value
 
-        nb_res = fields["requested_number_of_resources"]
-        if not nb_res.isdigit():
-            raise OutputFileError(
-                f"{where}: column requested_number_of_resources: {nb_res!r} is not an int"
-            )
+        nb_res = resources_field(fields["requested_number_of_resources"], where)
         try:
             return cls(
                 job_id=fields["job_id"],
                 workload_name=fields["workload_name"],
                 profile=fields["profile"],
                 submission_time=required("submission_time"),
-                requested_number_of_resources=int(nb_res),
+                requested_number_of_resources=nb_res,
                 requested_time=required("requested_time"),
                 final_state=fields["final_state"],
                 starting_time=number("starting_time"),
@@ -346,20 +333,5 @@ def write_task_table(path: str | Path, rows: Iterable[TaskRow], *, force: bool =
 
 def read_task_table(path: str | Path) -> list[TaskRow]:
     """Read a table written by :func:`write_task_table`; errors name the file and line."""
-    path = Path(path)
-    rows: list[TaskRow] = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(header) != TASK_TABLE_COLUMNS:
-            raise OutputFileError(
-                f"{path}:1: header is not the task table's {','.join(TASK_TABLE_COLUMNS)!r}"
-            )
-        for fields in reader:
-            where = f"{path}:{reader.line_num}"
-            if len(fields) != len(TASK_TABLE_COLUMNS):
-                raise OutputFileError(
-                    f"{where}: {len(fields)} fields, expected {len(TASK_TABLE_COLUMNS)}"
-                )
-            rows.append(TaskRow.from_csv(dict(zip(TASK_TABLE_COLUMNS, fields, strict=True)), where))
-    return rows
+    return [TaskRow.from_csv(fields, where) for where, fields
+            in csv_rows(Path(path), TASK_TABLE_COLUMNS, "the task table's")]

@@ -291,7 +291,7 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
             for run in todo:
                 writer.writerow(simulate(run, scale))
                 handle.flush()
-    return finished(out, runs)
+    return _rows_of(path, runs)
 
 
 def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
@@ -301,6 +301,12 @@ def finished(out: Path, runs: Sequence[Run]) -> list[dict]:
     if not path.exists():
         return []
     _recorded_variant(out, asdict(runs[0].variant if runs else Variant()), "give its options")
+    return _rows_of(path, runs)
+
+
+def _rows_of(path: Path, runs: Sequence[Run]) -> list[dict]:
+    """The rows of ``runs.csv`` at ``path`` that are runs of ``runs`` (its folder's variant
+    already checked)."""
     wanted = {run.key for run in runs}
     with path.open() as handle:
         return [row for row in csv.DictReader(handle) if _key(row) in wanted]
@@ -447,11 +453,7 @@ def _claims(rows: Sequence[dict]) -> list[str]:
             lines.append(f"fairest {group} level (mean over the other level's RPA cells), in how"
                          " many scenarios: " + ", ".join(
                              f"{name} {wins[name]}" for name in order if name in wins))
-    for label, effect in (
-            ("first level (MAF normalised)",
-             _spread(rpa, "first", {"second": "maf-normalized"})),
-            ("second level (PA-based RR, RPA)",
-             _spread(rows, "second", {"first": "pa-rr", "pa_metric": "rpa"}))):
+    for label, effect in _fig7(rows):
         if effect[0]:
             lines.append(f"Fig. 7: {label}, best over worst in {len(effect[0])} scenarios:"
                          f" fairness up to {max(effect[1]):.1f}% (mean {np.mean(effect[1]):.1f}),"
@@ -514,6 +516,19 @@ def _spread(rows: Sequence[dict], vary: str, fixed: dict[str, str]) -> tuple[lis
     return scenarios, fair, eff
 
 
+def _fig7(rows: Sequence[dict]) -> list[tuple[str, tuple[list, list, list]]]:
+    """Fig. 7 (sec. 6.4) from ``rows`` with efficiency, on the paper's four second levels
+    (MAF raw left out): the :func:`_spread` of the first level (RPA, MAF normalised) and of
+    the second level (PA-based RR, RPA), each with its label; ``_claims`` and ``plot`` both
+    read it."""
+    paper = [r for r in rows if r["second"] != "maf-raw"]
+    return [("first level (MAF normalised)",
+             _spread([r for r in paper if r["pa_metric"] in ("rpa", "-")], "first",
+                     {"second": "maf-normalized"})),
+            ("second level (PA-based RR, RPA)",
+             _spread(paper, "second", {"first": "pa-rr", "pa_metric": "rpa"}))]
+
+
 def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     """Figures 3-7 (module docstring) as PNG files in ``out``."""
     import matplotlib
@@ -574,14 +589,12 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     written.append(out / "fig4.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-    first_rows = [r for r in paper if r["pa_metric"] in ("rpa", "-")]
-    first = _spread(first_rows, "first", {"second": "maf-normalized"})
-    second = _spread(paper, "second", {"first": "pa-rr", "pa_metric": "rpa"})
+    levels = _fig7(rows)
     for ax, index, label in zip(axes, (1, 2), ("fairness", "efficiency"), strict=True):
-        ax.plot(first[0], first[index], "o-", label="first level (MAF normalised)")
-        ax.plot(second[0], second[index], "s-", label="second level (PA-based RR, RPA)")
+        for (level, effect), marker in zip(levels, ("o-", "s-"), strict=True):
+            ax.plot(effect[0], effect[index], marker, label=level)
         ax.set_xlabel("scenario (Table 8)")
-        ax.set_xticks(first[0])
+        ax.set_xticks(levels[0][1][0])
         ax.set_ylabel(f"best over worst, {label} (%)")
     axes[0].legend(fontsize=7)
     fig.suptitle("First- versus second-level effect (model-time simulation)", fontsize=9)

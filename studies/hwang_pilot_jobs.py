@@ -55,7 +55,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level import (
+    Platform,
+    TwoLevelScheduler,
+    served_requests,
+)
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,12 @@ class PilotJobSimulation:
         self._app = np.array([a.application for a in applications], dtype=np.int64)
         self._app_of = self._app.tolist()
         self._tasks = [a.tasks for a in applications]
-        self._first_task = np.concatenate(([0], np.cumsum(self._tasks)[:-1])).tolist()
+        self._tasks_array = np.array(self._tasks, dtype=np.int64)
+        # per user, the index (over every user's tasks) of its first task and of the one after
+        # its last: its next queued task is the latter minus its queued count
+        self._after_last_array = np.cumsum(self._tasks_array)
+        self._after_last = self._after_last_array.tolist()
+        self._first_task = (self._after_last_array - self._tasks_array).tolist()
         self._onecore: np.ndarray | None = None  # (every task, platform), users in order
         if any(a.onecore is not None for a in applications):
             for a in applications:
@@ -247,15 +256,21 @@ class PilotJobSimulation:
     def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
         """The tasks of each application (columns) on nodes of occupancy ``codes``."""
         k = self._cores_per_node[j]
-        return (np.asarray(codes, dtype=np.int64)[..., None]
-                // np.array(self._digit[j], dtype=np.int64)) % (k + 1)
+        return (np.asarray(codes, dtype=np.int64)[..., None] // self._digits[j]) % (k + 1)
 
-    def _slowdown(self, j: int, app: int, code: int) -> float:
-        """``C / S`` of a task of ``app`` started on a node of platform ``j`` whose occupancy
-        code, the task included, is ``code`` (computed once per code and application)."""
-        key = int(code) * self._nb_apps + app  # a Python int: keys may pass 2**63
+    def _slowdown_key(self, code: int | np.ndarray, app: int | np.ndarray) -> int | np.ndarray:
+        """The key of the slowdown of a task of ``app`` started on a node whose occupancy code,
+        the task included, is ``code``, in its platform's cache (:meth:`_slowdown`): ``code x
+        applications + app``; Python ints (keys may pass 2**63), or int64 arrays when
+        ``_keys_fit``."""
+        return code * self._nb_apps + app
+
+    def _slowdown(self, j: int, key: int) -> float:
+        """``C / S`` of the task of slowdown key ``key`` (:meth:`_slowdown_key`, a Python int)
+        on platform ``j`` (computed once per key: occupancy code and application)."""
         slowdown = self._slowdowns[j].get(key)
         if slowdown is None:
+            code, app = divmod(key, self._nb_apps)
             interference = self._interference[j][app]
             slowdown = (1.0 + float(interference @ self._counts(j, code))
                         - float(interference[app]))
@@ -264,15 +279,14 @@ class PilotJobSimulation:
 
     def _next_task(self) -> np.ndarray:
         """Per user, the index (over every user's tasks) of its next queued task."""
-        return (np.array(self._first_task, dtype=np.int64) + self._tasks
-                - np.array(self._queued, dtype=np.int64))
+        return self._after_last_array - np.array(self._queued, dtype=np.int64)
 
     def _lookahead(self) -> float:
         """No task started from now on runs shorter than this: the shortest OneCore run time
         of the tasks still queued (a margin of 0.1 % covers the rounding of a slowdown's
         ``1 + x - y``); inf when none is queued."""
-        following = [first + tasks - queued for first, tasks, queued
-                     in zip(self._first_task, self._tasks, self._queued, strict=True) if queued]
+        following = [after - queued for after, queued
+                     in zip(self._after_last, self._queued, strict=True) if queued]
         if not following:
             return math.inf
         return 0.999 * float(self._shortest_after[following].min())
@@ -389,11 +403,8 @@ class PilotJobSimulation:
         code = occupancy.item(node) + digit[app]  # Python ints: keys may pass 2**63
         occupancy[node] = code
         solo = float(self._app_solo[j, app] if self._onecore is None else
-                     self._onecore[self._first_task[pilot] + self._tasks[pilot] - queued, j])
-        slowdown = self._slowdowns[j].get(code * self._nb_apps + app)
-        if slowdown is None:
-            slowdown = self._slowdown(j, app, code)
-        duration = solo * slowdown
+                     self._onecore[self._after_last[pilot] - queued, j])
+        duration = solo * self._slowdown(j, self._slowdown_key(code, app))
         self._tasks_run[pilot][j] += 1
         self._busy[pilot][j] += duration
         self._solo_busy[pilot][j] += solo
@@ -415,7 +426,7 @@ class PilotJobSimulation:
         running = self._running_all[flat]
         rank = _ranks(running)  # earlier ends here of the same user's tasks
         last = np.flatnonzero(np.array(self._done, dtype=np.int64)[running] + rank + 1
-                              == np.array(self._tasks, dtype=np.int64)[running])
+                              == self._tasks_array[running])
         n = int(last[0]) if last.size else running.size
         if n == 0:
             return 0
@@ -448,20 +459,16 @@ class PilotJobSimulation:
         started = np.flatnonzero(start)
         on = platform[started]
         app = self._app[pilot[started]]
-        nb_apps, caches, m = self._nb_apps, self._slowdowns, len(self.platforms)
-        if self._keys_fit:  # each (code, application, platform) looked up once
-            keys, inverse = np.unique((code[started] * nb_apps + app) * m + on,
+        m = len(self.platforms)
+        if self._keys_fit:  # each (slowdown key, platform) looked up once
+            keys, inverse = np.unique(self._slowdown_key(code[started], app) * m + on,
                                       return_inverse=True)
         else:  # in Python integers
             inverse = None
-            keys = [(c * nb_apps + a) * m + j for c, a, j in zip(
+            keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
                 code[started].tolist(), app.tolist(), on.tolist(), strict=True)]
-        values = []
-        for key in keys if inverse is None else keys.tolist():
-            j, cached = key % m, key // m
-            value = caches[j].get(cached)
-            values.append(self._slowdown(j, cached % nb_apps, cached // nb_apps)
-                          if value is None else value)
+        values = [self._slowdown(key % m, key // m)
+                  for key in (keys if inverse is None else keys.tolist())]
         slowdown = np.array(values) if inverse is None else np.array(values)[inverse]
         if self._onecore is None:
             solo = self._app_solo[on, app]
@@ -526,12 +533,8 @@ class PilotJobSimulation:
             return
         cores = np.concatenate([r[1] for r in requests])
         users = np.concatenate([r[2] for r in requests])
-        if np.any(np.bincount(users, minlength=queued.size) > queued):
-            order = self._rng.permutation(users.size)
-            order = order[np.argsort(users[order], kind="stable")]
-            first = np.searchsorted(users[order], users[order])
-            rank = np.arange(order.size) - first
-            keep = np.sort(order[rank < queued[users[order]]])
+        keep = served_requests(self._rng, users, queued)
+        if keep is not None:
             platform, cores, users = platform[keep], cores[keep], users[keep]
         # the k-th start of a user here takes its next queued task but k
         task = self._next_task()[users] + _ranks(users)

@@ -42,7 +42,7 @@ from hetsched.errors import TraceError
 from hetsched.files import sha256_of
 from hetsched.workloads.clusters import ClusterLike, ClusterShape, as_shapes
 from hetsched.workloads.etc_matrix import etc_from_run_times
-from hetsched.workloads.schema import SCHEMA_VERSION
+from hetsched.workloads.gen_common import workload_document
 from hetsched.workloads.selection import (
     MEASURE,
     WARMUP,
@@ -155,19 +155,8 @@ def swf_to_workload(
         "selection": report.to_json(),
         "generator": f"hetsched {__version__}",
     }
-    document = {
-        "nb_res": sum(shape.nb_nodes for shape in shapes),
-        "jobs": jobs,
-        "profiles": profiles,
-        "hetsched": {
-            "schema_version": SCHEMA_VERSION,
-            "reference_cluster": shapes[0].name,
-            "clusters": {shape.name: shape.cores_per_node for shape in shapes},
-            "measure_window": None if window is None else list(window.measure_window),
-            "source": source,
-        },
-    }
-    return document, report
+    measure_window = None if window is None else window.measure_window
+    return workload_document(jobs, profiles, shapes, source, measure_window), report
 
 
 def days_with_jobs(trace: str | Path, trace_dir: str | Path | None = None) -> list[int]:

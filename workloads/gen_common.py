@@ -25,20 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from hetsched.workloads.clusters import ClusterLike
+
 SCHEMA_VERSION = 1
-"""Version of the workload annotation schema the generators write (docs/architecture.md)."""
-
-
-class ClusterLike(Protocol):
-    """What the generators read of a cluster (``hetsched.platforms.model.ClusterSpec``)."""
-
-    name: str
-    cores_per_node: int
-    nb_nodes: int
+"""Version of hetsched's workload annotation schema that the generators and the SWF
+conversion write (:func:`workload_document`) and :mod:`hetsched.workloads.schema` checks
+(docs/workload-schema.md)."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +275,22 @@ def build_workload(
         }
         job.update(task.annotations)
         jobs.append(job)
+    return workload_document(jobs, profiles, clusters, source, measure_window)
+
+
+def workload_document(
+    jobs: list[dict[str, object]],
+    profiles: dict[str, dict[str, object]],
+    clusters: Sequence[ClusterLike],
+    source: Mapping[str, object],
+    measure_window: Sequence[float] | None = None,
+) -> dict[str, object]:
+    """The Batsim workload document of ``jobs`` and ``profiles`` on ``clusters`` (the first:
+    the reference cluster), with hetsched's ``hetsched`` object (schema
+    :data:`SCHEMA_VERSION`, docs/workload-schema.md): the clusters' cores per node, the
+    ``measure_window`` (s) if any and ``source``, what the workload was made from. The
+    generators (:func:`build_workload`) and the SWF conversion
+    (:func:`hetsched.workloads.convert.swf_to_workload`) both write it."""
     return {
         "nb_res": sum(cluster.nb_nodes for cluster in clusters),
         "jobs": jobs,

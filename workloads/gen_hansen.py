@@ -72,8 +72,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from hetsched.core.speedup import downey_speedup
+from hetsched.workloads.clusters import ClusterLike
 from hetsched.workloads.gen_common import (
-    ClusterLike,
     Option,
     TaskRecord,
     build_workload,

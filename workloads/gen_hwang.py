@@ -74,8 +74,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hetsched.workloads.clusters import ClusterLike
 from hetsched.workloads.gen_common import (
-    ClusterLike,
     Option,
     TaskRecord,
     build_workload,

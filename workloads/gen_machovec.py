@@ -73,8 +73,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.core.speedup import downey_speedup
+from hetsched.workloads.clusters import ClusterLike
 from hetsched.workloads.gen_common import (
-    ClusterLike,
     Option,
     TaskRecord,
     build_workload,

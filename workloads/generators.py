@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hetsched.workloads import gen_hansen, gen_hwang, gen_machovec, gen_tarplee
-from hetsched.workloads.gen_common import ClusterLike
+from hetsched.workloads.clusters import ClusterLike
 
 _Generator = Callable[[str, int, Sequence[ClusterLike], Mapping[str, object]], dict[str, object]]
 

@@ -34,9 +34,9 @@ from types import MappingProxyType
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
+from hetsched.workloads.gen_common import SCHEMA_VERSION
 from hetsched.workloads.generators import FIELD_VALIDATORS as GENERATOR_FIELD_VALIDATORS
 
-SCHEMA_VERSION = 1
 FieldValidator = Callable[[object, str], None]
 
 BATSIM_JOB_FIELDS = frozenset({"id", "subtime", "walltime", "res", "profile"})

@@ -203,3 +203,30 @@ def _arrange(row: np.ndarray, running: np.ndarray) -> np.ndarray:
     rest = [u for u in sorted(left, key=lambda u: (u < 0, u)) for _ in range(left[u])]
     out[free] = rest
     return out
+
+
+def served_requests(
+    rng: np.random.Generator, users: np.ndarray, queued: np.ndarray
+) -> np.ndarray | None:
+    """Which of the pilot jobs asking for a task at one instant get one (section 6.1: when a
+    user's pilots ask for more tasks than its queue holds, "the task is assigned to one of the
+    pilot jobs randomly"): ``users[i]`` is the user of request ``i``'s pilot, ``queued[u]``
+    the tasks user ``u`` has queued. ``None`` when every request is served (nothing drawn
+    from ``rng``); else the indices of the requests served, increasing: each user's served
+    requests drawn at random among its own (one permutation of all the requests).
+    :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness` and the
+    model-time :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` both draw with
+    it, so that they give the same schedule.
+
+    >>> served_requests(np.random.default_rng(0), np.array([0, 1, 0]), np.array([2, 1])) is None
+    True
+    >>> served_requests(np.random.default_rng(0), np.array([0, 1, 0, 0]), np.array([1, 1]))
+    array([1, 2])
+    """
+    if not np.any(np.bincount(users, minlength=queued.size) > queued):
+        return None
+    order = rng.permutation(users.size)
+    order = order[np.argsort(users[order], kind="stable")]
+    first = np.searchsorted(users[order], users[order])
+    rank = np.arange(order.size) - first
+    return np.sort(order[rank < queued[users[order]]])

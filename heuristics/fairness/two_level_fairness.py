@@ -88,7 +88,11 @@ from hetsched.heuristics.fairness.second_level import (
     RandomCombination,
     SecondLevelPolicy,
 )
-from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
+from hetsched.heuristics.fairness.two_level import (
+    Platform,
+    TwoLevelScheduler,
+    served_requests,
+)
 
 FirstLevelName = Literal["fairness", "paf", "aaf", "pa-rr"]
 SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]
@@ -352,13 +356,8 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
             return []
         cores = np.concatenate([r[1] for r in requests])
         users = np.concatenate([r[2] for r in requests])
-        if np.any(np.bincount(users, minlength=queued.size) > queued):
-            # the same draw as PilotJobSimulation._start
-            order = self.rng_.permutation(users.size)
-            order = order[np.argsort(users[order], kind="stable")]
-            first = np.searchsorted(users[order], users[order])
-            rank = np.arange(order.size) - first
-            keep = np.sort(order[rank < queued[users[order]]])
+        keep = served_requests(self.rng_, users, queued)
+        if keep is not None:
             platform, cores, users = platform[keep], cores[keep], users[keep]
         started: list[tuple[Task, int, int, int]] = []
         for j, core, u in zip(platform.tolist(), cores.tolist(), users.tolist(), strict=True):

@@ -295,6 +295,9 @@ def test_mapping_events_reader_names_the_line(tmp_path: Path) -> None:
     path.write_text(MAPPING_EVENTS_CSV + "60,1,x,0.1\n")
     with pytest.raises(ValueError, match=r"out_mapping_events.csv:6: .*'x'"):
         read_mapping_events(path)
+    path.write_text("time,mappable,decisions,seconds\n")
+    with pytest.raises(ValueError, match=r"out_mapping_events.csv:1: header .* is not the mapping"):
+        read_mapping_events(path)
 
 
 # ------------------------------------------------------------------ summary

@@ -167,8 +167,17 @@ def test_bad_tables_and_runs_are_named(tmp_path: Path, easy_run: Path) -> None:
     bad.write_text("\n".join([lines[0], lines[1].replace(",0.0,", ",soon,", 1)]) + "\n")
     with pytest.raises(OutputFileError, match=r"bad\.csv:2: column submission_time: 'soon'"):
         read_task_table(bad)
+    fields = read_task_table(table)[0].to_csv()
+    for column, text, message in (("requested_number_of_resources", "2.5", "is not an int"),
+                                  ("requested_time", "inf", "is not a finite number"),
+                                  ("submission_time", "", "is empty")):
+        with pytest.raises(OutputFileError, match=rf"^here: column {column}\b.*{message}"):
+            TaskRow.from_csv({**fields, column: text}, "here")
     bad.write_text("job_id,final_state\n")
-    with pytest.raises(OutputFileError, match=r"bad\.csv:1: header"):
+    with pytest.raises(OutputFileError, match=r"bad\.csv:1: header .* is not the task table's"):
+        read_task_table(bad)
+    bad.write_bytes(lines[0].encode() + b"\n\xff\xfe\n")
+    with pytest.raises(OutputFileError, match=r"bad\.csv:\d+: not the task table's CSV"):
         read_task_table(bad)
     with pytest.raises(FileExistsError):
         write_task_table(table, read_task_table(table))

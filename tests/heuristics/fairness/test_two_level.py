@@ -13,7 +13,12 @@ from hetsched.heuristics.fairness.second_level import (
     MostAffectedFirst,
     RandomCombination,
 )
-from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler, keep_pilots
+from hetsched.heuristics.fairness.two_level import (
+    Platform,
+    TwoLevelScheduler,
+    keep_pilots,
+    served_requests,
+)
 from hetsched.platforms.presets import HWANG_TABLE5
 
 
@@ -131,6 +136,27 @@ def test_clone_restarts_the_random_draws() -> None:
     b = clone.schedule([50] * 5, range(5), platforms).layouts[0]
     assert a.tolist() == b.tolist()
     assert repr(clone) == "TwoLevelScheduler(SimpleFairness(), RandomCombination(seed=4))"
+
+
+def test_served_requests_draws_among_the_pilots_of_a_user_short_of_tasks() -> None:
+    # Sec. 6.1: six pilots ask for a task. User 0 has 2 queued for its 2 pilots (requests 1
+    # and 5), user 1 none for its one (3), user 2 one for its three (0, 2, 4): the task goes to
+    # one of user 2's pilots at random, each of them under some seed.
+    users, queued = np.array([2, 0, 2, 1, 2, 0]), np.array([2, 0, 1])
+    drawn = set()
+    for seed in range(40):
+        served = served_requests(np.random.default_rng(seed), users, queued)
+        assert served is not None and served.tolist() == sorted(served.tolist())
+        assert [i for i in served.tolist() if users[i] != 2] == [1, 5]
+        mine = [i for i in served.tolist() if users[i] == 2]
+        assert len(mine) == 1
+        drawn.add(mine[0])
+    assert drawn == {0, 2, 4}
+    # Every request served: nothing is drawn.
+    rng = np.random.default_rng(1)
+    state = rng.bit_generator.state
+    assert served_requests(rng, users, np.array([2, 1, 3])) is None
+    assert rng.bit_generator.state == state
 
 
 def test_bad_inputs_are_refused() -> None:
