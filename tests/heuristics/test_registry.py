@@ -148,3 +148,12 @@ def test_docs_table_gives_every_heuristic_its_registry_paper() -> None:
     text = (Path(__file__).parents[2] / "docs" / "heuristics.md").read_text()
     rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", text.split("\n## ", 1)[0], re.MULTILINE)
     assert rows == [(name, HEURISTICS[name].paper) for name in NAMES]
+
+
+def test_readme_table_gives_every_heuristic_its_registry_paper() -> None:
+    """README.md's Heuristics table: one row per heuristic, in the registry's order, ending
+    with the paper that ``hetsched list`` prints (the front page cannot drift from the code)."""
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    section = text.split("\n## Heuristics\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z-]+)` \| .+ \| ([^|]+) \|$", section, re.MULTILINE)
+    assert rows == [(name, HEURISTICS[name].paper) for name in NAMES]
