@@ -43,15 +43,11 @@ import numpy as np
 
 from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.memo import IdentityMemo
+from hetsched.core.node_groups import NodeGroups
 from hetsched.core.slots import (
     INF,
     Slot,
     check_request,
-    earliest_start,
-    earliest_starts,
-    idle_count,
-    idle_counts,
-    select_nodes,
 )
 from hetsched.core.system import Cluster
 
@@ -219,14 +215,17 @@ class ClusterTimeline:
         "_bids",
         "_ff",
         "_gaps",
+        "_groups",
         "_index",
         "_last",
         "_lookup",
         "_memo",
         "_next_bid",
+        "_pending",
         "_records",
         "_rids",
         "_sff",
+        "_slot_parts",
         "_touching",
         "cluster",
         "generation",
@@ -257,6 +256,12 @@ class ClusterTimeline:
         self._sff = np.full(n, -INF)
         self._gaps = _Rows()
         self._touching = _Rows()
+        # The run-length form of the idle time (built by the first query, see _alike), the
+        # bookings it holds that the per-node tables do not yet (by task id, in booking
+        # order), and the last slot's nodes per group (see slot_at).
+        self._groups: NodeGroups | None = None
+        self._pending: dict[str, Booking] = {}
+        self._slot_parts: tuple[tuple[int, ...], int, list[tuple[int, int]]] | None = None
         self.generation = 0
         self.holders: WeakSet[object] = WeakSet()
 
@@ -277,6 +282,9 @@ class ClusterTimeline:
         other._sff = self._sff.copy()
         other._gaps = self._gaps.copy()
         other._touching = self._touching.copy()
+        other._groups = None if self._groups is None else self._groups.copy()
+        other._pending = dict(self._pending)
+        other._slot_parts = self._slot_parts
         other.generation = self.generation
         other.holders = WeakSet()
         return other
@@ -287,19 +295,21 @@ class ClusterTimeline:
         return self.cluster.nb_nodes
 
     def __contains__(self, task_id: object) -> bool:
-        return task_id in self._bids
+        return task_id in self._bids or task_id in self._pending
 
     def booking(self, task_id: str) -> Booking | None:
         """The booking of ``task_id`` in this cluster, if any."""
         bid = self._bids.get(task_id)
-        return None if bid is None else self._records[bid][0]
+        return self._pending.get(task_id) if bid is None else self._records[bid][0]
 
     def bookings(self) -> Iterator[Booking]:
         """All bookings, in booking order."""
+        self._flush()
         return (record[0] for record in self._records.values())
 
     def node_bookings(self, node: int) -> tuple[Booking, ...]:
         """The bookings of one node (resource id), sorted by start."""
+        self._flush()
         i = self._local(node)
         chain = []
         bid = int(self._last[i])
@@ -310,6 +320,7 @@ class ClusterTimeline:
 
     def free_from(self) -> dict[int, float]:
         """For every node, the end of its last busy interval (``-inf`` if none)."""
+        self._flush()
         return dict(zip(self.cluster.resource_ids, self._ff.tolist(), strict=True))
 
     def _gap_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -317,11 +328,17 @@ class ClusterTimeline:
         used = gaps.used
         return gaps.start[:used], gaps.end[:used], gaps.node[:used]
 
+    def _alike(self) -> NodeGroups:
+        """The nodes grouped by idle state (:mod:`hetsched.core.node_groups`), built from the
+        per-node tables when no booking since the last change of them kept it up to date."""
+        if self._groups is None:
+            self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
+        return self._groups
+
     def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
         """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        gap_start, gap_end, _ = self._gap_arrays()
-        return earliest_start(self._sff, gap_start, gap_end, nb_nodes, duration, not_before)
+        return self._alike().earliest_start(nb_nodes, duration, not_before)
 
     def earliest_starts(
         self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
@@ -338,8 +355,12 @@ class ClusterTimeline:
             check_request(
                 int(nb_nodes.max()), float(durations.max()), self.nb_nodes, self.cluster.name
             )
-        gap_start, gap_end, _ = self._gap_arrays()
-        return earliest_starts(self._sff, gap_start, gap_end, nb_nodes, durations, not_before)
+        groups = self._alike()
+        return np.asarray(
+            [groups.earliest_start(k, d, not_before)
+             for k, d in zip(nb_nodes.tolist(), durations.tolist(), strict=True)],
+            dtype=float,
+        )
 
     def earliest_slot(self, nb_nodes: int, duration: float, not_before: float) -> Slot:
         """The earliest slot of Khemka section 3.2, nodes chosen by its tie-breaking rules."""
@@ -352,11 +373,7 @@ class ClusterTimeline:
         ``not_before`` is where the idle slots are seen from (see :mod:`hetsched.core.slots`).
         """
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        gap_start, gap_end, gap_node = self._gap_arrays()
-        local = select_nodes(
-            self._ff, self._sff, gap_start, gap_end, gap_node, nb_nodes, duration, start,
-            not_before,
-        )
+        local, parts = self._alike().select(nb_nodes, duration, start, not_before)
         if local.size < nb_nodes:
             raise ValueError(
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
@@ -365,6 +382,7 @@ class ClusterTimeline:
         nodes = tuple(self._rids[local].tolist())
         remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
         self._remember(nodes, local)
+        self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
         return Slot(self.cluster.name, start, start + duration, nodes)
 
     def idle_count(self, start: float, duration: float) -> int:
@@ -374,16 +392,15 @@ class ClusterTimeline:
         """
         if not duration >= 0:
             raise ValueError(f"cluster {self.cluster.name}: duration must be >= 0, got {duration}")
-        gap_start, gap_end, _ = self._gap_arrays()
-        return idle_count(self._sff, gap_start, gap_end, start, duration)
+        return self._alike().idle_count(start, duration)
 
     def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
-        """:meth:`idle_count` for each of ``durations`` (all ``> 0``), vectorised."""
-        gap_start, gap_end, _ = self._gap_arrays()
-        return idle_counts(self._sff, gap_start, gap_end, start, durations)
+        """:meth:`idle_count` for each of ``durations`` (all ``> 0``)."""
+        return self._alike().idle_counts(start, durations)
 
     def idle_nodes(self, at: float) -> tuple[int, ...]:
         """The nodes idle at the instant ``at`` (no busy interval contains it)."""
+        self._flush()
         idle = self._ff <= at
         gap_start, gap_end, gap_node = self._gap_arrays()
         idle[gap_node[(gap_start <= at) & (at < gap_end)]] = True
@@ -492,8 +509,36 @@ class ClusterTimeline:
                 f"booking of {booking.task_id} is for cluster {booking.cluster},"
                 f" not {self.cluster.name}"
             )
-        if booking.task_id in self._bids:
+        if booking.task_id in self:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
+        groups = self._groups
+        if groups is not None:
+            known = self._slot_parts
+            if known is not None and known[0] is booking.nodes and known[1] == self.generation:
+                parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] = known[2]
+            else:
+                parts = groups.parts_of(self._locals(booking.nodes))
+            if groups.book(parts, booking.start, booking.end, booking.kind is Action.START):
+                self._pending[booking.task_id] = booking
+                self.generation += 1
+                return
+        self._flush()
+        self._groups = None
+        self._book_nodes(booking)
+
+    def _flush(self) -> None:
+        """Enter the bookings only the groups hold into the per-node tables, in booking order
+        (the timeline does not change: its generation stays)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        generation = self.generation
+        for booking in pending.values():
+            self._book_nodes(booking)
+        self.generation = generation
+
+    def _book_nodes(self, booking: Booking) -> None:
+        """Book into the per-node tables (:meth:`book`'s checks done)."""
         nodes = self._locals(booking.nodes)
         start, end = booking.start, booking.end
         ff = self._ff[nodes]
@@ -573,9 +618,11 @@ class ClusterTimeline:
 
     def release(self, task_id: str) -> Booking:
         """Remove the booking of ``task_id`` from every node it holds; return it."""
+        self._flush()
         bid = self._bids.pop(task_id, None)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         self.generation += 1
         before = np.full(nodes.size, -1, dtype=np.intp)
@@ -614,9 +661,11 @@ class ClusterTimeline:
         is the gap from ``-inf`` before a node's first booking, which running work does not
         have.
         """
+        self._flush()
         bid = self._bids.get(task_id)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         if booking.kind is not Action.START:
             booking = replace(booking, kind=Action.START)
@@ -630,6 +679,7 @@ class ClusterTimeline:
 
     def prune(self, now: float) -> list[str]:
         """Release every booking that ended at or before ``now``; return their task ids."""
+        self._flush()
         done = [record[0].task_id for record in self._records.values() if record[0].end <= now]
         for task_id in done:
             self.release(task_id)

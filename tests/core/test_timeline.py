@@ -101,7 +101,10 @@ def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
 
 def _adjacencies(tl: ClusterTimeline) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
     """The live rows of the gap and touching tables, as sorted (start, end, node, prev task,
-    next task): independent of row order and booking ids."""
+    next task): independent of row order and booking ids (the bookings the node groups
+    hold alone entered first)."""
+    tl._flush()
+
     def task(bid: int) -> str:
         return "-" if bid < 0 else tl._records[bid][0].task_id
 
