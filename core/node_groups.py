@@ -13,16 +13,18 @@ On a full-size day of Machovec et al. (2017, sec. IV.B) a place-holder of Max Ut
 table holds 1,400-1,700 rows but only a few dozen groups, since a booking splits at most
 the groups it takes part of (the node choice takes, in each group, its lowest nodes).
 
-Every answer is the one of :mod:`hetsched.core.slots` on the per-node arrays, with the
-same floating-point operations, counted with the groups' sizes:
+Every answer is the one of the definitions in :mod:`hetsched.core.slots` node by node, with
+the floating-point operations of the earlier per-node search (numpy passes over every
+node's gaps, replaced by these groups for issue 28), counted with the groups' sizes:
 
-- :meth:`NodeGroups.earliest_start`: :func:`~hetsched.core.slots.earliest_start`;
-- :meth:`NodeGroups.idle_count` and :meth:`NodeGroups.idle_counts`: their namesakes;
-- :meth:`NodeGroups.select`: :func:`~hetsched.core.slots.select_nodes`, the same nodes in
-  the same order;
+- :meth:`NodeGroups.earliest_start`: the earliest start, candidates as the docstring of
+  :mod:`hetsched.core.slots` says;
+- :meth:`NodeGroups.idle_count` and :meth:`NodeGroups.idle_counts`: the nodes idle over an
+  interval;
+- :meth:`NodeGroups.select`: the nodes chosen by the tie-breaking rules, in their order;
 - :meth:`NodeGroups.book`: the idle state that
   :meth:`ClusterTimeline.book <hetsched.core.timeline.ClusterTimeline.book>` gives each
-  node (``None`` when the booking is not at a node's end nor inside one of its gaps: an
+  node (``False`` when the booking is not at a node's end nor inside one of its gaps: an
   overlap, or a booking before running work, which the per-node timeline handles).
 
 >>> import numpy as np
@@ -182,11 +184,13 @@ class NodeGroups:
 
     # ------------------------------------------------------------------ queries
     def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
-        """:func:`hetsched.core.slots.earliest_start` on these nodes: the earliest candidate
-        time (``not_before``, a usable gap's begin, a free_from value of rank
-        ``nb_nodes - rows - 1 .. nb_nodes - 2`` after ``not_before``, ``rows`` the nodes with a
-        usable gap) at which ``nb_nodes`` nodes are idle, if before the tail (the time from
-        which ``nb_nodes`` nodes are idle to the end of the day)."""
+        """The earliest ``t >= not_before`` with ``nb_nodes`` nodes idle over ``[t, t +
+        duration)`` (:mod:`hetsched.core.slots`): the earliest candidate (``not_before``, a
+        usable gap's begin, a free_from value of rank ``nb_nodes - rows - 1 .. nb_nodes - 2``
+        after ``not_before``, ``rows`` the nodes with a usable gap: at an earlier rank too few
+        nodes are free for the gaps to make up the count) at which enough nodes are idle, if
+        before the tail (the time from which ``nb_nodes`` nodes are idle to the end of the
+        day), else the tail."""
         values, cumulative = self._free_from_counts()
         tail = values[bisect_left(cumulative, nb_nodes)]
         if tail <= not_before:
@@ -233,7 +237,8 @@ class NodeGroups:
         return tail
 
     def idle_count(self, start: float, duration: float) -> int:
-        """:func:`hetsched.core.slots.idle_count` on these nodes."""
+        """How many nodes are idle over ``[start, start + duration)`` (at the instant
+        ``start`` when ``duration`` is 0)."""
         count = self._free_by(start)
         end = start + duration
         for gap_start, gap_end, n in self._distinct_gaps():
@@ -242,7 +247,7 @@ class NodeGroups:
         return count
 
     def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
-        """:func:`hetsched.core.slots.idle_counts` on these nodes: the nodes free by ``start``
+        """:meth:`idle_count` for each of ``durations`` (all ``> 0``): the nodes free by ``start``
         plus those with a gap begun by ``start`` that ends at ``start + d`` or later."""
         free = self._free_by(start)
         begun = sorted((end, n) for gap_start, end, n in self._distinct_gaps()
@@ -257,10 +262,15 @@ class NodeGroups:
     def select(
         self, nb_nodes: int, duration: float, start: float, not_before: float
     ) -> tuple[np.ndarray, list[tuple[int, int]]]:
-        """:func:`hetsched.core.slots.select_nodes` on these nodes (the same local indices in
-        the same order, fewer than ``nb_nodes`` when too few are idle), and how many of its
-        lowest nodes each group gives (``(group, count)``): within a group only rule 4, the
-        node index, tells nodes apart."""
+        """The ``nb_nodes`` nodes idle over ``[start, start + duration)`` best by the
+        tie-breaking rules of :mod:`hetsched.core.slots`, in order (fewer when too few are
+        idle), and how many of its lowest nodes each group gives (``(group, count)``): within
+        a group only rule 4, the node index, tells nodes apart.
+
+        The nodes idle up to the end of the day (``free_from <= start``, the *tail*) have an
+        infinite slot: after the finite gaps of the same change in idle slots (rules 1-2);
+        among them the latest slot begin first (rule 3, compared as begins). Their change is
+        0 when their slot begins at ``start``, else +1."""
         end = start + duration
         tail: dict[float, list[int]] = {}  # rule 3: the slot's begin -> groups
         inside: dict[tuple[int, float, float], list[int]] = {}  # rules 1-3 -> groups
@@ -275,8 +285,8 @@ class NodeGroups:
                     inside.setdefault((delta, gap_end - begin, start - begin), []).append(g)
                     break
         tail_order = [tail[key] for key in sorted(tail, reverse=True)]
-        # select_nodes puts the tail nodes whose slot begins at ``start`` (the first of the
-        # tail order, keys being at most ``start``) after the gaps filled at one end at least.
+        # The tail nodes whose slot begins at ``start`` (change 0) are the first of the tail
+        # order: no tail node's slot begins later.
         touching = start in tail
         keys = sorted(inside)
         classes = [inside[key] for key in keys if key[0] <= 0]

@@ -2,11 +2,18 @@
 
 Each booking (a task's running work, reservation or place-holder) occupies the
 same half-open interval ``[start, end)`` on every node it holds. Per cluster
-the timeline keeps the arrays that :mod:`hetsched.core.slots` searches
-(``free_from``, its sorted copy, and the table of finite gaps), updated
-incrementally and vectorised on every booking and release, so neither a query
-nor a booking loops over the nodes in Python (with resource ids that span at
-most four times the number of nodes, as Batsim's consecutive ids do).
+the timeline keeps two forms of the nodes' idle time:
+
+- per node: ``free_from`` (the end of the node's last booking) and the table of finite gaps,
+  updated incrementally and vectorised on every booking and release, so that a booking never
+  loops over the nodes in Python (with resource ids that span at most four times the number
+  of nodes, as Batsim's consecutive ids do); what releases, starts of reservations and
+  listings of a node's bookings read;
+- per group of nodes in the same idle state (:mod:`hetsched.core.node_groups`): what the
+  earliest-slot search of :mod:`hetsched.core.slots` and the node choice read, built from the
+  per-node form by the first query after a release, then kept by the bookings. A booking
+  made while the groups exist goes into them alone; the per-node form takes it when it is
+  next read (a heuristic's scratch copy, which only books and searches, never pays for it).
 
 The order of the bookings on a node is kept as *adjacencies*: one row per pair
 of consecutive bookings of a node, in the gap table when idle time separates
@@ -36,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import pairwise
 from weakref import WeakSet
 
 import numpy as np
@@ -44,11 +50,7 @@ import numpy as np
 from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.memo import IdentityMemo
 from hetsched.core.node_groups import NodeGroups
-from hetsched.core.slots import (
-    INF,
-    Slot,
-    check_request,
-)
+from hetsched.core.slots import INF, Slot, check_request
 from hetsched.core.system import Cluster
 
 BOOKABLE = (Action.START, Action.RESERVE, Action.PLACEHOLDER)
@@ -201,11 +203,11 @@ class ClusterTimeline:
     holds); ``holders`` are the schedules sharing it, kept by
     :class:`~hetsched.core.schedule.SystemSchedule` for copy-on-write.
 
-    Costs: a query is a few numpy passes over the finite gaps plus
-    ``O(log nodes)``; a booking or a release is a few numpy passes over the
-    nodes and the adjacency tables, plus Python work per *distinct* booking
-    next to it (never per node); :meth:`clone` copies a few arrays and
-    ``O(bookings)`` dict entries. Listing one node's bookings
+    Costs: a query, and a booking while the node groups exist, is Python work per group of
+    nodes in the same idle state (:mod:`hetsched.core.node_groups`); otherwise a booking or
+    a release is a few numpy passes over the nodes and the adjacency tables, plus Python
+    work per *distinct* booking next to it (never per node); :meth:`clone` copies a few
+    arrays and ``O(bookings)`` dict entries. Listing one node's bookings
     (:meth:`node_bookings`, :meth:`idle_slots`) walks the tables: meant for
     inspection, not for heuristics' inner loops.
     """
@@ -224,7 +226,6 @@ class ClusterTimeline:
         "_pending",
         "_records",
         "_rids",
-        "_sff",
         "_slot_parts",
         "_touching",
         "cluster",
@@ -253,7 +254,6 @@ class ClusterTimeline:
         self._next_bid = 0
         self._last = np.full(n, -1, dtype=np.intp)  # per node: id of its last booking
         self._ff = np.full(n, -INF)  # per node: end of its last booking
-        self._sff = np.full(n, -INF)
         self._gaps = _Rows()
         self._touching = _Rows()
         # The run-length form of the idle time (built by the first query, see _alike), the
@@ -279,7 +279,6 @@ class ClusterTimeline:
         other._next_bid = self._next_bid
         other._last = self._last.copy()
         other._ff = self._ff.copy()
-        other._sff = self._sff.copy()
         other._gaps = self._gaps.copy()
         other._touching = self._touching.copy()
         other._groups = None if self._groups is None else self._groups.copy()
@@ -556,7 +555,6 @@ class ClusterTimeline:
         self._link(self._last[tail], tail_ff, tail, bid, start, runs)
         self._last[tail] = bid
         self._ff[tail] = end
-        replace_sorted(self._sff, tail_ff, end)
         if not inside:
             return
         before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first = gap_links
@@ -645,10 +643,8 @@ class ClusterTimeline:
             self._link(before[followed], before_end[followed], nodes[followed], after[followed],
                        after_start[followed], runs)
         last = nodes[~followed]
-        old_ff = self._ff[last]
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
-        replace_sorted(self._sff, old_ff, self._ff[last])
         return booking
 
     def start_reserved(self, task_id: str) -> Booking:
@@ -684,105 +680,3 @@ class ClusterTimeline:
         for task_id in done:
             self.release(task_id)
         return done
-
-
-_FEW_RUNS = 16
-"""At most this many distinct values removed (and added) take the slices path of
-:func:`replace_sorted`; more take the masks path (:func:`_replaced_by_masks`)."""
-
-
-def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
-    """The distinct values of sorted ``values`` and how many times each appears, or ``None``
-    when there are more than :data:`_FEW_RUNS` of them."""
-    if values[0] == values[-1]:
-        return [float(values[0])], [values.size]
-    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
-    if cuts.size >= _FEW_RUNS:
-        return None
-    bounds = [0, *cuts.tolist(), values.size]
-    return values[bounds[:-1]].tolist(), [b - a for a, b in pairwise(bounds)]
-
-
-def replace_sorted(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> None:
-    """Replace, in sorted ``values`` (in place), the values ``old`` (all present) by ``new``
-    (aligned with ``old``, or one value for all): ``values`` becomes ``np.sort`` of the multiset.
-
-    A booking changes the free_from of its nodes, usually from a handful of distinct values
-    (nodes freed together) to one. Then each removed value is a contiguous block of
-    ``values`` and each added value a block inserted, both at their ``searchsorted``
-    positions (equal values being interchangeable, which copies go does not matter): the
-    values between those positions move by slices, left (by the count removed before them
-    minus the count added) or right, and the added blocks fill the places left. A slice that
-    moves left only lands on places already moved from or removed when they are taken from
-    left to right, and one that moves right when they are taken from right to left. With
-    many distinct values it deletes by a mask and inserts by ranks instead.
-
-    >>> values = np.array([-INF, 1.0, 1.0, 3.0, 7.0])
-    >>> replace_sorted(values, np.array([1.0, -INF]), 5.0)
-    >>> values.tolist()
-    [1.0, 3.0, 5.0, 5.0, 7.0]
-    >>> values = np.array([1.0, 2.0, 8.0, 9.0])
-    >>> replace_sorted(values, np.array([9.0, 8.0]), np.array([0.0, 3.0]))
-    >>> values
-    array([0., 1., 2., 3.])
-    """
-    if not old.size:
-        return
-    old = np.sort(old)
-    removed = _runs(old)
-    if isinstance(new, np.ndarray):
-        new = np.sort(new)
-        added = _runs(new)
-    else:
-        added = [float(new)], [old.size]
-    if removed is None or added is None:
-        values[:] = _replaced_by_masks(values, old, new)
-        return
-    # (position, removes, value, count); at one position, the block added comes first.
-    edits = sorted(zip(
-        values.searchsorted(added[0] + removed[0]).tolist(),
-        [False] * len(added[0]) + [True] * len(removed[0]),
-        added[0] + removed[0],
-        added[1] + removed[1],
-        strict=True,
-    ))
-    moves: list[tuple[int, int, int]] = []  # (first, end, shift) of the values kept
-    fills: list[tuple[int, int, float]] = []  # (first, end, value) of the values added
-    shift = cursor = 0
-    for at, removes, value, count in edits:
-        if at > cursor and shift:
-            moves.append((cursor, at, shift))
-        if removes:
-            shift -= count
-            cursor = at + count
-        else:
-            fills.append((at + shift, at + shift + count, value))
-            shift += count
-            cursor = at
-    for first, end, shift in moves:
-        if shift < 0:
-            values[first + shift : end + shift] = values[first:end]
-    for first, end, shift in reversed(moves):
-        if shift > 0:
-            values[first + shift : end + shift] = values[first:end]
-    for first, end, value in fills:
-        values[first:end] = value
-
-
-def _replaced_by_masks(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> np.ndarray:
-    """What :func:`replace_sorted` makes of ``values``, as a new array (``old`` and ``new``
-    sorted), by deleting with a mask and inserting by ranks."""
-    rank = np.arange(old.size)
-    keep = np.ones(values.size, dtype=bool)
-    keep[values.searchsorted(old) + rank - old.searchsorted(old)] = False
-    kept = values[keep]
-    if not isinstance(new, np.ndarray):
-        at = int(kept.searchsorted(new))
-        return np.concatenate((kept[:at], np.full(old.size, new), kept[at:]))
-    fresh = kept.searchsorted(new) + rank
-    keep[:] = True
-    keep[fresh] = False
-    result = np.empty_like(values)
-    result[fresh] = new
-    result[keep] = kept
-    return result
