@@ -50,50 +50,56 @@ Gaps = tuple[tuple[float, float], ...]
 """A node's finite gaps ``(start, end)``, in increasing order."""
 
 
+Change = tuple[float, Gaps, tuple[float, float] | None, tuple[tuple[float, float], ...]]
+"""A node's idle state after a booking, the gap the booking went into (``None`` at the
+node's end) and the gaps it leaves."""
+
+
 def _after_booking(
     free_from: float, gaps: Gaps, start: float, end: float, runs: bool
-) -> tuple[float, Gaps] | None:
+) -> Change | None:
     """The idle state of a node in state ``(free_from, gaps)`` once ``[start, end)`` is
-    booked there (``runs``: the booking is running work), or ``None`` when the booking lies
-    neither after ``free_from`` nor inside a gap.
+    booked there (``runs``: the booking is running work), with the gap it took and those it
+    made (:data:`Change`), or ``None`` when the booking lies neither after ``free_from`` nor
+    inside a gap.
 
     As in :class:`~hetsched.core.timeline.ClusterTimeline`, idle time before a node's first
     booking (from ``-inf``) is a gap only when that booking is not running work.
 
     >>> _after_booking(2.0, (), 5.0, 9.0, False)
-    (9.0, ((2.0, 5.0),))
+    (9.0, ((2.0, 5.0),), None, ((2.0, 5.0),))
     >>> _after_booking(-INF, (), 5.0, 9.0, True)
-    (9.0, ())
+    (9.0, (), None, ())
     >>> _after_booking(20.0, ((2.0, 10.0),), 4.0, 6.0, False)
-    (20.0, ((2.0, 4.0), (6.0, 10.0)))
+    (20.0, ((2.0, 4.0), (6.0, 10.0)), (2.0, 10.0), ((2.0, 4.0), (6.0, 10.0)))
     >>> _after_booking(20.0, ((2.0, 10.0),), 4.0, 12.0, False) is None
     True
     """
     if free_from <= start:
         if free_from < start and (free_from > -INF or not runs):
-            gaps = (*gaps, (free_from, start))
-        return end, gaps
-    for i, (gap_start, gap_end) in enumerate(gaps):
+            made = ((free_from, start),)
+            return end, (*gaps, *made), None, made
+        return end, gaps, None, ()
+    for i, gap in enumerate(gaps):
+        gap_start, gap_end = gap
         if gap_start <= start and end <= gap_end:
             split: list[tuple[float, float]] = []
             if gap_start < start and (gap_start > -INF or not runs):
                 split.append((gap_start, start))
             if end < gap_end:
                 split.append((end, gap_end))
-            return free_from, (*gaps[:i], *split, *gaps[i + 1 :])
+            return free_from, (*gaps[:i], *split, *gaps[i + 1 :]), gap, tuple(split)
     return None
 
 
-def _add(ff_count: dict[float, int], gap_count: dict[tuple[float, float], int],
-         free_from: float, gaps: Gaps, nodes: int) -> None:
-    """Count ``nodes`` more nodes (fewer when negative) with ``free_from`` and ``gaps``; a
-    value no node has any more leaves the counts."""
-    for count, key in ((ff_count, free_from), *((gap_count, gap) for gap in gaps)):
-        left = count.get(key, 0) + nodes
-        if left:
-            count[key] = left
-        else:
-            del count[key]
+def _count(count: dict, key: object, nodes: int) -> None:
+    """Count ``nodes`` more nodes (fewer when negative) with ``key``; a key no node has any
+    more leaves ``count``."""
+    left = count.get(key, 0) + nodes
+    if left:
+        count[key] = left
+    else:
+        del count[key]
 
 
 class NodeGroups:
@@ -119,7 +125,9 @@ class NodeGroups:
         self._ff_count: dict[float, int] = {}
         self._gap_count: dict[tuple[float, float], int] = {}
         for g, size in enumerate(array.size for array in nodes):
-            _add(self._ff_count, self._gap_count, ff[g], gaps[g], size)
+            _count(self._ff_count, ff[g], size)
+            for gap in gaps[g]:
+                _count(self._gap_count, gap, size)
         self._ff_sorted: tuple[list[float], list[int]] | None = None
         self._gap_list: list[tuple[float, float, int]] | None = None
 
@@ -339,13 +347,13 @@ class NodeGroups:
         group: an array of the group's nodes, or a count of its lowest nodes. ``False``,
         changing nothing, when some node is neither free by ``start`` nor idle over the
         interval in a gap (see :func:`_after_booking`)."""
-        states = []
+        changes = []
         for g, _ in parts:
-            state = _after_booking(self.ff[g], self.gaps[g], start, end, runs)
-            if state is None:
+            change = _after_booking(self.ff[g], self.gaps[g], start, end, runs)
+            if change is None:
                 return False
-            states.append(state)
-        for (g, taken), (ff, gaps) in zip(parts, states, strict=True):
+            changes.append(change)
+        for (g, taken), (ff, gaps, took, made) in zip(parts, changes, strict=True):
             nodes = self.nodes[g]
             if isinstance(taken, int):
                 taken, rest = nodes[:taken], nodes[taken:]
@@ -353,8 +361,14 @@ class NodeGroups:
                 rest = np.setdiff1d(nodes, taken, assume_unique=True)
             else:
                 rest = nodes[:0]
-            _add(self._ff_count, self._gap_count, self.ff[g], self.gaps[g], -taken.size)
-            _add(self._ff_count, self._gap_count, ff, gaps, taken.size)
+            size = taken.size
+            if ff != self.ff[g]:
+                _count(self._ff_count, self.ff[g], -size)
+                _count(self._ff_count, ff, size)
+            if took is not None:
+                _count(self._gap_count, took, -size)
+            for gap in made:
+                _count(self._gap_count, gap, size)
             if not rest.size:
                 self.ff[g], self.gaps[g] = ff, gaps
                 continue
