@@ -135,24 +135,34 @@ class NodeGroups:
     def build(cls, free_from: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
               gap_node: np.ndarray) -> NodeGroups:
         """The groups of nodes with ``free_from`` and the gap table's rows (dead rows, with
-        ``start = +inf``, are skipped)."""
+        ``start = +inf``, are skipped): the nodes without a gap grouped by free_from in a few
+        numpy passes, those with gaps node by node."""
         live = np.flatnonzero(gap_start < INF)
+        has_gaps = np.zeros(free_from.size, dtype=bool)
+        has_gaps[gap_node[live]] = True
+        plain = np.flatnonzero(~has_gaps)
+        values, inverse = np.unique(free_from[plain], return_inverse=True)
+        counts = np.bincount(inverse, minlength=values.size)
+        grouped = plain[np.argsort(inverse, kind="stable")]
+        nodes = np.split(grouped, np.cumsum(counts)[:-1]) if values.size else []
+        group_of = np.empty(free_from.size, dtype=np.intp)
+        group_of[grouped] = np.repeat(np.arange(values.size), counts)
+        ff: list[float] = values.tolist()
+        gaps: list[Gaps] = [()] * len(ff)
         order = live[np.lexsort((gap_start[live], gap_node[live]))]
         of_node: dict[int, list[tuple[float, float]]] = {}
         for i, start, end in zip(gap_node[order].tolist(), gap_start[order].tolist(),
                                  gap_end[order].tolist(), strict=True):
             of_node.setdefault(i, []).append((start, end))
         members: dict[tuple[float, Gaps], list[int]] = {}
-        for i, ff in enumerate(free_from.tolist()):
-            gaps = of_node.get(i)
-            members.setdefault((ff, tuple(gaps) if gaps else ()), []).append(i)
-        group_of = np.empty(free_from.size, dtype=np.intp)
-        nodes = []
-        for g, indices in enumerate(members.values()):
-            array = np.asarray(indices, dtype=np.intp)
-            group_of[array] = g
-            nodes.append(array)
-        return cls([key[0] for key in members], [key[1] for key in members], nodes, group_of)
+        for i, node_gaps in of_node.items():
+            members.setdefault((float(free_from[i]), tuple(node_gaps)), []).append(i)
+        for (node_ff, node_gaps), indices in members.items():
+            group_of[indices] = len(ff)
+            ff.append(node_ff)
+            gaps.append(node_gaps)
+            nodes.append(np.asarray(indices, dtype=np.intp))
+        return cls(ff, gaps, nodes, group_of)
 
     def copy(self) -> NodeGroups:
         """An independent copy (the node arrays, never written in place, are shared)."""
