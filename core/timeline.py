@@ -2,11 +2,18 @@
 
 Each booking (a task's running work, reservation or place-holder) occupies the
 same half-open interval ``[start, end)`` on every node it holds. Per cluster
-the timeline keeps the arrays that :mod:`hetsched.core.slots` searches
-(``free_from``, its sorted copy, and the table of finite gaps), updated
-incrementally and vectorised on every booking and release, so neither a query
-nor a booking loops over the nodes in Python (with resource ids that span at
-most four times the number of nodes, as Batsim's consecutive ids do).
+the timeline keeps two forms of the nodes' idle time:
+
+- per node: ``free_from`` (the end of the node's last booking) and the table of finite gaps,
+  updated incrementally and vectorised on every booking and release, so that a booking never
+  loops over the nodes in Python (with resource ids that span at most four times the number
+  of nodes, as Batsim's consecutive ids do); what releases, starts of reservations and
+  listings of a node's bookings read;
+- per group of nodes in the same idle state (:mod:`hetsched.core.node_groups`): what the
+  earliest-slot search of :mod:`hetsched.core.slots` and the node choice read, built from the
+  per-node form by the first query after a release, then kept by the bookings. A booking
+  made while the groups exist goes into them alone; the per-node form takes it when it is
+  next read (a heuristic's scratch copy, which only books and searches, never pays for it).
 
 The order of the bookings on a node is kept as *adjacencies*: one row per pair
 of consecutive bookings of a node, in the gap table when idle time separates
@@ -36,23 +43,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import pairwise
 from weakref import WeakSet
 
 import numpy as np
 
 from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.memo import IdentityMemo
-from hetsched.core.slots import (
-    INF,
-    Slot,
-    check_request,
-    earliest_start,
-    earliest_starts,
-    idle_count,
-    idle_counts,
-    select_nodes,
-)
+from hetsched.core.node_groups import NodeGroups
+from hetsched.core.slots import INF, Slot, check_request
 from hetsched.core.system import Cluster
 
 BOOKABLE = (Action.START, Action.RESERVE, Action.PLACEHOLDER)
@@ -205,11 +203,11 @@ class ClusterTimeline:
     holds); ``holders`` are the schedules sharing it, kept by
     :class:`~hetsched.core.schedule.SystemSchedule` for copy-on-write.
 
-    Costs: a query is a few numpy passes over the finite gaps plus
-    ``O(log nodes)``; a booking or a release is a few numpy passes over the
-    nodes and the adjacency tables, plus Python work per *distinct* booking
-    next to it (never per node); :meth:`clone` copies a few arrays and
-    ``O(bookings)`` dict entries. Listing one node's bookings
+    Costs: a query, and a booking while the node groups exist, is Python work per group of
+    nodes in the same idle state (:mod:`hetsched.core.node_groups`); otherwise a booking or
+    a release is a few numpy passes over the nodes and the adjacency tables, plus Python
+    work per *distinct* booking next to it (never per node); :meth:`clone` copies a few
+    arrays and ``O(bookings)`` dict entries. Listing one node's bookings
     (:meth:`node_bookings`, :meth:`idle_slots`) walks the tables: meant for
     inspection, not for heuristics' inner loops.
     """
@@ -219,14 +217,16 @@ class ClusterTimeline:
         "_bids",
         "_ff",
         "_gaps",
+        "_groups",
         "_index",
         "_last",
         "_lookup",
         "_memo",
         "_next_bid",
+        "_pending",
         "_records",
         "_rids",
-        "_sff",
+        "_slot_parts",
         "_touching",
         "cluster",
         "generation",
@@ -254,9 +254,14 @@ class ClusterTimeline:
         self._next_bid = 0
         self._last = np.full(n, -1, dtype=np.intp)  # per node: id of its last booking
         self._ff = np.full(n, -INF)  # per node: end of its last booking
-        self._sff = np.full(n, -INF)
         self._gaps = _Rows()
         self._touching = _Rows()
+        # The run-length form of the idle time (built by the first query, see _alike), the
+        # bookings it holds that the per-node tables do not yet (by task id, in booking
+        # order), and the last slot's nodes per group (see slot_at).
+        self._groups: NodeGroups | None = None
+        self._pending: dict[str, Booking] = {}
+        self._slot_parts: tuple[tuple[int, ...], int, list[tuple[int, int]]] | None = None
         self.generation = 0
         self.holders: WeakSet[object] = WeakSet()
 
@@ -274,9 +279,11 @@ class ClusterTimeline:
         other._next_bid = self._next_bid
         other._last = self._last.copy()
         other._ff = self._ff.copy()
-        other._sff = self._sff.copy()
         other._gaps = self._gaps.copy()
         other._touching = self._touching.copy()
+        other._groups = None if self._groups is None else self._groups.copy()
+        other._pending = dict(self._pending)
+        other._slot_parts = self._slot_parts
         other.generation = self.generation
         other.holders = WeakSet()
         return other
@@ -287,19 +294,21 @@ class ClusterTimeline:
         return self.cluster.nb_nodes
 
     def __contains__(self, task_id: object) -> bool:
-        return task_id in self._bids
+        return task_id in self._bids or task_id in self._pending
 
     def booking(self, task_id: str) -> Booking | None:
         """The booking of ``task_id`` in this cluster, if any."""
         bid = self._bids.get(task_id)
-        return None if bid is None else self._records[bid][0]
+        return self._pending.get(task_id) if bid is None else self._records[bid][0]
 
     def bookings(self) -> Iterator[Booking]:
         """All bookings, in booking order."""
+        self._flush()
         return (record[0] for record in self._records.values())
 
     def node_bookings(self, node: int) -> tuple[Booking, ...]:
         """The bookings of one node (resource id), sorted by start."""
+        self._flush()
         i = self._local(node)
         chain = []
         bid = int(self._last[i])
@@ -310,6 +319,7 @@ class ClusterTimeline:
 
     def free_from(self) -> dict[int, float]:
         """For every node, the end of its last busy interval (``-inf`` if none)."""
+        self._flush()
         return dict(zip(self.cluster.resource_ids, self._ff.tolist(), strict=True))
 
     def _gap_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -317,11 +327,17 @@ class ClusterTimeline:
         used = gaps.used
         return gaps.start[:used], gaps.end[:used], gaps.node[:used]
 
+    def _alike(self) -> NodeGroups:
+        """The nodes grouped by idle state (:mod:`hetsched.core.node_groups`), built from the
+        per-node tables when no booking since the last change of them kept it up to date."""
+        if self._groups is None:
+            self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
+        return self._groups
+
     def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
         """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        gap_start, gap_end, _ = self._gap_arrays()
-        return earliest_start(self._sff, gap_start, gap_end, nb_nodes, duration, not_before)
+        return self._alike().earliest_start(nb_nodes, duration, not_before)
 
     def earliest_starts(
         self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
@@ -338,8 +354,12 @@ class ClusterTimeline:
             check_request(
                 int(nb_nodes.max()), float(durations.max()), self.nb_nodes, self.cluster.name
             )
-        gap_start, gap_end, _ = self._gap_arrays()
-        return earliest_starts(self._sff, gap_start, gap_end, nb_nodes, durations, not_before)
+        groups = self._alike()
+        return np.asarray(
+            [groups.earliest_start(k, d, not_before)
+             for k, d in zip(nb_nodes.tolist(), durations.tolist(), strict=True)],
+            dtype=float,
+        )
 
     def earliest_slot(self, nb_nodes: int, duration: float, not_before: float) -> Slot:
         """The earliest slot of Khemka section 3.2, nodes chosen by its tie-breaking rules."""
@@ -352,11 +372,7 @@ class ClusterTimeline:
         ``not_before`` is where the idle slots are seen from (see :mod:`hetsched.core.slots`).
         """
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        gap_start, gap_end, gap_node = self._gap_arrays()
-        local = select_nodes(
-            self._ff, self._sff, gap_start, gap_end, gap_node, nb_nodes, duration, start,
-            not_before,
-        )
+        local, parts = self._alike().select(nb_nodes, duration, start, not_before)
         if local.size < nb_nodes:
             raise ValueError(
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
@@ -365,6 +381,7 @@ class ClusterTimeline:
         nodes = tuple(self._rids[local].tolist())
         remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
         self._remember(nodes, local)
+        self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
         return Slot(self.cluster.name, start, start + duration, nodes)
 
     def idle_count(self, start: float, duration: float) -> int:
@@ -374,16 +391,15 @@ class ClusterTimeline:
         """
         if not duration >= 0:
             raise ValueError(f"cluster {self.cluster.name}: duration must be >= 0, got {duration}")
-        gap_start, gap_end, _ = self._gap_arrays()
-        return idle_count(self._sff, gap_start, gap_end, start, duration)
+        return self._alike().idle_count(start, duration)
 
     def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
-        """:meth:`idle_count` for each of ``durations`` (all ``> 0``), vectorised."""
-        gap_start, gap_end, _ = self._gap_arrays()
-        return idle_counts(self._sff, gap_start, gap_end, start, durations)
+        """:meth:`idle_count` for each of ``durations`` (all ``> 0``)."""
+        return self._alike().idle_counts(start, durations)
 
     def idle_nodes(self, at: float) -> tuple[int, ...]:
         """The nodes idle at the instant ``at`` (no busy interval contains it)."""
+        self._flush()
         idle = self._ff <= at
         gap_start, gap_end, gap_node = self._gap_arrays()
         idle[gap_node[(gap_start <= at) & (at < gap_end)]] = True
@@ -492,8 +508,36 @@ class ClusterTimeline:
                 f"booking of {booking.task_id} is for cluster {booking.cluster},"
                 f" not {self.cluster.name}"
             )
-        if booking.task_id in self._bids:
+        if booking.task_id in self:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
+        groups = self._groups
+        if groups is not None:
+            known = self._slot_parts
+            if known is not None and known[0] is booking.nodes and known[1] == self.generation:
+                parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] = known[2]
+            else:
+                parts = groups.parts_of(self._locals(booking.nodes))
+            if groups.book(parts, booking.start, booking.end, booking.kind is Action.START):
+                self._pending[booking.task_id] = booking
+                self.generation += 1
+                return
+        self._flush()
+        self._groups = None
+        self._book_nodes(booking)
+
+    def _flush(self) -> None:
+        """Enter the bookings only the groups hold into the per-node tables, in booking order
+        (the timeline does not change: its generation stays)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        generation = self.generation
+        for booking in pending.values():
+            self._book_nodes(booking)
+        self.generation = generation
+
+    def _book_nodes(self, booking: Booking) -> None:
+        """Book into the per-node tables (:meth:`book`'s checks done)."""
         nodes = self._locals(booking.nodes)
         start, end = booking.start, booking.end
         ff = self._ff[nodes]
@@ -511,7 +555,6 @@ class ClusterTimeline:
         self._link(self._last[tail], tail_ff, tail, bid, start, runs)
         self._last[tail] = bid
         self._ff[tail] = end
-        replace_sorted(self._sff, tail_ff, end)
         if not inside:
             return
         before, gap_start, gap_node, after, gap_end, after_runs, ahead, ahead_first = gap_links
@@ -573,9 +616,11 @@ class ClusterTimeline:
 
     def release(self, task_id: str) -> Booking:
         """Remove the booking of ``task_id`` from every node it holds; return it."""
+        self._flush()
         bid = self._bids.pop(task_id, None)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         self.generation += 1
         before = np.full(nodes.size, -1, dtype=np.intp)
@@ -598,10 +643,8 @@ class ClusterTimeline:
             self._link(before[followed], before_end[followed], nodes[followed], after[followed],
                        after_start[followed], runs)
         last = nodes[~followed]
-        old_ff = self._ff[last]
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
-        replace_sorted(self._sff, old_ff, self._ff[last])
         return booking
 
     def start_reserved(self, task_id: str) -> Booking:
@@ -614,9 +657,11 @@ class ClusterTimeline:
         is the gap from ``-inf`` before a node's first booking, which running work does not
         have.
         """
+        self._flush()
         bid = self._bids.get(task_id)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         if booking.kind is not Action.START:
             booking = replace(booking, kind=Action.START)
@@ -630,109 +675,8 @@ class ClusterTimeline:
 
     def prune(self, now: float) -> list[str]:
         """Release every booking that ended at or before ``now``; return their task ids."""
+        self._flush()
         done = [record[0].task_id for record in self._records.values() if record[0].end <= now]
         for task_id in done:
             self.release(task_id)
         return done
-
-
-_FEW_RUNS = 16
-"""At most this many distinct values removed (and added) take the slices path of
-:func:`replace_sorted`; more take the masks path (:func:`_replaced_by_masks`)."""
-
-
-def _runs(values: np.ndarray) -> tuple[list[float], list[int]] | None:
-    """The distinct values of sorted ``values`` and how many times each appears, or ``None``
-    when there are more than :data:`_FEW_RUNS` of them."""
-    if values[0] == values[-1]:
-        return [float(values[0])], [values.size]
-    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
-    if cuts.size >= _FEW_RUNS:
-        return None
-    bounds = [0, *cuts.tolist(), values.size]
-    return values[bounds[:-1]].tolist(), [b - a for a, b in pairwise(bounds)]
-
-
-def replace_sorted(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> None:
-    """Replace, in sorted ``values`` (in place), the values ``old`` (all present) by ``new``
-    (aligned with ``old``, or one value for all): ``values`` becomes ``np.sort`` of the multiset.
-
-    A booking changes the free_from of its nodes, usually from a handful of distinct values
-    (nodes freed together) to one. Then each removed value is a contiguous block of
-    ``values`` and each added value a block inserted, both at their ``searchsorted``
-    positions (equal values being interchangeable, which copies go does not matter): the
-    values between those positions move by slices, left (by the count removed before them
-    minus the count added) or right, and the added blocks fill the places left. A slice that
-    moves left only lands on places already moved from or removed when they are taken from
-    left to right, and one that moves right when they are taken from right to left. With
-    many distinct values it deletes by a mask and inserts by ranks instead.
-
-    >>> values = np.array([-INF, 1.0, 1.0, 3.0, 7.0])
-    >>> replace_sorted(values, np.array([1.0, -INF]), 5.0)
-    >>> values.tolist()
-    [1.0, 3.0, 5.0, 5.0, 7.0]
-    >>> values = np.array([1.0, 2.0, 8.0, 9.0])
-    >>> replace_sorted(values, np.array([9.0, 8.0]), np.array([0.0, 3.0]))
-    >>> values
-    array([0., 1., 2., 3.])
-    """
-    if not old.size:
-        return
-    old = np.sort(old)
-    removed = _runs(old)
-    if isinstance(new, np.ndarray):
-        new = np.sort(new)
-        added = _runs(new)
-    else:
-        added = [float(new)], [old.size]
-    if removed is None or added is None:
-        values[:] = _replaced_by_masks(values, old, new)
-        return
-    # (position, removes, value, count); at one position, the block added comes first.
-    edits = sorted(zip(
-        values.searchsorted(added[0] + removed[0]).tolist(),
-        [False] * len(added[0]) + [True] * len(removed[0]),
-        added[0] + removed[0],
-        added[1] + removed[1],
-        strict=True,
-    ))
-    moves: list[tuple[int, int, int]] = []  # (first, end, shift) of the values kept
-    fills: list[tuple[int, int, float]] = []  # (first, end, value) of the values added
-    shift = cursor = 0
-    for at, removes, value, count in edits:
-        if at > cursor and shift:
-            moves.append((cursor, at, shift))
-        if removes:
-            shift -= count
-            cursor = at + count
-        else:
-            fills.append((at + shift, at + shift + count, value))
-            shift += count
-            cursor = at
-    for first, end, shift in moves:
-        if shift < 0:
-            values[first + shift : end + shift] = values[first:end]
-    for first, end, shift in reversed(moves):
-        if shift > 0:
-            values[first + shift : end + shift] = values[first:end]
-    for first, end, value in fills:
-        values[first:end] = value
-
-
-def _replaced_by_masks(values: np.ndarray, old: np.ndarray, new: np.ndarray | float) -> np.ndarray:
-    """What :func:`replace_sorted` makes of ``values``, as a new array (``old`` and ``new``
-    sorted), by deleting with a mask and inserting by ranks."""
-    rank = np.arange(old.size)
-    keep = np.ones(values.size, dtype=bool)
-    keep[values.searchsorted(old) + rank - old.searchsorted(old)] = False
-    kept = values[keep]
-    if not isinstance(new, np.ndarray):
-        at = int(kept.searchsorted(new))
-        return np.concatenate((kept[:at], np.full(old.size, new), kept[at:]))
-    fresh = kept.searchsorted(new) + rank
-    keep[:] = True
-    keep[fresh] = False
-    result = np.empty_like(values)
-    result[fresh] = new
-    result[keep] = kept
-    return result

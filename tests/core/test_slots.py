@@ -10,10 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hetsched.core import slots
 from hetsched.core.decisions import Action
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.slots import tail_nodes
 from hetsched.core.system import Cluster
 
 INF = math.inf
@@ -269,32 +267,9 @@ def test_long_sequences_of_bookings_and_releases_stay_exact() -> None:
         assert chain == sorted(timelines[node].values())
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    free_from=st.lists(st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0]), min_size=1,
-                       max_size=30),
-    k=st.integers(1, 30),
-    start=st.sampled_from([0.0, 1.0, 2.5, 3.0, 4.0, 9.0]),
-    not_before=st.sampled_from([-INF, 0.0, 1.0, 2.5, 3.0, 4.0, 9.0, 12.0]),
-)
-def test_tail_nodes_are_the_best_by_rules_3_and_4(
-    free_from: list[float], k: int, start: float, not_before: float
-) -> None:
-    """The binary searches and partial sort of tail_nodes give the first ``k`` nodes idle at
-    ``start`` by (latest slot begin, lowest index), many ties included."""
-    ff = np.asarray(free_from)
-    idle = [i for i in range(ff.size) if ff[i] <= start]
-    expected = sorted(idle, key=lambda i: (-max(ff[i], not_before), i))[:k]
-    assert tail_nodes(ff, np.sort(ff), k, start, not_before).tolist() == expected
-
-
-@pytest.mark.parametrize("cells", [1, 7, 1 << 18])
-def test_earliest_starts_is_earliest_start_for_each_request(
-    cells: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The vectorised test of which requests have usable gaps, in blocks of any size, gives
-    what earliest_start gives request by request."""
-    monkeypatch.setattr(slots, "_MATRIX_CELLS", cells)
+def test_earliest_starts_is_earliest_start_for_each_request() -> None:
+    """The search of many requests at once gives what earliest_start gives request by
+    request."""
     rng = np.random.default_rng(11)
     n = 12
     schedule = _booked_at_random(
@@ -312,44 +287,17 @@ def test_earliest_starts_is_earliest_start_for_each_request(
     assert len(schedule.bookings(kind=Action.RESERVE)) > 5  # gaps to search
 
 
-def test_idle_in_gaps_counts_by_the_definition_with_float_times() -> None:
-    """The two binary searches count, for every candidate time ``t``, the usable gaps with
-    ``begin <= t`` and ``t + d <= end`` (the definition, computed gap by gap), on float times
-    with gaps a rounding error longer than the task, and a gap that is usable (``end - begin
-    >= d``) but does not hold the task from its begin (``begin + d > end``, in floating
-    point), which the binary searches cannot count (it is counted by the matrix)."""
-    rng = np.random.default_rng(28)
-    for _ in range(300):
-        d = float(rng.uniform(0.1, 50.0))
-        begins = rng.uniform(0.0, 100.0, size=int(rng.integers(1, 40)))
-        ends = begins + d * rng.choice([1.0, 1.0 + 1e-16, 1.5, 3.0], size=begins.size)
-        usable = ends - begins >= d  # as earliest_start keeps them
-        begins, ends = begins[usable], ends[usable]
-        candidates = np.concatenate((begins, np.nextafter(begins, -INF),
-                                     rng.uniform(0.0, 150.0, size=20)))
-        expected = [sum(b <= t and t + d <= e for b, e in zip(begins, ends, strict=True))
-                    for t in candidates.tolist()]
-        assert slots._idle_in_gaps(candidates, begins, ends, d).tolist() == expected
-    begin, d, end = 0.43066888568204176, 4.11353140090751, 4.544200286589551
-    assert end - begin >= d and begin + d > end
-    before = float(np.nextafter(begin, -INF))
-    counts = slots._idle_in_gaps(np.array([before, begin]), np.array([begin]), np.array([end]), d)
-    assert counts.tolist() == [0, 0]
-
-
 def test_rule_3_prefers_the_gap_that_starts_with_the_task() -> None:
     """Two finite idle slots of one length (8 s) and one change in idle slots (0: the task
     of 5 s at t = 10 starts one at its start, ends the other at its end): node 0 idle over
     [7, 15) would leave a new idle slot of 3 s before the task, node 1 idle over [10, 18)
     none. Rule 3 (the smallest new idle slot before the task) picks node 1, though rule 4
     (the lowest index) would pick node 0."""
-    free_from = np.array([30.0, 30.0])
-    gap_start, gap_end, gap_node = np.array([7.0, 10.0]), np.array([15.0, 18.0]), np.array([0, 1])
-    chosen = slots.select_nodes(
-        free_from, np.sort(free_from), gap_start, gap_end, gap_node,
-        nb_nodes=1, duration=5.0, start=10.0, not_before=0.0,
-    )  # fmt: skip
-    assert chosen.tolist() == [1]
+    schedule = SystemSchedule([Cluster("c", 1, (0, 1))])
+    for node, (gap_start, gap_end) in enumerate([(7.0, 15.0), (10.0, 18.0)]):
+        schedule.book(f"before{node}", "c", [node], 0.0, gap_start, Action.RESERVE)
+        schedule.book(f"after{node}", "c", [node], gap_end, 30.0, Action.RESERVE)
+    assert schedule.slot_at("c", 1, 5.0, 10.0, 0.0).nodes == (1,)
 
 
 def test_idle_counts_are_the_nodes_idle_over_each_interval() -> None:

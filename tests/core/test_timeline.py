@@ -15,55 +15,9 @@ from hypothesis import strategies as st
 
 from hetsched.core.decisions import Action
 from hetsched.core.system import Cluster
-from hetsched.core.timeline import _FEW_RUNS, _MEMO_SIZE, Booking, ClusterTimeline, replace_sorted
+from hetsched.core.timeline import _MEMO_SIZE, Booking, ClusterTimeline
 
 INF = math.inf
-
-# Few distinct values, -inf among them, so that removed and added values repeat and tie.
-VALUES = st.sampled_from([-INF, 0.0, 1.5, 2.0, 7.0, 8.25, 30.0])
-
-
-@st.composite
-def replacements(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
-    """A sorted array, some of its values (``old``), and what replaces them: one value, or as
-    many values; sometimes with more distinct values than the slices path takes."""
-    many = draw(st.booleans())
-    if many:
-        base = draw(st.lists(st.floats(-50, 50), min_size=_FEW_RUNS + 2, max_size=60))
-    else:
-        base = draw(st.lists(VALUES, min_size=1, max_size=40))
-    values = np.sort(np.asarray(base, dtype=float))
-    chosen = draw(st.lists(st.integers(0, values.size - 1), unique=True))
-    old = values[chosen]
-    if draw(st.booleans()):
-        return values, old, draw(VALUES)
-    strategy = st.floats(-60, 60) if many else VALUES
-    new = draw(st.lists(strategy, min_size=old.size, max_size=old.size))
-    return values, old, np.asarray(new, dtype=float)
-
-
-@settings(max_examples=400, deadline=None)
-@given(case=replacements())
-def test_replace_sorted_is_the_sorted_multiset(
-    case: tuple[np.ndarray, np.ndarray, np.ndarray | float],
-) -> None:
-    values, old, new = case
-    expected = list(values)
-    for value in old.tolist():
-        expected.remove(value)
-    added = new.tolist() if isinstance(new, np.ndarray) else [new] * old.size
-    replace_sorted(values, old, new)
-    assert values.tolist() == sorted(expected + added)
-
-
-def test_replace_sorted_with_more_distinct_values_than_the_slices_path_takes() -> None:
-    values = np.arange(2.0 * _FEW_RUNS)
-    old = values[::2].copy()
-    new = old + 0.5
-    expected = sorted(values[1::2].tolist() + new.tolist())
-    replace_sorted(values, old, new)
-    assert values.tolist() == expected
-
 
 def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
     """The tuples of recent slots are converted to local nodes from a memo (by identity): a
@@ -101,7 +55,10 @@ def test_slot_nodes_are_booked_as_any_equal_tuple() -> None:
 
 def _adjacencies(tl: ClusterTimeline) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
     """The live rows of the gap and touching tables, as sorted (start, end, node, prev task,
-    next task): independent of row order and booking ids."""
+    next task): independent of row order and booking ids (the bookings the node groups
+    hold alone entered first)."""
+    tl._flush()
+
     def task(bid: int) -> str:
         return "-" if bid < 0 else tl._records[bid][0].task_id
 
