@@ -152,8 +152,22 @@ class BatsimOptions:
     sched_config: str = ""
 
 
+_NO_RUNTIME = LONG_DOUBLE(-1)
+"""A job's runtime and consumed energy until it ends (``long double`` -1, as Batsim's)."""
+_NO_MACHINES = np.zeros(0, dtype=np.intp)
+_NO_MACHINES.flags.writeable = False
+
+
 class _Job:
-    """A job inside the simulation (``src/jobs.hpp``)."""
+    """A job inside the simulation (``src/jobs.hpp``); slotted, as a run may hold 500,000 of
+    them from t = 0 (Hwang et al.'s scenario 1)."""
+
+    __slots__ = (
+        "actor", "alloc_text", "allocation", "consumed_energy", "delay_start", "id", "ids",
+        "kill_requested", "machines", "metadata", "name", "profile", "ptask", "res", "return_code",
+        "runtime", "started", "starting_time", "state", "submitted_json", "subtime", "walltime",
+        "workload",
+    )
 
     def __init__(self, description: JobDescription, profile: Profile) -> None:
         self.id = description.id
@@ -163,18 +177,18 @@ class _Job:
         self.walltime = description.walltime
         self.res = description.res
         self.profile = profile
-        self.description = description.description
+        self.submitted_json = description.submitted_json
         self.state = "NOT_SUBMITTED"
         self.starting_time = -1.0
-        self.runtime: Any = LONG_DOUBLE(-1)  # long double, as in Batsim
+        self.runtime: Any = _NO_RUNTIME  # long double, as in Batsim
         self.allocation: tuple[int, ...] = ()
-        self.ids = np.zeros(0, dtype=np.intp)  # the allocation as an id array
+        self.ids = _NO_MACHINES  # the allocation as an id array (shared while empty)
         # the allocation as an index of the per-machine arrays: the machine's id for a job on
         # one machine (numpy's scalar indexing, without an array's fixed cost), else ``ids``
         self.machines: np.ndarray | int = self.ids
         self.alloc_text = ""
         self.started = False  # its executor started (booked -> being computed)
-        self.consumed_energy: Any = LONG_DOUBLE(-1)
+        self.consumed_energy: Any = _NO_RUNTIME
         self.return_code = -1
         self.metadata = ""
         self.kill_requested = False
@@ -706,7 +720,7 @@ class _Batsim:
         yield
 
     def _job_submitted_event(self, job: _Job) -> None:
-        data = f'{{"job_id":{protocol.encode(job.id)},"job":{protocol.encode(job.description)}'
+        data = f'{{"job_id":{protocol.encode(job.id)},"job":{job.submitted_json}'
         if self.forward_profiles:
             data += f',"profile":{protocol.encode(job.profile.description)}'
         self.writer.append_encoded("JOB_SUBMITTED", data + "}", self.kernel.now)

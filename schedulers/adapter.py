@@ -87,7 +87,7 @@ from hetsched.schedulers.twins import (
     twin_job_id,
     twin_profile_name,
 )
-from hetsched.workloads.tasks import actual_from_job, task_from_job
+from hetsched.workloads.tasks import SharedAnnotations, actual_from_job, task_from_job
 
 ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "measure_window")
 """Options read by the adapter; every other option is a parameter of the heuristic."""
@@ -218,6 +218,7 @@ class HetschedScheduler(BatsimScheduler):
         )
         self.driver: MappingDriver | None = None
         self._actual: dict[str, ActualRunTime] = {}
+        self._shared = SharedAnnotations()
         self._pending_calls: set[float] = set()
         self._task_event = False
         self._registration_finished = False
@@ -342,10 +343,13 @@ class HetschedScheduler(BatsimScheduler):
         if is_twin(job.id):
             return  # acknowledgement of a twin we registered (--acknowledge-dynamic-jobs)
         clusters = self._driver().clusters
-        task = task_from_job(job.json_dict, job.profile_dict, clusters)
+        task = task_from_job(job.json_dict, job.profile_dict, clusters, self._shared)
         actual = actual_from_job(job.json_dict, task, clusters)
         if actual is not None:
             self._actual[task.id] = actual
+        # the task is what the scheduler keeps of the job: its parsed JSON (about 4 KB a
+        # job in Hwang et al.'s workloads) goes, though pybatsim keeps the job until rejected
+        job.json_dict = None
         self._driver().submit(task, self.bs.time())
         self._task_event = True
 

@@ -91,6 +91,63 @@ def _etc_from_profile(
     )
 
 
+def same_json(a: object, b: object) -> bool:
+    """``a`` and ``b`` are the same JSON value: same types all the way down (``1`` is not
+    ``1.0`` nor ``True``), objects with the same keys in the same order.
+
+    >>> same_json({"a": [1, 2.5]}, {"a": [1, 2.5]}), same_json({"a": 1}, {"a": 1.0})
+    (True, False)
+    >>> same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    False
+    """
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(
+            ka == kb and same_json(va, vb)
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+class SharedAnnotations:
+    """Equal annotations of many tasks held once.
+
+    Hwang et al. (IEEE TSC 2018, sec. 6.1) run many tasks of a few applications; their
+    workloads give every task of an application the same co-runner models
+    (``corunner_model``, ``corunner_affinity``: about 2.3 KB of parsed JSON a task), and
+    scenario 1 has 500,000 tasks, all waiting from t = 0 (issue 23). :meth:`share` hands out
+    the first value seen under an annotation's name that is the same JSON value
+    (:func:`same_json`), so tasks built with one :class:`SharedAnnotations` hold each distinct
+    value once; it remembers at most ``limit`` distinct values a name (others are kept as
+    they come). A task's annotations are read-only (``Task`` is frozen).
+
+    >>> shared = SharedAnnotations()
+    >>> a, b = {"m": {"x": 0.5}}, {"m": {"x": 0.5}}
+    >>> shared.share("m", a["m"]) is shared.share("m", b["m"]) is a["m"]
+    True
+    >>> shared.share("m", {"x": 0.25}) is a["m"]
+    False
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self._seen: dict[str, list[object]] = {}
+
+    def share(self, name: str, value: object) -> object:
+        """The value kept under ``name`` that is the same JSON value as ``value``, else
+        ``value`` (kept while fewer than ``limit`` values are)."""
+        seen = self._seen.setdefault(name, [])
+        for known in seen:
+            if known == value and same_json(known, value):
+                return known
+        if len(seen) < self.limit:
+            seen.append(value)
+        return value
+
+
 def _validated(job: Mapping[str, object], job_id: str) -> None:
     """Every annotation the schema knows goes through its validator (ValueError naming it)."""
     for key, value in job.items():
@@ -103,10 +160,12 @@ def task_from_job(
     job: Mapping[str, object],
     profile: Mapping[str, object] | None,
     clusters: Sequence[Cluster],
+    shared: SharedAnnotations | None = None,
 ) -> Task:
     """The task described by a Batsim job (``job`` is JOB_SUBMITTED's ``job`` object).
 
-    ``profile`` is the job's profile (needed only when the job has no ``etc``).
+    ``profile`` is the job's profile (needed only when the job has no ``etc``); ``shared``:
+    the annotations go through it (equal annotations of many tasks held once).
 
     >>> c = Cluster("c", cores_per_node=4, resource_ids=(0, 1, 2))
     >>> job = {"id": "w0!1", "subtime": 5.0, "res": 2, "profile": "d10", "walltime": 20}
@@ -143,6 +202,8 @@ def task_from_job(
     downey = get("downey")
     speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None  # type: ignore[index]
     annotations = {k: v for k, v in job.items() if k not in BATSIM_JOB_FIELDS | TASK_FIELDS}
+    if shared is not None:
+        annotations = {k: shared.share(k, v) for k, v in annotations.items()}
     try:
         return Task(
             job_id, arrival, cores, etc,  # type: ignore[arg-type]

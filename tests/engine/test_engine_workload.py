@@ -36,7 +36,7 @@ def test_load_keeps_used_profiles_and_forwards_every_field(tmp_path: Path) -> No
     assert list(workload.profiles) == ["d"] and workload.dropped_profiles == ("unused",)
     first, second = workload.jobs
     assert (first.id, first.subtime, first.walltime, first.res) == ("w0!1", 5.5, -1.0, 2)
-    assert dict(first.description) == {
+    assert json.loads(first.submitted_json) == {
         "id": "w0!1",
         "subtime": 5.5,
         "res": 2,
@@ -55,7 +55,7 @@ def test_batsim_id_regex_rewrites_every_id_member() -> None:
         profiles,
         "here",
     )
-    assert job.description["meta"] == {"id": "w3!7", "task_id": 5}
+    assert json.loads(job.submitted_json)["meta"] == {"id": "w3!7", "task_id": 5}
     already = parse_job({"id": "w3!8", "subtime": 1, "res": 1, "profile": "d"}, "w3", profiles, "x")
     assert already.id == "w3!8" and already.name == "8"
 

@@ -10,7 +10,12 @@ from hetsched.core.speedup import DowneySpeedup
 from hetsched.core.system import Cluster, PState
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
-from hetsched.workloads.tasks import actual_from_job, reference_cluster, task_from_job
+from hetsched.workloads.tasks import (
+    SharedAnnotations,
+    actual_from_job,
+    reference_cluster,
+    task_from_job,
+)
 
 FAST = Cluster("fast", 4, (0, 1), pstates=(PState(2e9, 90.0, 180.0),))
 SLOW = Cluster("slow", 8, (2, 3, 4), pstates=(PState(1e9, 50.0, 90.0),))
@@ -121,3 +126,28 @@ def test_actual_serial_time_needs_a_speedup_model() -> None:
     with pytest.raises(ValueError, match="serial_time needs the task's speedup model"):
         actual_from_job(moldable, task, CLUSTERS)
 
+
+
+def test_equal_annotations_of_many_tasks_are_held_once() -> None:
+    """Tasks built with one SharedAnnotations hold each distinct annotation value once (Hwang
+    et al.'s co-runner models, the same for every task of an application); a value that is
+    equal only as Python compares numbers (1 == 1.0) or keys out of order stays its own."""
+    shared = SharedAnnotations()
+    etc = {"fast": 7.0, "slow": 21.0}
+    model = {"pressure": {"fast": 0.25}, "pairs": [1, 2.5]}
+    tasks = [
+        task_from_job(job(id=f"w0!{i}", etc=etc, corunners=value), None, CLUSTERS, shared)
+        for i, value in enumerate([
+            model,
+            {"pressure": {"fast": 0.25}, "pairs": [1, 2.5]},  # the same JSON value
+            {"pressure": {"fast": 0.5}, "pairs": [1, 2.5]},  # another value
+            {"pressure": {"fast": 0.25}, "pairs": [1.0, 2.5]},  # 1.0 is not 1
+            {"pairs": [1, 2.5], "pressure": {"fast": 0.25}},  # keys in another order
+        ])
+    ]
+    held = [task.annotations["corunners"] for task in tasks]
+    assert held[0] is model and held[1] is model
+    assert all(value is not model for value in held[2:])
+    assert held[2]["pressure"] == {"fast": 0.5} and held[3]["pairs"] == [1.0, 2.5]
+    unshared = task_from_job(job(etc=etc, corunners=dict(model)), None, CLUSTERS)
+    assert unshared.annotations["corunners"] is not model
