@@ -214,8 +214,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
-    study.add_argument("--days", "--scenarios", dest="scenarios", type=ranges.positive_int,
-                       default=2,
+    study.add_argument("--days", "--scenarios", dest="scenarios", metavar="N",
+                       type=ranges.positive_int, default=2,
                        help="number of Curie days (scenarios) per environment; the paper has 48"
                        " (--scenarios still works; default: %(default)s)")
     study.add_argument("--only-scenarios", metavar="LIST",

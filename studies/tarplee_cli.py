@@ -114,7 +114,8 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="comma-separated heuristics of hetsched list (lp-makespan, min-min,"
                        " sufferage, mct, met); --mappers and lp (= lp-makespan) too"
                        " (default: %(default)s)")
-    study.add_argument("--replicates", "--seeds", dest="replicates", type=ranges.positive_int,
+    study.add_argument("--replicates", "--seeds", dest="replicates", metavar="N",
+                       type=ranges.positive_int,
                        help="how many replicates (a count, not seed values) per number of tasks"
                        f" (--seeds still works; default {tarplee.REPLICATES},"
                        f" {tarplee.FULL_REPLICATES} with --full)")
