@@ -60,7 +60,7 @@ def compare_command(args: argparse.Namespace) -> int:
             preset=args.preset,
             seed=args.seed,
             etc_cov=args.etc_cov,
-            value_correlation=args.correlation,
+            value_correlation=args.value_correlation,
             max_cores=args.max_cores or None,
             platform_options=options,
         )
@@ -178,8 +178,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--etc-cov", type=ranges.non_negative_float, default=0.3,
                         help="ETC heterogeneity (default: %(default)s)")
     parser.add_argument(
-        "--correlation", default="weak", choices=("exact", "weak", "none"),
-        help="value-runtime correlation (default: %(default)s)",
+        "--value-correlation", "--correlation", dest="value_correlation", default="weak",
+        choices=("exact", "weak", "none"),
+        help="value-runtime correlation, as workload from-swf's (--correlation still works;"
+        " default: %(default)s)",
     )
     parser.add_argument("--max-cores", type=ranges.non_negative_int, default=4096,
                         help="drop jobs asking for more cores (Khemka: 4096; 0 keeps all;"
@@ -212,11 +214,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     study.add_argument("--trace", default=khemka.CURIE, help="trace (default: %(default)s)")
-    study.add_argument("--scenarios", type=ranges.positive_int, default=2,
-                       help="scenarios (trace days) per environment; the paper has 48"
-                       " (default: %(default)s)")
+    study.add_argument("--days", "--scenarios", dest="scenarios", metavar="N",
+                       type=ranges.positive_int, default=2,
+                       help="number of Curie days (scenarios) per environment; the paper has 48"
+                       " (--scenarios still works; default: %(default)s)")
     study.add_argument("--only-scenarios", metavar="LIST",
-                       help="run and summarise only these scenarios of the --scenarios chosen"
+                       help="run and summarise only these scenarios of the --days chosen"
                             " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
                             " study, whose runs they are")
     study.add_argument("--environments", type=ranges.ItemList(str), action=ranges.ListOption,

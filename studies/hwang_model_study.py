@@ -647,8 +647,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
                         help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
                         " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
-    parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
-                        help="runs at once, in worker processes (default: %(default)s)")
+    parser.add_argument("--jobs", "--workers", dest="jobs", type=int, default=1, choices=(1, 2),
+                        help="runs at once, in worker processes, as khemka's and machovec's"
+                        " --jobs (--workers still works; default: %(default)s)")
     parser.add_argument("--no-figures", action="store_true", help="tables only")
     parser.add_argument("--summary-only", action="store_true",
                         help="run nothing: summarise (and plot) the runs of the grid asked for"
@@ -679,7 +680,7 @@ def experiment_command(args: argparse.Namespace) -> int:
                   " that grid", file=sys.stderr)
             return 2
     else:
-        rows = study(args.out, runs, args.scale, args.workers)
+        rows = study(args.out, runs, args.scale, args.jobs)
     text = summary(rows) if any(r["first"] == "fairness" and r["second"] == "allcore"
                                 for r in rows) else "(no simple fairness + AllCore run: no" \
         " efficiency)\n"

@@ -47,7 +47,7 @@ def _ratios(text: str) -> list[float]:
 
 def command(args: argparse.Namespace) -> int:
     """Run or resume the study, print the table, write the CSV files and the figures."""
-    replicates = args.seeds
+    replicates = args.replicates
     if replicates is None:
         replicates = tarplee.FULL_REPLICATES if args.full else tarplee.REPLICATES
     cap = args.quadratic_cap
@@ -114,8 +114,10 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="comma-separated heuristics of hetsched list (lp-makespan, min-min,"
                        " sufferage, mct, met); --mappers and lp (= lp-makespan) too"
                        " (default: %(default)s)")
-    study.add_argument("--seeds", type=ranges.positive_int,
-                       help=f"replicates per number of tasks (default {tarplee.REPLICATES},"
+    study.add_argument("--replicates", "--seeds", dest="replicates", metavar="N",
+                       type=ranges.positive_int,
+                       help="how many replicates (a count, not seed values) per number of tasks"
+                       f" (--seeds still works; default {tarplee.REPLICATES},"
                        f" {tarplee.FULL_REPLICATES} with --full)")
     study.add_argument("--seed", type=ranges.seed, default=1,
                        help="seed of the first replicate (default: %(default)s)")

@@ -272,3 +272,51 @@ def test_every_list_option_takes_spaces_too() -> None:
     listed = {(path, option) for path, parser in commands() for action in parser._actions
               if isinstance(action, ranges.ListOption) for option in action.option_strings[:1]}
     assert listed == {(tuple(p), o) for p, o, _, _ in LIST_OPTIONS}
+
+
+SPELLINGS = [
+    # Same concept, same name: workload from-swf's --value-correlation.
+    (["compare"], "--value-correlation", "--correlation", "exact"),
+    # A count of replicates (hwang's --seeds are seed values).
+    (["experiment", "tarplee"], "--replicates", "--seeds", "3"),
+    # Runs at once, as khemka's and machovec's --jobs.
+    (["experiment", "hwang-model"], "--jobs", "--workers", "2"),
+    # A number of Curie days (hwang's --scenarios are scenario ids).
+    (["experiment", "khemka"], "--days", "--scenarios", "5"),
+]
+"""Each option given a consistent spelling beside its old one: (command, preferred, old,
+a value other than the default)."""
+
+
+@pytest.mark.parametrize(("path", "preferred", "old", "value"), SPELLINGS,
+                         ids=[f"{' '.join(p)} {n}" for p, n, _, _ in SPELLINGS])
+def test_the_preferred_spelling_and_the_old_one_are_one_option(
+    path: list[str], preferred: str, old: str, value: str
+) -> None:
+    """The new spelling is the same argparse action as the old one (same type, range and
+    default), listed first in ``--help``, whose text names the old spelling as still working."""
+    parser = dict(commands())[tuple(path)]
+    action = parser._option_string_actions.get(preferred)
+    assert action is not None and action is parser._option_string_actions[old]
+    assert action.option_strings[0] == preferred
+    assert f"{old} still works" in action.help
+    parsed = (action.type or str)(value)
+    assert getattr(parser.parse_args([preferred, value]), action.dest) == parsed
+    assert getattr(parser.parse_args([old, value]), action.dest) == parsed
+    assert action.default != parsed
+
+
+def test_every_seed_option_states_its_default() -> None:
+    """The seeds' defaults differ (``compare`` and the studies 1, ``platform generate`` and
+    ``workload from-swf`` 0) and stay so (changing them would change users' outputs): each
+    ``--seed``'s help states its own."""
+    seen = 0
+    for path, parser in commands():
+        action = parser._option_string_actions.get("--seed")
+        if action is None or action.required:
+            continue
+        seen += 1
+        stated = re.search(r"default:? (\d+)", action.help % {"default": action.default})
+        assert stated, path
+        assert int(stated.group(1)) == (0 if action.default is None else action.default), path
+    assert seen >= 7

@@ -18,8 +18,10 @@ from hetsched.studies import hwang_model_study
 
 REFUSED = [
     # Tarplee: 0 seeds ran 3, a cap of 0 became 10,000, -2 seeds wrote an empty summary.
-    (["experiment", "tarplee", "--tasks", "10", "--seeds", "0"], "--seeds"),
-    (["experiment", "tarplee", "--tasks", "10", "--seeds", "-2"], "--seeds"),
+    # argparse names every spelling: the preferred one first, the old one still refused alike.
+    (["experiment", "tarplee", "--tasks", "10", "--seeds", "0"], "--replicates/--seeds"),
+    (["experiment", "tarplee", "--tasks", "10", "--seeds", "-2"], "--replicates/--seeds"),
+    (["experiment", "tarplee", "--tasks", "10", "--replicates", "0"], "--replicates/--seeds"),
     (["experiment", "tarplee", "--tasks", "10", "--quadratic-cap", "0"], "--quadratic-cap"),
     (["experiment", "tarplee", "--tasks", "10", "--seed", "-1"], "--seed"),
     # Hwang on the engine: a negative gap ended in a numpy traceback after 16 runs; 0 ran.
@@ -31,7 +33,10 @@ REFUSED = [
     (["experiment", "machovec", "--scale", "nan"], "--scale"),
     (["experiment", "hansen", "--trials", "0"], "--trials"),
     (["experiment", "hansen", "--points", "-3"], "--points"),
-    (["experiment", "khemka", "--scenarios", "0"], "--scenarios"),
+    (["experiment", "khemka", "--scenarios", "0"], "--days/--scenarios"),
+    (["experiment", "khemka", "--days", "0"], "--days/--scenarios"),
+    (["experiment", "hwang-model", "--jobs", "3"], "--jobs/--workers"),
+    (["experiment", "hwang-model", "--workers", "0"], "--jobs/--workers"),
     (["experiment", "khemka", "--jobs", "0"], "--jobs"),
     (["compare", "--day", "-1"], "--day"),
     (["compare", "--etc-cov", "inf"], "--etc-cov"),
