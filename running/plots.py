@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
@@ -407,3 +409,28 @@ def _file_label(label: str, folder: Path) -> str:
     """
     text = "".join(c if c.isalnum() or c in "-_+=." else "-" for c in label)
     return text if text.strip("-.") else folder.name
+
+
+STUDY_DPI = 120
+"""Resolution of the papers' studies' figures (``hetsched experiment ...``), in dots per inch."""
+
+
+@contextmanager
+def study_figure(
+    path: Path, size: tuple[float, float], ncols: int = 1
+) -> Iterator[tuple[Figure, Any]]:
+    """A figure of a paper's study, written when the ``with`` block ends without an error.
+
+    Yields the figure and its ``ncols`` axes side by side (one ``Axes``, or an array of them
+    when ``ncols`` > 1) on a ``size`` (width, height in inches) figure; on leaving the block the
+    figure is laid out tight and saved to ``path`` as PNG at :data:`STUDY_DPI`. Drawn, as this
+    module's own figures, on a matplotlib ``Figure`` (no pyplot state, nothing to close). The
+    studies import this module inside their drawing functions only, so that the commands that
+    draw nothing (``hetsched list``, ``hetsched run``) never load matplotlib
+    (``tests/test_startup.py``).
+    """
+    figure = Figure(figsize=size)
+    axes = figure.subplots(1, ncols)
+    yield figure, axes
+    figure.tight_layout()
+    figure.savefig(path, dpi=STUDY_DPI)

@@ -80,26 +80,27 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scenario_indices(text: str | None) -> list[int] | None:
-    """``--only-scenarios``: comma-separated indices and ``FIRST-LAST`` ranges (inclusive).
+def _scenario_indices(text: str) -> list[int]:
+    """One word of ``--only-scenarios`` (argparse type): comma-separated scenario indices
+    (from 0) and ``FIRST-LAST`` ranges (inclusive).
 
     >>> _scenario_indices("0-3,7")
     [0, 1, 2, 3, 7]
     """
-    if text is None:
-        return None
     indices: list[int] = []
     for part in filter(None, (item.strip() for item in text.split(","))):
         first, dash, last = part.partition("-")
         try:
             span = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
         except ValueError:
-            raise ValueError(
-                f"--only-scenarios {text!r}: {part!r} is not an index or FIRST-LAST range"
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not an index or FIRST-LAST range (e.g. 0-11,20)"
             ) from None
         if not span:
-            raise ValueError(f"--only-scenarios {text!r}: empty range {part!r}")
+            raise argparse.ArgumentTypeError(f"empty range {part!r}")
         indices.extend(span)
+    if not indices:
+        raise argparse.ArgumentTypeError(f"expected indices like 0-11,20, got {text!r}")
     return indices
 
 
@@ -136,7 +137,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         trace_dir=args.trace_dir,
         arrivals=arrivals,
         jobs=args.jobs,
-        only_scenarios=_scenario_indices(args.only_scenarios),
+        only_scenarios=args.only_scenarios,
         executor=executor_from_args(args),
         on_days=days,
         on_run=report,
@@ -218,7 +219,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        type=ranges.positive_int, default=2,
                        help="number of Curie days (scenarios) per environment; the paper has 48"
                        " (--scenarios still works; default: %(default)s)")
-    study.add_argument("--only-scenarios", metavar="LIST",
+    study.add_argument("--only-scenarios", metavar="LIST", type=_scenario_indices,
+                       action=ranges.ListOption,
                        help="run and summarise only these scenarios of the --days chosen"
                             " (indices from 0, e.g. 0-11,20): same days and seeds as the whole"
                             " study, whose runs they are")

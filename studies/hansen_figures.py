@@ -31,15 +31,6 @@ REALISED = "#d62728"
 PREDICTED = "#1f77b4"
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _by_scenario(trials: Sequence[Trial]) -> dict[Scenario, list[Trial]]:
     groups: dict[Scenario, list[Trial]] = {}
     for trial in trials:
@@ -62,36 +53,35 @@ def plot_fig4(trials: Sequence[Trial], outdir: Path) -> Path | None:
         return None
     members = groups[scenario]
     heuristics = [r.heuristic for r in members[0].results]
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8.0, 4.8))
-    data = [[t.result(h).robustness for t in members] for h in heuristics]
-    data.append([t.upper_bound for t in members])
-    positions = np.arange(len(data), dtype=float)
-    ax.boxplot(data, positions=positions, widths=0.45, whis=(0, 100), showfliers=False)
-    for x, values in zip(positions, data, strict=True):
-        ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
-    for x, h in zip(positions[:-1], heuristics, strict=True):
-        completed = [t.result(h).critical_completed for t in members]
-        low, high = wilson_interval(sum(completed), len(completed))
-        rate = sum(completed) / len(completed)
-        ax.errorbar(x + 0.35, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
-                    color=REALISED, label="realised (critical app met goal)" if x == 0 else None)
-        mean = float(np.mean([t.result(h).robustness for t in members]))
-        ax.plot(x + 0.35, mean, "_", markersize=14, mew=2, color=PREDICTED,
-                label="mean predicted" if x == 0 else None)
-    ax.set_xticks(positions, [*heuristics, BOUND])
-    ax.set_ylabel("robustness")
-    ax.set_ylim(-0.03, 1.03)
-    ax.set_title(
-        f"Fig. 4: {scenario.applications} applications, {scenario.types} processor types,"
-        f" {scenario.slowdown} slowdown, {len(members)} trials",
-        fontsize="medium",
-    )
-    ax.legend(fontsize="small", loc="upper left")
-    fig.tight_layout()
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
     path = outdir / "fig4.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with study_figure(path, (8.0, 4.8)) as (_, ax):
+        data = [[t.result(h).robustness for t in members] for h in heuristics]
+        data.append([t.upper_bound for t in members])
+        positions = np.arange(len(data), dtype=float)
+        ax.boxplot(data, positions=positions, widths=0.45, whis=(0, 100), showfliers=False)
+        for x, values in zip(positions, data, strict=True):
+            ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
+        for x, h in zip(positions[:-1], heuristics, strict=True):
+            completed = [t.result(h).critical_completed for t in members]
+            low, high = wilson_interval(sum(completed), len(completed))
+            rate = sum(completed) / len(completed)
+            ax.errorbar(x + 0.35, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
+                        color=REALISED,
+                        label="realised (critical app met goal)" if x == 0 else None)
+            mean = float(np.mean([t.result(h).robustness for t in members]))
+            ax.plot(x + 0.35, mean, "_", markersize=14, mew=2, color=PREDICTED,
+                    label="mean predicted" if x == 0 else None)
+        ax.set_xticks(positions, [*heuristics, BOUND])
+        ax.set_ylabel("robustness")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(
+            f"Fig. 4: {scenario.applications} applications, {scenario.types} processor types,"
+            f" {scenario.slowdown} slowdown, {len(members)} trials",
+            fontsize="medium",
+        )
+        ax.legend(fontsize="small", loc="upper left")
     return path
 
 
@@ -106,48 +96,47 @@ def plot_fig5(
     )
     if not chosen or heuristic not in [r.heuristic for r in trials[0].results]:
         return None
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
-    positions = np.arange(len(chosen), dtype=float)
-    boxes = []
-    for scenario in chosen:
-        members = groups[scenario]
-        norms = [b_norm(t.upper_bound, t.result(heuristic).robustness) for t in members]
-        boxes.append([x for x in norms if not np.isnan(x)])
-    ax.boxplot(boxes, positions=positions, widths=0.4, whis=(0, 100), showfliers=False)
-    for x, values in zip(positions, boxes, strict=True):
-        ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
-    labelled = False  # the first scenario with B > 0 labels the markers (B = 0: no B_norm)
-    for x, scenario in zip(positions, chosen, strict=True):
-        members = groups[scenario]
-        bound = float(np.mean([t.upper_bound for t in members]))
-        completed = [t.result(heuristic).critical_completed for t in members]
-        low, high = wilson_interval(sum(completed), len(completed))
-        rate = sum(completed) / len(completed)
-        if bound > 0:
-            realised = 1 - rate / bound
-            ax.errorbar(x + 0.3, realised, yerr=[[(high - rate) / bound], [(rate - low) / bound]],
-                        fmt="o", capsize=3, color=REALISED,
-                        label=None if labelled else "realised: 1 - rate / mean B")
-            mean = 1 - float(np.mean([t.result(heuristic).robustness for t in members])) / bound
-            ax.plot(x + 0.3, mean, "_", markersize=14, mew=2, color=PREDICTED,
-                    label=None if labelled else "predicted: 1 - mean Psi / mean B")
-            labelled = True
-    ax.axhline(0.0, color="0.6", linewidth=0.8)
-    ax.set_xticks(positions, [str(s.types) for s in chosen])
-    ax.set_xlabel("processor types")
-    ax.set_ylabel("B_norm = (B - Psi) / B")
-    ax.set_title(
-        f"Fig. 5: {heuristic}, 32 applications, low slowdown,"
-        f" {len(groups[chosen[0]])} trials per point",
-        fontsize="medium",
-    )
-    if labelled:
-        ax.legend(fontsize="small")
-    fig.tight_layout()
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
     path = outdir / "fig5.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with study_figure(path, (7.5, 4.6)) as (_, ax):
+        positions = np.arange(len(chosen), dtype=float)
+        boxes = []
+        for scenario in chosen:
+            members = groups[scenario]
+            norms = [b_norm(t.upper_bound, t.result(heuristic).robustness) for t in members]
+            boxes.append([x for x in norms if not np.isnan(x)])
+        ax.boxplot(boxes, positions=positions, widths=0.4, whis=(0, 100), showfliers=False)
+        for x, values in zip(positions, boxes, strict=True):
+            ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
+        labelled = False  # the first scenario with B > 0 labels the markers (B = 0: no B_norm)
+        for x, scenario in zip(positions, chosen, strict=True):
+            members = groups[scenario]
+            bound = float(np.mean([t.upper_bound for t in members]))
+            completed = [t.result(heuristic).critical_completed for t in members]
+            low, high = wilson_interval(sum(completed), len(completed))
+            rate = sum(completed) / len(completed)
+            if bound > 0:
+                realised = 1 - rate / bound
+                ax.errorbar(x + 0.3, realised,
+                            yerr=[[(high - rate) / bound], [(rate - low) / bound]],
+                            fmt="o", capsize=3, color=REALISED,
+                            label=None if labelled else "realised: 1 - rate / mean B")
+                mean = 1 - float(np.mean([t.result(heuristic).robustness for t in members])) / bound
+                ax.plot(x + 0.3, mean, "_", markersize=14, mew=2, color=PREDICTED,
+                        label=None if labelled else "predicted: 1 - mean Psi / mean B")
+                labelled = True
+        ax.axhline(0.0, color="0.6", linewidth=0.8)
+        ax.set_xticks(positions, [str(s.types) for s in chosen])
+        ax.set_xlabel("processor types")
+        ax.set_ylabel("B_norm = (B - Psi) / B")
+        ax.set_title(
+            f"Fig. 5: {heuristic}, 32 applications, low slowdown,"
+            f" {len(groups[chosen[0]])} trials per point",
+            fontsize="medium",
+        )
+        if labelled:
+            ax.legend(fontsize="small")
     return path
 
 
@@ -158,30 +147,28 @@ def plot_calibration(trials: Sequence[Trial], outdir: Path, bins: int = 10) -> P
     if predicted.size == 0:
         return None
     which = np.minimum((predicted * bins).astype(int), bins - 1)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 5.0))
-    ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8)
-    for b in range(bins):
-        members = which == b
-        n = int(members.sum())
-        if n == 0:
-            continue
-        rate = float(completed[members].mean())
-        low, high = wilson_interval(int(completed[members].sum()), n)
-        mean = float(predicted[members].mean())
-        ax.errorbar(mean, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
-                    color=REALISED)
-        ax.annotate(str(n), (mean, rate), textcoords="offset points", xytext=(5, -12),
-                    fontsize="x-small", color="0.35")
-    ax.set_xlabel("predicted P(i, I[i]) (bin mean)")
-    ax.set_ylabel("realised completion rate")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"Calibration: {predicted.size:,} application outcomes", fontsize="medium")
-    fig.tight_layout()
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
     path = outdir / "calibration.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with study_figure(path, (5.2, 5.0)) as (_, ax):
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8)
+        for b in range(bins):
+            members = which == b
+            n = int(members.sum())
+            if n == 0:
+                continue
+            rate = float(completed[members].mean())
+            low, high = wilson_interval(int(completed[members].sum()), n)
+            mean = float(predicted[members].mean())
+            ax.errorbar(mean, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
+                        color=REALISED)
+            ax.annotate(str(n), (mean, rate), textcoords="offset points", xytext=(5, -12),
+                        fontsize="x-small", color="0.35")
+        ax.set_xlabel("predicted P(i, I[i]) (bin mean)")
+        ax.set_ylabel("realised completion rate")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"Calibration: {predicted.size:,} application outcomes", fontsize="medium")
     return path
 
 

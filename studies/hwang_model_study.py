@@ -531,39 +531,33 @@ def _fig7(rows: Sequence[dict]) -> list[tuple[str, tuple[list, list, list]]]:
 
 def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     """Figures 3-7 (module docstring) as PNG files in ``out``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
 
     rows = [r for r in with_efficiency(rows) if r["interarrival"] == ""]
     written = []
 
     def bars(name: str, selected: list[dict], group: str, order: Sequence[str],
              title: str) -> None:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-        names = [g for g in order if any(r[group] == g for r in selected)]
-        width = 0.8 / max(1, len(names))
-        for ax, value in zip(axes, ("fairness", "efficiency"), strict=True):
-            for k, g in enumerate(names):
-                means, lows, highs = [], [], []
-                for kind in TYPE_ORDER:
-                    sub = [r for r in selected if r[group] == g and r["type"] == kind]
-                    stats = _mean_by(sub, group, value).get(g, (math.nan,) * 3)
-                    means.append(stats[0])
-                    lows.append(stats[0] - stats[1])
-                    highs.append(stats[2] - stats[0])
-                x = np.arange(len(TYPE_ORDER)) + (k - (len(names) - 1) / 2) * width
-                ax.bar(x, means, width, yerr=[lows, highs], capsize=2, label=g)
-            ax.set_xticks(np.arange(len(TYPE_ORDER)), TYPE_ORDER, fontsize=8)
-            ax.set_ylabel(value)
-            if value == "fairness":
-                ax.set_ylim(0, 1)
-        axes[0].legend(fontsize=7)
-        fig.suptitle(title, fontsize=9)
-        fig.tight_layout()
-        fig.savefig(out / name, dpi=120)
-        plt.close(fig)
+        with study_figure(out / name, (11, 3.6), ncols=2) as (fig, axes):
+            names = [g for g in order if any(r[group] == g for r in selected)]
+            width = 0.8 / max(1, len(names))
+            for ax, value in zip(axes, ("fairness", "efficiency"), strict=True):
+                for k, g in enumerate(names):
+                    means, lows, highs = [], [], []
+                    for kind in TYPE_ORDER:
+                        sub = [r for r in selected if r[group] == g and r["type"] == kind]
+                        stats = _mean_by(sub, group, value).get(g, (math.nan,) * 3)
+                        means.append(stats[0])
+                        lows.append(stats[0] - stats[1])
+                        highs.append(stats[2] - stats[0])
+                    x = np.arange(len(TYPE_ORDER)) + (k - (len(names) - 1) / 2) * width
+                    ax.bar(x, means, width, yerr=[lows, highs], capsize=2, label=g)
+                ax.set_xticks(np.arange(len(TYPE_ORDER)), TYPE_ORDER, fontsize=8)
+                ax.set_ylabel(value)
+                if value == "fairness":
+                    ax.set_ylim(0, 1)
+            axes[0].legend(fontsize=7)
+            fig.suptitle(title, fontsize=9)
         written.append(out / name)
 
     paper = [r for r in rows if r["second"] != "maf-raw"]  # Figs. 3, 4, 7: four second levels
@@ -576,31 +570,25 @@ def plot(rows: Sequence[dict], out: Path) -> list[Path]:
          SECOND_LEVELS, "Second-level policies, RPA (model-time simulation)")
 
     fair, eff = _improvements(paper)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    for ax, values, label in zip(axes, (fair, eff), ("fairness", "efficiency"), strict=True):
-        ax.plot(np.linspace(0, 100, len(values)), values)
-        ax.axhline(0, color="grey", lw=0.5)
-        ax.set_xlabel("runs (%)")
-        ax.set_ylabel(f"RPA over EPA, {label} (%)")
-    fig.suptitle("RPA versus EPA (model-time simulation)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "fig4.png", dpi=120)
-    plt.close(fig)
+    with study_figure(out / "fig4.png", (10, 3.4), ncols=2) as (fig, axes):
+        for ax, values, label in zip(axes, (fair, eff), ("fairness", "efficiency"), strict=True):
+            ax.plot(np.linspace(0, 100, len(values)), values)
+            ax.axhline(0, color="grey", lw=0.5)
+            ax.set_xlabel("runs (%)")
+            ax.set_ylabel(f"RPA over EPA, {label} (%)")
+        fig.suptitle("RPA versus EPA (model-time simulation)", fontsize=9)
     written.append(out / "fig4.png")
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-    levels = _fig7(rows)
-    for ax, index, label in zip(axes, (1, 2), ("fairness", "efficiency"), strict=True):
-        for (level, effect), marker in zip(levels, ("o-", "s-"), strict=True):
-            ax.plot(effect[0], effect[index], marker, label=level)
-        ax.set_xlabel("scenario (Table 8)")
-        ax.set_xticks(levels[0][1][0])
-        ax.set_ylabel(f"best over worst, {label} (%)")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("First- versus second-level effect (model-time simulation)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "fig7.png", dpi=120)
-    plt.close(fig)
+    with study_figure(out / "fig7.png", (11, 3.4), ncols=2) as (fig, axes):
+        levels = _fig7(rows)
+        for ax, index, label in zip(axes, (1, 2), ("fairness", "efficiency"), strict=True):
+            for (level, effect), marker in zip(levels, ("o-", "s-"), strict=True):
+                ax.plot(effect[0], effect[index], marker, label=level)
+            ax.set_xlabel("scenario (Table 8)")
+            ax.set_xticks(levels[0][1][0])
+            ax.set_ylabel(f"best over worst, {label} (%)")
+        axes[0].legend(fontsize=7)
+        fig.suptitle("First- versus second-level effect (model-time simulation)", fontsize=9)
     written.append(out / "fig7.png")
     return written
 

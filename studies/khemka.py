@@ -427,10 +427,7 @@ FIGURES = {
 
 def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     """Grouped bar charts like the paper's Fig. 4 and 5, for the environments that were run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
 
     by_key = {(a.environment, a.heuristic): a for a in aggregates}
     heuristics = list(dict.fromkeys(a.heuristic for a in aggregates))
@@ -440,26 +437,23 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
                    if any((e, h) in by_key for h in heuristics)]
         if not present:
             continue
-        fig, ax = plt.subplots(figsize=(max(6.0, 2.0 + 2.0 * len(present)), 4.8))
-        width = 0.8 / len(heuristics)
-        for j, heuristic in enumerate(heuristics):
-            xs, means, cis = [], [], []
-            for i, (env, _) in enumerate(present):
-                a = by_key.get((env, heuristic))
-                if a is not None:
-                    xs.append(i + (j - (len(heuristics) - 1) / 2) * width)
-                    means.append(a.mean_percent)
-                    cis.append(a.ci95)
-            ax.bar(xs, means, width, yerr=cis, capsize=2, label=heuristic)
-        ax.set_xticks(range(len(present)), [label for _, label in present])
-        ax.set_ylabel("% of maximum value bound")
-        ax.set_ylim(0, 105)
-        ax.set_title(title, fontsize="medium")
-        ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-        fig.tight_layout()
         path = outdir / f"{key}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with study_figure(path, (max(6.0, 2.0 + 2.0 * len(present)), 4.8)) as (_, ax):
+            width = 0.8 / len(heuristics)
+            for j, heuristic in enumerate(heuristics):
+                xs, means, cis = [], [], []
+                for i, (env, _) in enumerate(present):
+                    a = by_key.get((env, heuristic))
+                    if a is not None:
+                        xs.append(i + (j - (len(heuristics) - 1) / 2) * width)
+                        means.append(a.mean_percent)
+                        cis.append(a.ci95)
+                ax.bar(xs, means, width, yerr=cis, capsize=2, label=heuristic)
+            ax.set_xticks(range(len(present)), [label for _, label in present])
+            ax.set_ylabel("% of maximum value bound")
+            ax.set_ylim(0, 105)
+            ax.set_title(title, fontsize="medium")
+            ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.08))
         written.append(path)
     return written
 

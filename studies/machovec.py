@@ -476,10 +476,7 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
     """Fig. 9/10 (a) % of maximum utility and (b) energy with 95 % CIs, one bar per
     configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps. Titles
     name the ``scale`` the study ran at (the paper's system at 1) and the trials."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
 
     sweep_labels = {c.label for c in SWEEPS}
     written = []
@@ -492,27 +489,24 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
             "a": ("utility_percent", "utility_ci95", "% of maximum utility"),
             "b": ("energy_gj", "energy_ci95", "energy in the measured day (GJ)"),
         }.items():
-            fig, ax = plt.subplots(figsize=(max(7.0, 0.45 * len(bars) + 2), 4.8))
-            xs = range(len(bars))
-            ax.bar(xs, [getattr(a, value) for a in bars], yerr=[getattr(a, ci) for a in bars],
-                   capsize=2, color=[_colour(a.label) for a in bars])
-            if panel == "b" and bars[0].budget_gj is not None:
-                ax.axhline(bars[0].budget_gj, color="black", linestyle="--", linewidth=1,
-                           label="mean energy constraint")
-                ax.legend(fontsize="small")
-            ax.set_xticks(list(xs), [a.label for a in bars], rotation=70, ha="right",
-                          fontsize="x-small")
-            ax.set_ylabel(ylabel)
-            if panel == "a":
-                ax.set_ylim(0, 105)
-            trials = max(a.trials for a in bars)
-            ax.set_title(f"Fig. {name[3:]}({panel}): mean of {LEVELS[level] :,.0f} tasks a day,"
-                         f" energy-constrained ({_system(scale)}, {trials} trial(s))",
-                         fontsize="medium")
-            fig.tight_layout()
             path = outdir / f"{name}{panel}.png"
-            fig.savefig(path, dpi=120)
-            plt.close(fig)
+            with study_figure(path, (max(7.0, 0.45 * len(bars) + 2), 4.8)) as (_, ax):
+                xs = range(len(bars))
+                ax.bar(xs, [getattr(a, value) for a in bars], yerr=[getattr(a, ci) for a in bars],
+                       capsize=2, color=[_colour(a.label) for a in bars])
+                if panel == "b" and bars[0].budget_gj is not None:
+                    ax.axhline(bars[0].budget_gj, color="black", linestyle="--", linewidth=1,
+                               label="mean energy constraint")
+                    ax.legend(fontsize="small")
+                ax.set_xticks(list(xs), [a.label for a in bars], rotation=70, ha="right",
+                              fontsize="x-small")
+                ax.set_ylabel(ylabel)
+                if panel == "a":
+                    ax.set_ylim(0, 105)
+                trials = max(a.trials for a in bars)
+                ax.set_title(f"Fig. {name[3:]}({panel}): mean of {LEVELS[level] :,.0f} tasks a day,"
+                             f" energy-constrained ({_system(scale)}, {trials} trial(s))",
+                             fontsize="medium")
             written.append(path)
     for energy_filter, name in (("per-task", "fig7"), ("per-resource", "fig8")):
         points = sorted(
@@ -524,18 +518,15 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
         )
         if len(points) < 2:
             continue
-        fig, ax = plt.subplots(figsize=(6.0, 4.2))
-        ax.errorbar([p for p, _ in points], [a.utility_percent for _, a in points],
-                    yerr=[a.utility_ci95 for _, a in points], marker="o", capsize=3)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("energy leniency factor")
-        ax.set_ylabel("% of maximum utility")
-        ax.set_title(f"Fig. {name[3:]}: {SWEEP_HEURISTIC}, energy-{energy_filter} filter",
-                     fontsize="medium")
-        fig.tight_layout()
         path = outdir / f"{name}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with study_figure(path, (6.0, 4.2)) as (_, ax):
+            ax.errorbar([p for p, _ in points], [a.utility_percent for _, a in points],
+                        yerr=[a.utility_ci95 for _, a in points], marker="o", capsize=3)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("energy leniency factor")
+            ax.set_ylabel("% of maximum utility")
+            ax.set_title(f"Fig. {name[3:]}: {SWEEP_HEURISTIC}, energy-{energy_filter} filter",
+                         fontsize="medium")
         written.append(path)
     return written
 

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 from hetsched import options as ranges
-from hetsched.platforms.presets import whole_numbers
 from hetsched.running.cli import add_engine_argument
 from hetsched.studies import machovec
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
@@ -40,11 +39,10 @@ def experiment_command(args: argparse.Namespace) -> int:
     if args.only is not None:
         known = {c.label: c for c in machovec.CONSTRAINED}
         constrained = tuple(known[label] for label in args.only)
-    node_sizes = _node_sizes(args.cores_per_node)
     args.outdir.mkdir(parents=True, exist_ok=True)
     runs, budgets = machovec.run_study(
         args.outdir, trials=trials, levels=args.levels, scale=scale, cores=args.cores,
-        cores_per_node=node_sizes, seed=args.seed, power_levels=not args.node_power,
+        cores_per_node=args.cores_per_node, seed=args.seed, power_levels=not args.node_power,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
         on_budget=budget,
@@ -59,19 +57,6 @@ def experiment_command(args: argparse.Namespace) -> int:
     for figure in figures:
         print(f"figure: {figure}")
     return 0
-
-
-def _node_sizes(text: str | None) -> tuple[int, ...] | None:
-    """``--cores-per-node``: the preset option's whole numbers >= 1, read as the preset reads
-    them."""
-    if text is None:
-        return None
-    try:
-        return tuple(whole_numbers(text, "cores_per_node"))
-    except ValueError:
-        raise ValueError(
-            f"--cores-per-node: expected sizes like 64 or 32,64, got {text!r}"
-        ) from None
 
 
 def register(studies: argparse._SubParsersAction) -> None:
@@ -96,6 +81,7 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="platform cores (default: the scaled 100,000); fewer cores for"
                             " the same tasks oversubscribe the system more")
     study.add_argument("--cores-per-node", metavar="SIZES",
+                       type=ranges.ItemList(ranges.positive_int), action=ranges.ListOption,
                        help="node sizes each cluster draws from, e.g. 64 or 32,64 (default:"
                             " 48,64, what the paper's energy figures imply); use another -o")
     study.add_argument("--full", action="store_true",

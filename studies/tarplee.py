@@ -354,10 +354,7 @@ def write_summary(aggregates: Sequence[Aggregate], outdir: Path) -> Path:
 def plot(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     """``ratio.png`` (makespan / MS_LB against tasks; its excess over 1, log-log) and
     ``runtime.png`` (run time against tasks, log-log, with slope-1 and slope-2 guides)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
 
     mappers = list(dict.fromkeys(a.mapper for a in aggregates))
     series = {
@@ -365,48 +362,43 @@ def plot(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
         for name in mappers
     }
     written = []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.5))
-    for name, points in series.items():
-        tasks = [a.tasks for a in points]
-        left.errorbar(tasks, [a.mean_ratio for a in points], yerr=[a.ci95 for a in points],
-                      marker="o", capsize=2, label=name)
-        right.plot(tasks, [a.mean_ratio - 1 for a in points], marker="o", label=name)
-    left.axhline(1.0, color="grey", linewidth=0.8)
-    left.set_ylim(0.9, 1.1 * max(a.mean_ratio for a in aggregates))  # wide CIs are clipped
-    left.set_xscale("log")
-    left.set_ylabel("makespan / MS_LB (mean, 95% CI)")
-    right.set_xscale("log")
-    right.set_yscale("log")
-    right.set_ylabel("(makespan - MS_LB) / MS_LB (mean)")
-    for ax in (left, right):
-        ax.set_xlabel("number of tasks")
-        ax.legend(fontsize="small")
-    fig.suptitle("Tarplee et al.: makespan relative to the LP lower bound", fontsize="medium")
-    fig.tight_layout()
+    with study_figure(outdir / "ratio.png", (11.0, 4.5), ncols=2) as (fig, (left, right)):
+        for name, points in series.items():
+            tasks = [a.tasks for a in points]
+            left.errorbar(tasks, [a.mean_ratio for a in points], yerr=[a.ci95 for a in points],
+                          marker="o", capsize=2, label=name)
+            right.plot(tasks, [a.mean_ratio - 1 for a in points], marker="o", label=name)
+        left.axhline(1.0, color="grey", linewidth=0.8)
+        left.set_ylim(0.9, 1.1 * max(a.mean_ratio for a in aggregates))  # wide CIs are clipped
+        left.set_xscale("log")
+        left.set_ylabel("makespan / MS_LB (mean, 95% CI)")
+        right.set_xscale("log")
+        right.set_yscale("log")
+        right.set_ylabel("(makespan - MS_LB) / MS_LB (mean)")
+        for ax in (left, right):
+            ax.set_xlabel("number of tasks")
+            ax.legend(fontsize="small")
+        fig.suptitle("Tarplee et al.: makespan relative to the LP lower bound", fontsize="medium")
     written.append(outdir / "ratio.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7.0, 4.5))
-    for name, points in series.items():
-        ax.plot([a.tasks for a in points], [a.mean_seconds for a in points], marker="o",
-                label=name)
-    seconds = [a.mean_seconds for a in aggregates if a.mean_seconds > 0]
-    if seconds:
-        xs = np.array([min(a.tasks for a in aggregates), max(a.tasks for a in aggregates)], float)
-        base = min(a.mean_seconds for a in aggregates if a.tasks == xs[0])
-        for power, style in ((1, ":"), (2, "--")):
-            ax.plot(xs, base * (xs / xs[0]) ** power, color="grey", linestyle=style,
-                    linewidth=0.8, label=f"slope {power}")
-        ax.set_ylim(min(seconds) / 2, max(seconds) * 2)  # the guides may leave the frame
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("number of tasks")
-    ax.set_ylabel("run time of the mapper (s)")
-    ax.set_title("Tarplee et al.: mapper run time", fontsize="medium")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    with study_figure(outdir / "runtime.png", (7.0, 4.5)) as (_, ax):
+        for name, points in series.items():
+            ax.plot([a.tasks for a in points], [a.mean_seconds for a in points], marker="o",
+                    label=name)
+        seconds = [a.mean_seconds for a in aggregates if a.mean_seconds > 0]
+        if seconds:
+            xs = np.array([min(a.tasks for a in aggregates), max(a.tasks for a in aggregates)],
+                          float)
+            base = min(a.mean_seconds for a in aggregates if a.tasks == xs[0])
+            for power, style in ((1, ":"), (2, "--")):
+                ax.plot(xs, base * (xs / xs[0]) ** power, color="grey", linestyle=style,
+                        linewidth=0.8, label=f"slope {power}")
+            ax.set_ylim(min(seconds) / 2, max(seconds) * 2)  # the guides may leave the frame
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("number of tasks")
+        ax.set_ylabel("run time of the mapper (s)")
+        ax.set_title("Tarplee et al.: mapper run time", fontsize="medium")
+        ax.legend(fontsize="small")
     written.append(outdir / "runtime.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
     return written

@@ -229,8 +229,10 @@ LIST_OPTIONS = [
     (["experiment", "khemka"], "--heuristics", "easy,max-vpr", ["easy", "max-vpr"]),
     (["experiment", "khemka"], "--environments", "intermediate,no-correlation",
      ["intermediate", "no-correlation"]),
+    (["experiment", "khemka"], "--only-scenarios", "2,0-1", [2, 0, 1]),
     (["experiment", "machovec"], "--levels", "5k,10k", ["5k", "10k"]),
     (["experiment", "machovec"], "--only", "easy,max-upe-ph", ["easy", "max-upe-ph"]),
+    (["experiment", "machovec"], "--cores-per-node", "32,64", [32, 64]),
     (["experiment", "tarplee"], "--tasks", "100,1e3", [100, 1000]),
     (["experiment", "tarplee"], "--tasks-per-machine", "1,2.5", [1.0, 2.5]),
     (["experiment", "tarplee"], "--heuristics", "lp-makespan,mct", ["lp", "mct"]),
@@ -264,6 +266,31 @@ def test_list_options_take_commas_spaces_or_both(
     assert getattr(parser.parse_args([option, text]), dest) == expected
     assert getattr(parser.parse_args([option, *words]), dest) == expected
     assert getattr(parser.parse_args([option, text, words[0]]), dest) == [*expected, expected[0]]
+
+
+BAD_ITEMS = [
+    (["experiment", "khemka"], "--only-scenarios", "0-3,x", "'x' is not an index or FIRST-LAST"),
+    (["experiment", "khemka"], "--only-scenarios", "3-1", "empty range '3-1'"),
+    (["experiment", "machovec"], "--cores-per-node", "64,x", "must be an integer >= 1, got 'x'"),
+    (["experiment", "machovec"], "--cores-per-node", "0", "must be an integer >= 1, got '0'"),
+]
+"""List options that once parsed their own syntax: a bad item and what the error says of it."""
+
+
+@pytest.mark.parametrize(("path", "option", "text", "message"), BAD_ITEMS,
+                         ids=[f"{' '.join(p)} {o} {t}" for p, o, t, _ in BAD_ITEMS])
+def test_a_bad_list_item_is_refused_naming_the_option(
+    path: list[str], option: str, text: str, message: str, capsys: pytest.CaptureFixture
+) -> None:
+    """Comma-separated or space-separated, a bad item stops argparse (exit 2) with one line
+    naming the option and the item."""
+    parser = dict(commands())[tuple(path)]
+    for argv in ([option, text], [option, *text.split(",")]):
+        with pytest.raises(SystemExit) as exit_:
+            parser.parse_args(argv)
+        assert exit_.value.code == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"argument {option}: {message}" in last
 
 
 def test_every_list_option_takes_spaces_too() -> None:

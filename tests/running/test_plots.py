@@ -24,6 +24,7 @@ from hetsched.running.plots import (
     load_run,
     plot_runs,
     queue_length,
+    study_figure,
     utilisation,
     utilisation_figure,
 )
@@ -133,3 +134,21 @@ def test_gantt_colours_are_fixed_per_cluster_name(runs: Path) -> None:
     assert collection.get_label() == "slow"
     assert tuple(collection.get_facecolor()[0][:3]) == pytest.approx(
         (0xFF / 255, 0x7F / 255, 0x0E / 255))  # matplotlib's C1
+
+
+def test_a_study_figure_is_saved_at_its_size_only_when_drawn(tmp_path: Path) -> None:
+    """``study_figure``: ``ncols`` axes on a (width, height) inch figure, written at 120 dpi
+    (5 x 4 in -> 600 x 480 px, the PNG header's width and height) when the block ends; a block
+    that fails writes nothing."""
+    path = tmp_path / "fig.png"
+    with study_figure(path, (5.0, 4.0), ncols=2) as (figure, axes):
+        assert len(axes) == 2 and list(figure.axes) == list(axes)
+        axes[0].plot([0, 1], [0, 1])
+    data = path.read_bytes()
+    assert data.startswith(PNG)
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (600, 480)
+    failed = tmp_path / "failed.png"
+    with pytest.raises(ZeroDivisionError), study_figure(failed, (5.0, 4.0)) as (_, axes):
+        axes.plot([0, 1 / 0])
+    assert not failed.exists()

@@ -194,3 +194,54 @@ def test_a_generated_hwang_workload_runs_on_its_generated_platform(
                  "p.xml", "--option", "scale=0.0004", "-o", "w.json"]) == 0
     preflight("w.json", "p.xml")
     assert main(["run", "two-level-fairness", "-p", "p.xml", "-w", "w.json", "-o", "out"]) == 0
+
+
+@pytest.fixture(scope="module")
+def machovec_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Machovec platforms of 2,000 cores with 2, 3 (the preset's) and 15 P-states, and a
+    100-task-a-day workload generated on the 3- and on the 15-P-state one."""
+    folder = tmp_path_factory.mktemp("machovec")
+    for pstates in (2, 3, 15):
+        assert main(["platform", "generate", "--preset", "machovec", "--option", "cores=2000",
+                     "--option", f"pstates={pstates}", "-o", str(folder / f"p{pstates}.xml")]) == 0
+    for pstates in (3, 15):
+        assert main(["workload", "generate", "--preset", "machovec", "--seed", "1",
+                     "--platform", str(folder / f"p{pstates}.xml"),
+                     "--option", "tasks_per_day=100", "--option", "core_scale=0.02",
+                     "--option", "hours=6", "--option", "warmup_hours=1",
+                     "-o", str(folder / f"w{pstates}.json")]) == 0
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("platform", "workload", "options", "message"),
+    [
+        # Issue 28: a workload made for 15 P-states on the preset's 3 ran silently wrong.
+        ("p3.xml", "w15.json", [], "w15.json: job '0' (jobs[0]): field 'etc_pstate'['sp2'] has"
+         " 15 P-states, the platform's cluster sp2 has 3 (platform p3.xml)"),
+        # A P-state the platform lacks: the workload's third on a 2-P-state platform.
+        ("p2.xml", "w3.json", [], "w3.json: job '0' (jobs[0]): field 'etc_pstate'['sp1'] has"
+         " 3 P-states, the platform's cluster sp1 has 2 (platform p2.xml)"),
+        # A budget that is not a positive number, given on the command line.
+        ("p3.xml", "w3.json", ["--option", "energy_budget=-5"],
+         "option energy_budget must be joules >= 0 or null, got -5"),
+        ("p3.xml", "w3.json", ["--option", "energy_budget=abc"],
+         "option energy_budget must be joules >= 0 or null, got 'abc'"),
+    ],
+    ids=["15-pstates-on-3", "pstate-the-platform-lacks", "budget-option-negative",
+         "budget-option-abc"],
+)
+def test_a_machovec_run_with_bad_input_is_refused_before_it_starts(
+    machovec_files: Path, platform: str, workload: str, options: list[str], message: str,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``hetsched run max-upe-ph`` on a generated Machovec day: exit 2, the error naming the
+    file, job and field (or the option), no output folder."""
+    capsys.readouterr()
+    monkeypatch.chdir(machovec_files)
+    out = tmp_path / "out"
+    code = main(["run", "max-upe-ph", "-p", platform, "-w", workload, *options, "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1] == f"hetsched run: error: {message}"
+    assert not out.exists()

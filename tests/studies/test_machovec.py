@@ -106,9 +106,10 @@ def test_the_command_line_reads_node_sizes(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     from hetsched.cli import main
 
-    assert main(["experiment", "machovec", "--cores-per-node", "64,x",
-                 "-o", str(tmp_path / "x")]) == 2
-    assert "--cores-per-node: expected sizes like 64 or 32,64, got '64,x'" in (
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "machovec", "--cores-per-node", "64,x", "-o", str(tmp_path / "x")])
+    assert exit_.value.code == 2
+    assert "argument --cores-per-node: must be an integer >= 1, got 'x'" in (
         capsys.readouterr().err)
     assert not (tmp_path / "x").exists()
 

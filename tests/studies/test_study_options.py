@@ -28,6 +28,8 @@ REFUSED = [
     (["experiment", "hwang", "--interarrival", "-5"], "--interarrival"),
     (["experiment", "hwang", "--interarrival", "0"], "--interarrival"),
     (["experiment", "hwang", "--scale", "0"], "--scale"),
+    (["experiment", "hwang", "--scale", "-1"], "--scale"),
+    (["experiment", "hwang", "--scenarios", "24"], "--scenarios"),
     (["experiment", "hwang", "--seeds", "-1"], "--seeds"),
     (["experiment", "machovec", "--trials", "0"], "--trials"),
     (["experiment", "machovec", "--scale", "nan"], "--scale"),

@@ -8,31 +8,12 @@ from collections import Counter
 import numpy as np
 import pytest
 from generators_support import HWANG, hwang_clusters
+from hwang_tables import TABLE_3_EPA, TABLE_3_RPA, table_3_runtimes
 
 from hetsched.workloads import gen_hwang as hw
 from hetsched.workloads.generators import PRESETS, generate
 
-# Table 3 as printed: egocentric and reciprocal platform affinities (gene, cheetah, darth,
-# lcloud). Recomputing them from the throughputs checks the transcription of the throughputs.
-TABLE_3_EPA = {
-    "AutoDock": (0.614, 1.532, 0.978, 1.214),
-    "Blast": (0.640, 1.308, 1.009, 1.284),
-    "CacheBench": (0.929, 1.080, 0.994, 1.006),
-    "Montage": (0.431, 1.234, 1.326, 1.883),
-    "ThreeKaonOmega": (0.431, 1.822, 1.181, 1.428),
-}
-TABLE_3_RPA = {
-    "AutoDock": (0.966, 1.169, 0.918, 0.974),
-    "Blast": (1.009, 0.997, 0.955, 1.042),
-    "CacheBench": (1.473, 0.854, 0.988, 0.847),
-    "Montage": (0.684, 0.892, 1.203, 1.484),
-    "ThreeKaonOmega": (0.678, 1.341, 1.060, 1.102),
-}
 TABLE_5 = {"gene": (300, 2), "cheetah": (75, 8), "darth": (75, 8), "lcloud": (50, 12)}
-
-
-def runtimes() -> np.ndarray:
-    return np.array([[3600.0 / x for x in hw.TABLE_3_THROUGHPUT[a]] for a in hw.APPLICATIONS])
 
 
 def test_table_3_throughputs_reproduce_the_papers_affinities() -> None:
@@ -40,7 +21,7 @@ def test_table_3_throughputs_reproduce_the_papers_affinities() -> None:
     AutoDock on cheetah: (480.42 + 347.11 + 294.16) / 3 / 244.05 = 1.532 (sec. 4.1). RPA: run
     times normalized by each platform's mean over applications (cheetah: 167.97 s), then the
     same ratio (AutoDock on cheetah: 1.698 / 1.453 = 1.169)."""
-    r = runtimes()
+    r = table_3_runtimes()
     assert r[0].tolist() == pytest.approx([480.42, 244.05, 347.11, 294.16], rel=0.001)
     assert r[:, 1].mean() == pytest.approx(167.97, rel=0.001)
     normalized = r / r.mean(axis=0)
@@ -94,7 +75,7 @@ def test_table_3_and_the_papers_largest_platform_slowdown() -> None:
     the runtime in its fastest platform": ThreeKaonOmega, 50.69 / 17.98 tasks per hour in
     Table 3. Table 3 gives Montage a larger one, 33.76 / 11.64 = 2.90 (its fastest platform
     is lcloud): the text's figure is ThreeKaonOmega's (docs/reproductions/hwang.md)."""
-    r = runtimes()
+    r = table_3_runtimes()
     slowdown = dict(zip(hw.APPLICATIONS, (r[:, 0] / r.min(axis=1)).round(2), strict=True))
     assert slowdown["ThreeKaonOmega"] == 2.82
     assert slowdown["Montage"] == 2.90 and max(slowdown.values()) == 2.90

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hwang_tables import TABLE_3_EPA, TABLE_3_RPA, table_3_runtimes
 
 from hetsched.heuristics.fairness.affinity import (
     CombinationTable,
@@ -13,28 +14,7 @@ from hetsched.heuristics.fairness.affinity import (
     reciprocal_platform_affinity,
     throughput,
 )
-from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_3_THROUGHPUT
-
-# Table 3, EPA and RPA columns (gene, cheetah, darth, lcloud), as printed.
-TABLE_3_EPA = {
-    "AutoDock": (0.614, 1.532, 0.978, 1.214),
-    "Blast": (0.640, 1.308, 1.009, 1.284),
-    "CacheBench": (0.929, 1.080, 0.994, 1.006),
-    "Montage": (0.431, 1.234, 1.326, 1.883),
-    "ThreeKaonOmega": (0.431, 1.822, 1.181, 1.428),
-}
-TABLE_3_RPA = {
-    "AutoDock": (0.966, 1.169, 0.918, 0.974),
-    "Blast": (1.009, 0.997, 0.955, 1.042),
-    "CacheBench": (1.473, 0.854, 0.988, 0.847),
-    "Montage": (0.684, 0.892, 1.203, 1.484),
-    "ThreeKaonOmega": (0.678, 1.341, 1.060, 1.102),
-}
-
-
-def _solo_from_table_3() -> np.ndarray:
-    """OneCore run times from Table 3's throughputs (tasks/hour)."""
-    return 3600.0 / np.array([TABLE_3_THROUGHPUT[a] for a in APPLICATIONS])
+from hetsched.workloads.gen_hwang import APPLICATIONS
 
 
 def test_epa_of_autodock_on_cheetah_is_the_papers_worked_number() -> None:
@@ -46,7 +26,7 @@ def test_epa_of_autodock_on_cheetah_is_the_papers_worked_number() -> None:
 def test_rpa_of_autodock_on_cheetah_is_the_papers_worked_number() -> None:
     # Section 4.1: cheetah's mean OneCore run time is 167.97 s; AutoDock's normalised run
     # times are 1.680, 1.453, 1.744, 1.669; RPA = 1.698 / 1.453 = 1.169.
-    solo = _solo_from_table_3()
+    solo = table_3_runtimes()
     assert solo[:, 1].mean() == pytest.approx(167.97, abs=0.01)
     normalized = solo / solo.mean(axis=0)
     assert normalized[0] == pytest.approx([1.680, 1.453, 1.744, 1.669], abs=1.5e-3)
@@ -56,7 +36,7 @@ def test_rpa_of_autodock_on_cheetah_is_the_papers_worked_number() -> None:
 def test_table_3_recomputed_within_rounding() -> None:
     # Table 3's throughputs are rounded to 0.01 task/hour, its affinities to 0.001: the
     # recomputation agrees within 0.0015 (three entries differ by one in the last digit).
-    solo = _solo_from_table_3()
+    solo = table_3_runtimes()
     epa = np.array([TABLE_3_EPA[a] for a in APPLICATIONS])
     rpa = np.array([TABLE_3_RPA[a] for a in APPLICATIONS])
     assert np.abs(egocentric_platform_affinity(solo) - epa).max() < 1.5e-3
@@ -68,7 +48,7 @@ def test_table_3_recomputed_within_rounding() -> None:
 def test_throughput_and_epa_rank_platforms_alike_but_rpa_does_not() -> None:
     # Section 4.1, Analysis: with throughput and EPA every application but Montage ranks
     # cheetah, lcloud, darth, gene; with RPA the rankings differ (CacheBench: gene first).
-    solo = _solo_from_table_3()
+    solo = table_3_runtimes()
     for metric in ("throughput", "epa"):
         ranking = np.argsort(-platform_affinity(solo, metric), axis=1)
         for row, app in zip(ranking, APPLICATIONS, strict=True):
@@ -80,7 +60,7 @@ def test_throughput_and_epa_rank_platforms_alike_but_rpa_does_not() -> None:
 
 
 def test_rpa_depends_on_the_other_users_epa_does_not() -> None:
-    solo = _solo_from_table_3()
+    solo = table_3_runtimes()
     assert np.array_equal(egocentric_platform_affinity(solo[:2])[0],
                           egocentric_platform_affinity(solo)[0])
     assert not np.allclose(reciprocal_platform_affinity(solo[:2])[0],
