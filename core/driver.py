@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from typing import overload
 
 from hetsched.core.decisions import Action, Decision
-from hetsched.core.energy import EnergyMeter
+from hetsched.core.energy import ENERGY_BUDGET_RULE, EnergyMeter, is_energy_budget
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import SystemView, TaskRecord, TaskState
@@ -230,8 +230,9 @@ class MappingDriver:
     ) -> None:
         if period is not None and not period > 0:
             raise ValueError(f"period must be > 0 seconds or None, got {period}")
-        if energy_budget is not None and not energy_budget >= 0:
-            raise ValueError(f"energy budget must be >= 0 joules or None, got {energy_budget}")
+        if energy_budget is not None and not is_energy_budget(energy_budget):
+            raise ValueError(f"energy budget must be {ENERGY_BUDGET_RULE} or None,"
+                             f" got {energy_budget!r}")
         if measure_window is not None and not 0 <= measure_window[0] < measure_window[1]:
             raise ValueError(f"measure window must be (t0, t1) with 0 <= t0 < t1, got"
                              f" {measure_window}")

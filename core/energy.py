@@ -34,9 +34,27 @@ With a window ``(5, 20)``: 5 s idle (500 J) then 10 s at 50 W + 60 W (1100 J).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from hetsched.core.system import Cluster
+
+ENERGY_BUDGET_RULE = "a number of joules > 0"
+"""What an energy budget must be, for error messages (:func:`is_energy_budget`)."""
+
+
+def is_energy_budget(value: object) -> bool:
+    """Whether ``value`` is an energy budget: a finite number of joules > 0 (Machovec et al.
+    sec. II.C: the energy the system may consume in the measured day). The one rule for the
+    workload's ``hetsched.energy_budget``, the scheduler's ``energy_budget`` option, the
+    driver and the metrics. Choice: 0 is refused, as the issue asks of "a budget that is not a
+    positive number" (idle power alone exceeds it, so no schedule could hold it).
+
+    >>> [is_energy_budget(v) for v in (1.2e10, 1, 0, -5, float("inf"), "1e9", True, None)]
+    [True, True, False, False, False, False, False, False]
+    """
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 def _check_host_pstate(cluster: Cluster, pstate: int) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from hetsched import cache
+from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
@@ -107,10 +108,9 @@ class WorkloadInfo:
                 raise ValueError(
                     f"workload {self.workload_name}: measure_window [{t0}, {t1}] needs t0 < t1"
                 )
-        if self.energy_budget is not None and not self.energy_budget >= 0:
-            raise ValueError(
-                f"workload {self.workload_name}: energy_budget {self.energy_budget} must be >= 0"
-            )
+        if self.energy_budget is not None and not is_energy_budget(self.energy_budget):
+            raise ValueError(f"workload {self.workload_name}: energy_budget"
+                             f" {self.energy_budget} must be {ENERGY_BUDGET_RULE}")
 
     def in_window(self, job: JobAnnotations) -> bool:
         """Whether ``job`` counts in the metrics: submitted in ``[t0, t1)``, or no window.

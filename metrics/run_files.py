@@ -13,7 +13,7 @@ the platform, and match the jobs to the workload's tasks (:func:`account`). A
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -42,13 +42,20 @@ class RunFiles:
     prefix: Path
     workload_path: str | Path
     platform_path: str | Path
+    energy_budget: float | None = None
+    """The run's energy budget (J) when the scheduler was given one as an option; it replaces
+    the workload's ``hetsched.energy_budget``, as the adapter's ``energy_budget`` does."""
+    measure_window: tuple[float, float] | None = None
+    """Likewise the scheduler's ``measure_window`` option, replacing the workload's."""
 
     @classmethod
-    def of(cls, prefix: str | Path, workload_path: str | Path,
-           platform_path: str | Path) -> RunFiles:  # fmt: skip
+    def of(cls, prefix: str | Path, workload_path: str | Path, platform_path: str | Path, *,
+           energy_budget: float | None = None,
+           measure_window: tuple[float, float] | None = None) -> RunFiles:  # fmt: skip
         """The files of a run, from paths as given on a command line (the workload's and the
-        platform's kept as given: the summary reports them as they were named)."""
-        return cls(Path(prefix), workload_path, platform_path)
+        platform's kept as given: the summary reports them as they were named); a budget or a
+        window given to the scheduler as an option replaces the workload's."""
+        return cls(Path(prefix), workload_path, platform_path, energy_budget, measure_window)
 
     def output(self, suffix: str) -> Path:
         """Batsim's output file ``<prefix>_<suffix>``.
@@ -66,8 +73,15 @@ class RunFiles:
     @cached_property
     def workload_document(self) -> tuple[WorkloadInfo, dict]:
         """The workload and its parsed JSON (:func:`~hetsched.metrics.annotations.read_workload`,
-        Batsim's name ``w0`` for it)."""
-        return read_workload(self.workload_path)
+        Batsim's name ``w0`` for it), with :attr:`energy_budget` and :attr:`measure_window`
+        in place of the workload's where given."""
+        workload, document = read_workload(self.workload_path)
+        if self.energy_budget is not None:
+            workload = replace(workload, energy_budget=float(self.energy_budget))
+        if self.measure_window is not None:
+            t0, t1 = self.measure_window
+            workload = replace(workload, measure_window=(float(t0), float(t1)))
+        return workload, document
 
     @property
     def workload(self) -> WorkloadInfo:

@@ -661,7 +661,11 @@ def run_heuristic(
     # the outputs (issue 23: peak memory).
     del scheduler
     gc.collect()
-    files = RunFiles.of(prefix, workload, platform)  # each output file read once for all three
+    # each output file read once for all three; a hetsched scheduler's budget and window
+    # options replace the workload's in the checks and metrics, as they did in the run
+    given = {} if stock else dict(options or {})
+    files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
+                        measure_window=given.get("measure_window"))
     report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
     summary = summarize_files(files, heuristic=name, engine=engine)
     summary = dataclasses.replace(

@@ -75,6 +75,7 @@ from procset import ProcSet
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
+from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
 from hetsched.core.mapping import Heuristic
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
@@ -197,10 +198,10 @@ class HetschedScheduler(BatsimScheduler):
         if export_prefix is not None and not isinstance(export_prefix, str):
             raise ValueError(f"option export_prefix must be a path or null, got {export_prefix!r}")
         budget = options.get("energy_budget")
-        if budget is not None and (
-            isinstance(budget, bool) or not isinstance(budget, int | float) or not budget >= 0
-        ):
-            raise ValueError(f"option energy_budget must be joules >= 0 or null, got {budget!r}")
+        if budget is not None and not is_energy_budget(budget):
+            raise ValueError(
+                f"option energy_budget must be {ENERGY_BUDGET_RULE} or null, got {budget!r}"
+            )
         window = options.get("measure_window")
         if window is not None and not (
             isinstance(window, list | tuple) and len(window) == 2

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
+from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
@@ -625,10 +626,10 @@ def _check_meta(meta: object, filename: str) -> dict:
                 f" got {window!r}"
             )
     budget = meta.get("energy_budget")
-    if budget is not None and not (_is_number(budget) and budget >= 0):
+    if budget is not None and not is_energy_budget(budget):
         raise WorkloadError(
-            f"{where}.energy_budget: must be null or joules >= 0 (Machovec et al. sec. II.C),"
-            f" got {budget!r}"
+            f"{where}.energy_budget: must be null or {ENERGY_BUDGET_RULE} (Machovec et al."
+            f" sec. II.C), got {budget!r}"
         )
     if "source" in meta and not isinstance(meta["source"], dict):
         raise WorkloadError(f"{where}.source: must be an object")

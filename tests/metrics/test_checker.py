@@ -401,7 +401,7 @@ def _inject(kind: str, tasks: list[dict], runs: list[dict], data: st.DataObject)
         run["nodes"] = [0, 2]
     else:
         total = 400 * max(r["end"] for r in runs)
-        return {"energy_budget": total * data.draw(st.floats(0, 0.99))}
+        return {"energy_budget": total * data.draw(st.floats(0.01, 0.99))}
     return {}
 
 

@@ -224,12 +224,14 @@ def machovec_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
          " 3 P-states, the platform's cluster sp1 has 2 (platform p2.xml)"),
         # A budget that is not a positive number, given on the command line.
         ("p3.xml", "w3.json", ["--option", "energy_budget=-5"],
-         "option energy_budget must be joules >= 0 or null, got -5"),
+         "option energy_budget must be a number of joules > 0 or null, got -5"),
         ("p3.xml", "w3.json", ["--option", "energy_budget=abc"],
-         "option energy_budget must be joules >= 0 or null, got 'abc'"),
+         "option energy_budget must be a number of joules > 0 or null, got 'abc'"),
+        ("p3.xml", "w3.json", ["--option", "energy_budget=0"],
+         "option energy_budget must be a number of joules > 0 or null, got 0"),
     ],
     ids=["15-pstates-on-3", "pstate-the-platform-lacks", "budget-option-negative",
-         "budget-option-abc"],
+         "budget-option-abc", "budget-option-zero"],
 )
 def test_a_machovec_run_with_bad_input_is_refused_before_it_starts(
     machovec_files: Path, platform: str, workload: str, options: list[str], message: str,
@@ -245,3 +247,21 @@ def test_a_machovec_run_with_bad_input_is_refused_before_it_starts(
     assert code == 2
     assert err[-1] == f"hetsched run: error: {message}"
     assert not out.exists()
+
+
+def test_a_budget_given_as_an_option_is_the_budget_the_run_reports(
+    machovec_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--option energy_budget=J`` replaces the workload's budget in the scheduler (the
+    adapter) and so in the summary, the printout and the checker (they reported the
+    workload's, none here, while the heuristic applied the option's)."""
+    monkeypatch.chdir(machovec_files)
+    out = tmp_path / "large"
+    capsys.readouterr()
+    assert main(["run", "max-upe-ph", "-p", "p3.xml", "-w", "w3.json",
+                 "--option", "energy_budget=1e12", "-o", str(out)]) == 0
+    assert "budget 1,000.000 GJ: held" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["energy_budget_joules"] == 1e12
+    assert summary["tasks_completed"] > 0
