@@ -50,12 +50,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from hetsched.heuristics.fairness.two_level import (
+    Allocation,
     Platform,
     TwoLevelScheduler,
     served_requests,
@@ -133,6 +135,86 @@ class SimulationResult:
     def makespan(self) -> float:
         """First submission to last task end (s)."""
         return float(self.finish.max() - self.submission.min())
+
+
+class _SchedulerInputs(NamedTuple):
+    """The arguments of :meth:`TwoLevelScheduler.schedule` at an invocation, in order."""
+
+    tasks: np.ndarray
+    applications: np.ndarray
+    platforms: tuple[Platform, ...]
+    previous: np.ndarray | None
+    current: list[np.ndarray]
+    running: list[np.ndarray]
+
+    def copy(self) -> _SchedulerInputs:
+        """New arrays of the same values (a scheduler may keep or change what it is given)."""
+        return _SchedulerInputs(
+            self.tasks.copy(), self.applications.copy(), self.platforms,
+            None if self.previous is None else self.previous.copy(),
+            [a.copy() for a in self.current], [a.copy() for a in self.running])
+
+
+@dataclass
+class _Invocation:
+    """An invocation some run reached: the simulation's state (:meth:`PilotJobSimulation.
+    _save`) and the scheduler's inputs there; per allocation decided at it (its
+    :func:`_allocation_key`), the next invocation or the run's result."""
+
+    state: tuple[Any, ...]
+    inputs: _SchedulerInputs
+    after: dict[tuple, _Invocation | SimulationResult] = field(default_factory=dict)
+
+
+def _allocation_key(allocation: Allocation) -> tuple:
+    """What makes two allocations the same decision: the shares' and layouts' types, shapes
+    and values."""
+    return tuple((a.dtype.str, a.shape, a.tobytes())
+                 for a in (allocation.shares, *allocation.layouts))
+
+
+def shared_runs(platforms: Sequence[Platform], applications: Sequence[Application],
+                schedulers: Iterable[TwoLevelScheduler],
+                seed: int | None = 0) -> Iterator[SimulationResult]:
+    """The result of ``PilotJobSimulation(platforms, applications, scheduler, seed).run()``
+    for each of ``schedulers`` in turn, bit for bit, sharing what the runs have in common.
+
+    Until its first invocation a run does not depend on its scheduler, and between two
+    invocations only on the state at the first and the allocation decided there. So the
+    state at each invocation a run reaches is kept, with what follows each allocation
+    decided at it: a later run is given the same scheduler inputs there, and while its
+    scheduler decides the same allocations as an earlier run's, it follows that run
+    without simulating (different policies often agree on the first invocations, and
+    cells of the grid are sometimes the same run); from the first invocation where it
+    decides otherwise it runs on from the kept state."""
+    simulation: PilotJobSimulation | None = None
+    first: _Invocation | SimulationResult | None = None
+    for scheduler in schedulers:
+        if simulation is None:
+            simulation = PilotJobSimulation(platforms, applications, scheduler, seed)
+            first = simulation._reach()
+        reached = first
+        while isinstance(reached, _Invocation):  # the invocations of earlier runs
+            allocation = scheduler.schedule(*reached.inputs.copy())
+            key = _allocation_key(allocation)
+            if key not in reached.after:
+                break
+            reached = reached.after[key]
+        if isinstance(reached, _Invocation):  # a decision no run made there: run on
+            simulation.scheduler = scheduler
+            simulation._restore(reached.state)
+            while True:
+                simulation._invoke_pending(allocation)
+                following = simulation._reach()
+                reached.after[key] = following
+                if not isinstance(following, _Invocation):
+                    break
+                reached = following
+                allocation = scheduler.schedule(*reached.inputs.copy())
+                key = _allocation_key(allocation)
+            reached = following
+        assert isinstance(reached, SimulationResult)
+        yield reached
 
 
 class PilotJobSimulation:
@@ -236,10 +318,11 @@ class PilotJobSimulation:
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
             / max(1, p.cores_per_node - 1) for p in platforms]
         self._shares: np.ndarray | None = None
-        self._tasks_run = [[0] * m for _ in range(n)]
-        self._busy = [[0.0] * m for _ in range(n)]
-        self._solo_busy = [[0.0] * m for _ in range(n)]
+        self._tasks_run = np.zeros((n, m), dtype=np.int64)
+        self._busy = np.zeros((n, m))
+        self._solo_busy = np.zeros((n, m))
         self._invocations: list[Invocation] = []
+        self._pending: float | None = None  # the time of an invocation due, not made yet
         # the submissions to come, in time order, from self._arrivals[self._next_arrival]
         self._arrivals = sorted((a.submission, user) for user, a in enumerate(applications))
         self._next_arrival = 0
@@ -299,6 +382,15 @@ class PilotJobSimulation:
 
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
+        if not self._instant():
+            return False
+        if self._pending is not None:
+            self._invoke_pending()
+        return True
+
+    def _instant(self) -> bool:
+        """Handle the events of the next instant but the invocation they may call for (left
+        due in ``_pending``, with the starts after it); False when nothing is left to happen."""
         now = min(self._arrival(), float(self._end_all.min()))
         if now == math.inf:
             return False
@@ -329,8 +421,7 @@ class PilotJobSimulation:
                 self._finish[user] = now
                 invoke = True
         if invoke and any(self._queued):
-            self._invoke(now)
-            self._start(now, None)  # the pilots may have moved: every idle core
+            self._pending = now
         else:
             self._start(now, freed)
         return True
@@ -363,16 +454,15 @@ class PilotJobSimulation:
             flat = flat[:tied[0]]
             time = time[:tied[0]]
         handled = 0
-        while handled < time.size:
+        while handled < time.size and self._pending is None:
             handled += self._complete_ends(time[handled:], flat[handled:])
             if handled < time.size:  # an application's last task: one by one
                 j = int(np.searchsorted(self._core_offset, flat[handled], side="right")) - 1
                 self._complete_one(float(time[handled]), j,
                                    int(flat[handled] - self._core_offset[j]))
                 handled += 1
-        if time.size:
-            self.now = float(time[-1])
-        return int(time.size)
+        self.now = float(time[handled - 1])
+        return handled
 
     def _complete_one(self, now: float, j: int, core: int) -> None:
         """The task on ``core`` of platform ``j`` ends alone at ``now``: the application
@@ -390,8 +480,7 @@ class PilotJobSimulation:
         if self._done[user] == self._tasks[user]:  # the application terminates
             self._finish[user] = now
             if any(self._queued):
-                self._invoke(now)
-                self._start(now, None)
+                self._pending = now
             return
         pilot = self._pilot[j].item(core)
         if pilot < 0 or self._queued[pilot] == 0:
@@ -405,9 +494,9 @@ class PilotJobSimulation:
         solo = float(self._app_solo[j, app] if self._onecore is None else
                      self._onecore[self._after_last[pilot] - queued, j])
         duration = solo * self._slowdown(j, self._slowdown_key(code, app))
-        self._tasks_run[pilot][j] += 1
-        self._busy[pilot][j] += duration
-        self._solo_busy[pilot][j] += solo
+        self._tasks_run[pilot, j] += 1
+        self._busy[pilot, j] += duration
+        self._solo_busy[pilot, j] += solo
         self._end[j][core] = now + duration
 
     def _complete_ends(self, time: np.ndarray, flat: np.ndarray) -> int:
@@ -485,10 +574,7 @@ class PilotJobSimulation:
             self._done[u] += count
         for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
             self._queued[u] -= count
-        cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
-        for table, addends in ((self._tasks_run, 1), (self._busy, duration),
-                               (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, addends)
+        self._accumulate(pilot[started] * len(self.platforms) + on, duration, solo)
         return n
 
     def _layouts(self, flat: list[np.ndarray]) -> list[np.ndarray]:
@@ -496,16 +582,27 @@ class PilotJobSimulation:
         return [np.array(users, dtype=np.int64).reshape(p.nodes, p.cores_per_node)
                 for users, p in zip(flat, self.platforms, strict=True)]
 
-    def _invoke(self, now: float) -> None:
-        queued = np.array(self._queued, dtype=np.int64)
-        allocation = self.scheduler.schedule(
-            queued, self._app, self.platforms, previous=self._shares,
-            current=self._layouts(self._pilot), running=self._layouts(self._running),
-        )
+    def _invoke_pending(self, allocation: Allocation | None = None) -> None:
+        """Make the invocation due (``allocation``: what the scheduler decides at it, if
+        already asked), then every idle core whose pilot's user has queued tasks starts one
+        (the pilots may have moved)."""
+        now = self._pending
+        assert now is not None
+        self._pending = None
+        inputs = self._scheduler_inputs()
+        if allocation is None:
+            allocation = self.scheduler.schedule(*inputs)
         self._shares = allocation.shares
         for pilot, layout in zip(self._pilot, allocation.layouts, strict=True):
             pilot[:] = layout.reshape(-1)
-        self._invocations.append(Invocation(now, queued, allocation.shares))
+        self._invocations.append(Invocation(now, inputs.tasks, allocation.shares))
+        self._start(now, None)
+
+    def _scheduler_inputs(self) -> _SchedulerInputs:
+        """What the scheduler is given at an invocation now (new arrays)."""
+        return _SchedulerInputs(np.array(self._queued, dtype=np.int64), self._app,
+                                self.platforms, self._shares, self._layouts(self._pilot),
+                                self._layouts(self._running))
 
     def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
         """Every idle core whose pilot's user has queued tasks starts one of them; only the
@@ -561,16 +658,64 @@ class PilotJobSimulation:
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
-        cell = users * len(self.platforms) + j  # (user, platform), row-major
+        self._accumulate(users * len(self.platforms) + j, duration, solo)
+        self._end[j][cores] = now + duration
+
+    def _accumulate(self, cells: np.ndarray, duration: np.ndarray, solo: np.ndarray) -> None:
+        """Count the tasks started on ``cells`` (``user x platforms + platform``) with their
+        run and OneCore times, each table cell's additions in the order given (``add.at``)."""
         for table, addends in ((self._tasks_run, 1), (self._busy, duration),
                                (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, addends)
-        self._end[j][cores] = now + duration
+            np.add.at(table.reshape(-1), cells, addends)
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self._complete_window() or self.step():  # lone ends in windows, else an instant
-            pass
+        while self._proceed():
+            self._invoke_pending()
+        return self._result()
+
+    def _proceed(self) -> bool:
+        """Handle the events up to the next invocation (True: it is due, ``_pending``) or to
+        the end (False): lone ends in windows, else an instant at a time."""
+        while self._pending is None:
+            if not (self._complete_window() or self._instant()):
+                return False
+        return True
+
+    def _reach(self) -> _Invocation | SimulationResult:
+        """Handle the events up to the next invocation (its state and scheduler inputs) or
+        to the end (the result)."""
+        if self._proceed():
+            return _Invocation(self._save(), self._scheduler_inputs())
+        return self._result()
+
+    def _save(self) -> tuple[Any, ...]:
+        """A copy of everything the events and invocations change (:meth:`_restore`); the
+        slowdown caches, which only grow and hold the model's values, are not part of it."""
+        return (self._pilot_all.copy(), self._running_all.copy(), self._end_all.copy(),
+                self._occupancy_all.copy(), self._tasks_run.copy(), self._busy.copy(),
+                self._solo_busy.copy(), list(self._queued), list(self._done),
+                list(self._submitted), list(self._finish), self._shares,
+                list(self._invocations), self._next_arrival, self.now, self._pending,
+                self._rng.bit_generator.state)
+
+    def _restore(self, state: tuple[Any, ...]) -> None:
+        """Back to the state :meth:`_save` gave (the arrays in place: the per-platform views
+        stay valid)."""
+        (pilot, running, end, occupancy, tasks_run, busy, solo_busy, queued, done, submitted,
+         finish, self._shares, invocations, self._next_arrival, self.now, self._pending,
+         self._rng.bit_generator.state) = state
+        for mine, saved in ((self._pilot_all, pilot), (self._running_all, running),
+                            (self._end_all, end), (self._occupancy_all, occupancy),
+                            (self._tasks_run, tasks_run), (self._busy, busy),
+                            (self._solo_busy, solo_busy)):
+            mine[:] = saved
+        self._queued, self._done, self._submitted, self._finish = (
+            list(queued), list(done), list(submitted), list(finish))
+        self._invocations = list(invocations)
+
+    def _result(self) -> SimulationResult:
+        """The run's :class:`SimulationResult`, once nothing is left to happen."""
         if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
                      if math.isnan(f)]
@@ -586,16 +731,6 @@ class PilotJobSimulation:
             np.array(self._solo_busy),
             list(self._invocations),
         )
-
-
-def _accumulate_cells(table: list[list], cells: np.ndarray, values: np.ndarray | int) -> None:
-    """``table[u][j] += values[i]`` for each ``cells[i] = u x columns + j``, in order (one
-    ``add.at`` on the flattened table: each cell's additions in the order given)."""
-    flat = np.array(table).reshape(-1)
-    np.add.at(flat, cells, values)
-    columns = len(table[0])
-    for u, row in enumerate(table):
-        row[:] = flat[u * columns:(u + 1) * columns].tolist()
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
