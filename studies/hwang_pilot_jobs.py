@@ -63,6 +63,11 @@ from hetsched.heuristics.fairness.two_level import (
     served_requests,
 )
 
+DENSE_SLOWDOWNS = 4_000_000
+"""At most this many slowdown entries (32 MB) are kept in one array, the keys of every
+platform (Table 5's platforms with Table 6's five applications: 2.45 million); beyond, a
+dict per platform."""
+
 
 @dataclass(frozen=True)
 class Application:
@@ -302,17 +307,26 @@ class PilotJobSimulation:
                     f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
                 )
         nodes = np.cumsum([0] + [p.nodes for p in platforms])
-        self._node_offset = nodes[:-1]
         self._occupancy_all = np.zeros(nodes[-1], dtype=np.int64)
         self._occupancy = [self._occupancy_all[a:b]
                            for a, b in itertools.pairwise(nodes)]
-        # per platform: the digits of its occupancy codes, its cores per node
+        # per platform: the digits of its occupancy codes; per core (flat): its platform,
+        # its node (over every platform's nodes) and the digits of its node's code
         self._digits = np.array(self._digit, dtype=np.int64)
-        self._node_cores = np.array(self._cores_per_node, dtype=np.int64)
+        self._platform_of = np.repeat(np.arange(m), [p.cores for p in platforms])
+        self._node_of = np.repeat(np.arange(nodes[-1]), np.repeat(
+            self._cores_per_node, [p.nodes for p in platforms]))
+        self._core_digits = self._digits[self._platform_of].reshape(-1)
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
         # whether a slowdown's key (occupancy code, application, platform) fits in int64
         self._keys_fit = max((k + 1) ** self._nb_apps for k in self._cores_per_node) \
             * self._nb_apps * m < 2**63
+        # the slowdowns of every platform's keys in one array (NaN: not computed yet), at
+        # platform j's offset + key, when all of them take at most DENSE_SLOWDOWNS entries
+        sizes = [(k + 1) ** self._nb_apps * self._nb_apps for k in self._cores_per_node]
+        self._dense_offset = np.cumsum([0, *sizes[:-1]])
+        self._dense: np.ndarray | None = (np.full(sum(sizes), math.nan)
+                                          if sum(sizes) <= DENSE_SLOWDOWNS else None)
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
@@ -359,6 +373,30 @@ class PilotJobSimulation:
                         - float(interference[app]))
             self._slowdowns[j][key] = slowdown
         return slowdown
+
+    def _slowdowns_of(self, code: np.ndarray, app: np.ndarray, on: np.ndarray) -> np.ndarray:
+        """The slowdowns (:meth:`_slowdown`) of tasks of ``app`` started on nodes of
+        occupancy ``code`` (the task included) of platforms ``on``: read from the dense
+        array when there is one (computing those not computed yet), else each (key,
+        platform) looked up once in the caches."""
+        if self._dense is not None:
+            key = self._slowdown_key(code, app)
+            index = self._dense_offset[on] + key
+            slowdown = self._dense[index]
+            for i in np.flatnonzero(np.isnan(slowdown)).tolist():
+                slowdown[i] = self._dense[index[i]] = self._slowdown(int(on[i]), int(key[i]))
+            return slowdown
+        m = len(self.platforms)
+        if self._keys_fit:
+            keys, inverse = np.unique(self._slowdown_key(code, app) * m + on,
+                                      return_inverse=True)
+        else:  # in Python integers
+            inverse = None
+            keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
+                code.tolist(), app.tolist(), on.tolist(), strict=True)]
+        values = [self._slowdown(key % m, key // m)
+                  for key in (keys if inverse is None else keys.tolist())]
+        return np.array(values) if inverse is None else np.array(values)[inverse]
 
     def _next_task(self) -> np.ndarray:
         """Per user, the index (over every user's tasks) of its next queued task."""
@@ -457,7 +495,7 @@ class PilotJobSimulation:
         while handled < time.size and self._pending is None:
             handled += self._complete_ends(time[handled:], flat[handled:])
             if handled < time.size:  # an application's last task: one by one
-                j = int(np.searchsorted(self._core_offset, flat[handled], side="right")) - 1
+                j = int(self._platform_of[flat[handled]])
                 self._complete_one(float(time[handled]), j,
                                    int(flat[handled] - self._core_offset[j]))
                 handled += 1
@@ -520,16 +558,15 @@ class PilotJobSimulation:
         if n == 0:
             return 0
         time, flat, running = time[:n], flat[:n], running[:n]
-        platform = np.searchsorted(self._core_offset, flat, side="right") - 1
+        platform = self._platform_of[flat]
         pilot = self._pilot_all[flat]
         owner = np.where(pilot >= 0, pilot, 0)
         fetched = _ranks(pilot)  # earlier ends here of the same user's pilots: their starts
         start = (pilot >= 0) & (fetched < np.array(self._queued, dtype=np.int64)[owner])
-        digit = self._digits[platform]
-        where = self._node_offset[platform] + (flat - self._core_offset[platform]) \
-            // self._node_cores[platform]  # a node of any platform
-        delta = np.where(start, digit[np.arange(n), self._app[owner]], 0) \
-            - digit[np.arange(n), self._app[running]]
+        digit = flat * self._nb_apps  # where the digits of each end's node start
+        where = self._node_of[flat]  # a node of any platform
+        delta = np.where(start, self._core_digits[digit + self._app[owner]], 0) \
+            - self._core_digits[digit + self._app[running]]
         before = self._occupancy_all[where]
         by_node = np.argsort(where, kind="stable")
         total = np.cumsum(delta[by_node])
@@ -548,17 +585,7 @@ class PilotJobSimulation:
         started = np.flatnonzero(start)
         on = platform[started]
         app = self._app[pilot[started]]
-        m = len(self.platforms)
-        if self._keys_fit:  # each (slowdown key, platform) looked up once
-            keys, inverse = np.unique(self._slowdown_key(code[started], app) * m + on,
-                                      return_inverse=True)
-        else:  # in Python integers
-            inverse = None
-            keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
-                code[started].tolist(), app.tolist(), on.tolist(), strict=True)]
-        values = [self._slowdown(key % m, key // m)
-                  for key in (keys if inverse is None else keys.tolist())]
-        slowdown = np.array(values) if inverse is None else np.array(values)[inverse]
+        slowdown = self._slowdowns_of(code[started], app, on)
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
