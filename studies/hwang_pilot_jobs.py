@@ -17,6 +17,8 @@ policies is checked against. Each instant is handled as a whole: task completion
 submissions, then (if an application was submitted or terminated) one scheduling invocation,
 then every idle core whose pilot's user has queued tasks starts one, and the run times of the
 tasks started are computed from their nodes' occupancy after all of these starts.
+:func:`shared_runs` runs several schedulers on the same inputs, sharing the stretches of
+their runs between the invocations where their schedulers decide alike.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
@@ -228,9 +230,10 @@ class PilotJobSimulation:
     ``seed`` seeds the draw of which pilots get a user's last tasks; the scheduler's
     policies carry their own seeds. ``now`` is the time of the last step.
 
-    Per user, its queued and finished tasks and what it ran are Python lists (read one
-    at a time at an end handled alone, where a numpy scalar access costs as much as the rest
-    of the event). Per core (flat, core ``node * k + c``) the user of its pilot and of its
+    Per user, its queued and finished tasks are Python lists (read one at a time at an end
+    handled alone, where a numpy scalar access costs as much as the rest of the event);
+    what each user ran on each platform is a numpy array (added to for a window of ends at
+    once). Per core (flat, core ``node * k + c``) the user of its pilot and of its
     running task and when that task ends, and per node an *occupancy code*, the number of
     tasks of each application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's
     slowdown from it), are numpy arrays over every platform (``_*_all``, gathered and
