@@ -4,8 +4,10 @@ Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
 run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
-cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of CPU per
-run at Table 6's 500,000 tasks::
+cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). The cells of one scenario,
+seed and gap run together, sharing the stretches of their runs between the invocations where
+their schedulers decide alike (:func:`simulate_together`): 0.3-0.8 s of CPU per run at Table
+6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
     hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\
@@ -22,7 +24,8 @@ The grid (per scenario and seed, 50 runs): simple fairness with each second-leve
 and PAF, AAF, PA-based RR with each platform affinity metric (Throughput, EPA, RPA) and each
 second-level policy, MAF with both co-runner affinity metrics. Second levels: AllCore,
 Random, MAF (raw), MAF (normalised), CA-based RR; k = 50%, D_unit = P_unit = 1 (sec. 6.1).
-Each finished run is appended to ``runs.csv`` at once, so an interrupted study resumes.
+Each finished run is appended to ``runs.csv`` at once (with ``--jobs 2``, each group of cells
+of one scenario, seed and gap), so an interrupted study resumes.
 Then ``summary.txt`` and figures like the paper's:
 
 * ``fig3.png``: fairness and efficiency per platform affinity metric and scenario type
