@@ -477,10 +477,12 @@ class PilotJobSimulation:
         end times before any of them is handled, are every event until its end whatever happens
         at them (a submission ends the window before it; two ends at one instant end it
         before them, and :meth:`step` handles that instant as a whole). They are handled with
-        numpy (:meth:`_complete_ends`) up to the end of an application's last task, which
-        may invoke the scheduler (:meth:`_complete_one`), and so on. The results are those
-        of handling every end as an instant of its own: the same tasks, run times (the same
-        float products and sums) and additions in the same order."""
+        numpy (:meth:`_complete_ends`) up to the end of an application's last task
+        (:meth:`_complete_one`), and so on; when that end calls for an invocation, the
+        window stops there, the invocation due (``_pending``: :meth:`run` makes it and the
+        next window starts after it). The results are those of handling every end as an
+        instant of its own: the same tasks, run times (the same float products and sums) and
+        additions in the same order."""
         first = float(self._end_all.min())
         arrival = self._arrival()
         if not first < arrival or np.count_nonzero(self._end_all == first) > 1:
