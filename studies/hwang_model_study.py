@@ -4,8 +4,10 @@ Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
 run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
-cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). About 1 s of CPU per
-run at Table 6's 500,000 tasks::
+cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). The cells of one scenario,
+seed and gap run together, sharing the stretches of their runs between the invocations where
+their schedulers decide alike (:func:`simulate_together`): 0.3-0.8 s of CPU per run at Table
+6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
     hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\
@@ -22,7 +24,8 @@ The grid (per scenario and seed, 50 runs): simple fairness with each second-leve
 and PAF, AAF, PA-based RR with each platform affinity metric (Throughput, EPA, RPA) and each
 second-level policy, MAF with both co-runner affinity metrics. Second levels: AllCore,
 Random, MAF (raw), MAF (normalised), CA-based RR; k = 50%, D_unit = P_unit = 1 (sec. 6.1).
-Each finished run is appended to ``runs.csv`` at once, so an interrupted study resumes.
+Each finished run is appended to ``runs.csv`` at once (with ``--jobs 2``, each group of cells
+of one scenario, seed and gap), so an interrupted study resumes.
 Then ``summary.txt`` and figures like the paper's:
 
 * ``fig3.png``: fairness and efficiency per platform affinity metric and scenario type
@@ -57,7 +60,7 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -73,7 +76,7 @@ from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, 
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
-from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation
+from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, shared_runs
 from hetsched.studies.statistics import confidence_half_width
 from hetsched.workloads.gen_hwang import (
     APPLICATIONS,
@@ -225,12 +228,40 @@ def _inputs(scenario_number: int, scale: float, interarrival: float | None, seed
 
 def simulate(run: Run, scale: float) -> dict[str, object]:
     """Run ``run`` at ``scale`` x Table 6's tasks; its row of ``runs.csv``."""
-    scenario = SCENARIOS[run.scenario - 1]
-    platforms, applications = _inputs(run.scenario, scale, run.interarrival, run.seed,
-                                      run.variant.runtime_spread)
+    return next(simulate_together([run], scale))
+
+
+def simulate_together(runs: Sequence[Run], scale: float) -> Iterator[dict[str, object]]:
+    """Run ``runs``, cells of one scenario, seed, gap and variant (the same inputs), at
+    ``scale`` x Table 6's tasks; their rows of ``runs.csv``, in order, each as soon as its
+    run is done. The runs share what their invocations have in common
+    (:func:`~hetsched.studies.hwang_pilot_jobs.shared_runs`: the same results as one run
+    after another, bit for bit); ``seconds`` is each run's own part."""
+    first = runs[0]
+    if any(_inputs_key(run) != _inputs_key(first) for run in runs):
+        raise ValueError("runs simulated together need the same scenario, seed, gap and"
+                         " variant")
+    platforms, applications = _inputs(first.scenario, scale, first.interarrival, first.seed,
+                                      first.variant.runtime_spread)
+    schedulers = (TwoLevelScheduler(_first_level(run), _second_level(run)) for run in runs)
     start = time.perf_counter()
-    scheduler = TwoLevelScheduler(_first_level(run), _second_level(run))
-    result = PilotJobSimulation(platforms, applications, scheduler, seed=run.seed).run()
+    for run, result in zip(runs, shared_runs(platforms, applications, schedulers,
+                                             seed=first.seed), strict=True):
+        yield _row(run, scale, platforms, applications, result,
+                   time.perf_counter() - start)
+        start = time.perf_counter()
+
+
+def _inputs_key(run: Run) -> tuple:
+    """What the inputs of ``run`` depend on, besides the scale (:func:`_inputs`)."""
+    return run.scenario, run.seed, run.interarrival, run.variant
+
+
+def _row(run: Run, scale: float, platforms: Sequence[Platform],
+         applications: Sequence[Application], result: SimulationResult,
+         seconds: float) -> dict[str, object]:
+    """The row of ``runs.csv`` of ``run``, whose simulation gave ``result``."""
+    scenario = SCENARIOS[run.scenario - 1]
     solo = np.column_stack([p.model.solo[[a.application for a in applications]]
                             for p in platforms])
     fastest = fastest_onecore_runtime(result.tasks, solo, sum(p.cores for p in platforms),
@@ -243,7 +274,7 @@ def simulate(run: Run, scale: float) -> dict[str, object]:
         "fairness": round(fairness(normalized), 6), "makespan": round(result.makespan, 3),
         "normalized": ";".join(f"{a.user}={v:.6f}"
                                for a, v in zip(applications, normalized, strict=True)),
-        "seconds": round(time.perf_counter() - start, 3),
+        "seconds": round(seconds, 3),
     }
 
 
@@ -253,8 +284,17 @@ def _key(row: dict[str, str]) -> tuple[str, ...]:
             "" if gap == "" else repr(float(gap)))
 
 
-def _simulate_star(args: tuple[Run, float]) -> dict[str, object]:
-    return simulate(*args)
+def _simulate_list(args: tuple[list[Run], float]) -> list[dict[str, object]]:
+    return list(simulate_together(*args))
+
+
+def _together(runs: Sequence[Run]) -> list[list[Run]]:
+    """``runs`` in groups of the same inputs (:func:`simulate_together`), in the order of
+    their first runs (:func:`grid` lists each group's runs one after another)."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(_inputs_key(run), []).append(run)
+    return list(groups.values())
 
 
 def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> list[dict]:
@@ -282,15 +322,16 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
         writer = csv.DictWriter(handle, FIELDS)
         if new:
             writer.writeheader()
-        if workers > 1:
+        if workers > 1:  # a group's rows when it is done
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for row in pool.map(_simulate_star, [(r, scale) for r in todo], chunksize=4):
+                for rows in pool.map(_simulate_list, [(g, scale) for g in _together(todo)]):
+                    writer.writerows(rows)
+                    handle.flush()
+        else:  # each row when its run is done
+            for group in _together(todo):
+                for row in simulate_together(group, scale):
                     writer.writerow(row)
                     handle.flush()
-        else:
-            for run in todo:
-                writer.writerow(simulate(run, scale))
-                handle.flush()
     return _rows_of(path, runs)
 
 

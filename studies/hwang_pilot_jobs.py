@@ -17,6 +17,8 @@ policies is checked against. Each instant is handled as a whole: task completion
 submissions, then (if an application was submitted or terminated) one scheduling invocation,
 then every idle core whose pilot's user has queued tasks starts one, and the run times of the
 tasks started are computed from their nodes' occupancy after all of these starts.
+:func:`shared_runs` runs several schedulers on the same inputs, sharing the stretches of
+their runs between the invocations where their schedulers decide alike.
 
 Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jobs.py``):
 
@@ -50,16 +52,23 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from hetsched.heuristics.fairness.two_level import (
+    Allocation,
     Platform,
     TwoLevelScheduler,
     served_requests,
 )
+
+DENSE_SLOWDOWNS = 4_000_000
+"""At most this many slowdown entries (32 MB) are kept in one array, the keys of every
+platform (Table 5's platforms with Table 6's five applications: 2.45 million); beyond, a
+dict per platform."""
 
 
 @dataclass(frozen=True)
@@ -135,15 +144,96 @@ class SimulationResult:
         return float(self.finish.max() - self.submission.min())
 
 
+class _SchedulerInputs(NamedTuple):
+    """The arguments of :meth:`TwoLevelScheduler.schedule` at an invocation, in order."""
+
+    tasks: np.ndarray
+    applications: np.ndarray
+    platforms: tuple[Platform, ...]
+    previous: np.ndarray | None
+    current: list[np.ndarray]
+    running: list[np.ndarray]
+
+    def copy(self) -> _SchedulerInputs:
+        """New arrays of the same values (a scheduler may keep or change what it is given)."""
+        return _SchedulerInputs(
+            self.tasks.copy(), self.applications.copy(), self.platforms,
+            None if self.previous is None else self.previous.copy(),
+            [a.copy() for a in self.current], [a.copy() for a in self.running])
+
+
+@dataclass
+class _Invocation:
+    """An invocation some run reached: the simulation's state (:meth:`PilotJobSimulation.
+    _save`) and the scheduler's inputs there; per allocation decided at it (its
+    :func:`_allocation_key`), the next invocation or the run's result."""
+
+    state: tuple[Any, ...]
+    inputs: _SchedulerInputs
+    after: dict[tuple, _Invocation | SimulationResult] = field(default_factory=dict)
+
+
+def _allocation_key(allocation: Allocation) -> tuple:
+    """What makes two allocations the same decision: the shares' and layouts' types, shapes
+    and values."""
+    return tuple((a.dtype.str, a.shape, a.tobytes())
+                 for a in (allocation.shares, *allocation.layouts))
+
+
+def shared_runs(platforms: Sequence[Platform], applications: Sequence[Application],
+                schedulers: Iterable[TwoLevelScheduler],
+                seed: int | None = 0) -> Iterator[SimulationResult]:
+    """The result of ``PilotJobSimulation(platforms, applications, scheduler, seed).run()``
+    for each of ``schedulers`` in turn, bit for bit, sharing what the runs have in common.
+
+    Until its first invocation a run does not depend on its scheduler, and between two
+    invocations only on the state at the first and the allocation decided there. So the
+    state at each invocation a run reaches is kept, with what follows each allocation
+    decided at it: a later run is given the same scheduler inputs there, and while its
+    scheduler decides the same allocations as an earlier run's, it follows that run
+    without simulating (different policies often agree on the first invocations, and
+    cells of the grid are sometimes the same run); from the first invocation where it
+    decides otherwise it runs on from the kept state."""
+    simulation: PilotJobSimulation | None = None
+    first: _Invocation | SimulationResult | None = None
+    for scheduler in schedulers:
+        if simulation is None:
+            simulation = PilotJobSimulation(platforms, applications, scheduler, seed)
+            first = simulation._reach()
+        reached = first
+        while isinstance(reached, _Invocation):  # the invocations of earlier runs
+            allocation = scheduler.schedule(*reached.inputs.copy())
+            key = _allocation_key(allocation)
+            if key not in reached.after:
+                break
+            reached = reached.after[key]
+        if isinstance(reached, _Invocation):  # a decision no run made there: run on
+            simulation.scheduler = scheduler
+            simulation._restore(reached.state)
+            while True:
+                simulation._invoke_pending(allocation)
+                following = simulation._reach()
+                reached.after[key] = following
+                if not isinstance(following, _Invocation):
+                    break
+                reached = following
+                allocation = scheduler.schedule(*reached.inputs.copy())
+                key = _allocation_key(allocation)
+            reached = following
+        assert isinstance(reached, SimulationResult)
+        yield reached
+
+
 class PilotJobSimulation:
     """Pilot-job execution of ``applications`` on ``platforms`` under ``scheduler``.
 
     ``seed`` seeds the draw of which pilots get a user's last tasks; the scheduler's
     policies carry their own seeds. ``now`` is the time of the last step.
 
-    Per user, its queued and finished tasks and what it ran are Python lists (read one
-    at a time at an end handled alone, where a numpy scalar access costs as much as the rest
-    of the event). Per core (flat, core ``node * k + c``) the user of its pilot and of its
+    Per user, its queued and finished tasks are Python lists (read one at a time at an end
+    handled alone, where a numpy scalar access costs as much as the rest of the event);
+    what each user ran on each platform is a numpy array (added to for a window of ends at
+    once). Per core (flat, core ``node * k + c``) the user of its pilot and of its
     running task and when that task ends, and per node an *occupancy code*, the number of
     tasks of each application on it in base ``k + 1`` (:meth:`_slowdown` reads a task's
     slowdown from it), are numpy arrays over every platform (``_*_all``, gathered and
@@ -220,26 +310,36 @@ class PilotJobSimulation:
                     f" occupancy codes up to {k + 1}^{self._nb_apps}, beyond 64-bit integers"
                 )
         nodes = np.cumsum([0] + [p.nodes for p in platforms])
-        self._node_offset = nodes[:-1]
         self._occupancy_all = np.zeros(nodes[-1], dtype=np.int64)
         self._occupancy = [self._occupancy_all[a:b]
                            for a, b in itertools.pairwise(nodes)]
-        # per platform: the digits of its occupancy codes, its cores per node
+        # per platform: the digits of its occupancy codes; per core (flat): its platform,
+        # its node (over every platform's nodes) and the digits of its node's code
         self._digits = np.array(self._digit, dtype=np.int64)
-        self._node_cores = np.array(self._cores_per_node, dtype=np.int64)
+        self._platform_of = np.repeat(np.arange(m), [p.cores for p in platforms])
+        self._node_of = np.repeat(np.arange(nodes[-1]), np.repeat(
+            self._cores_per_node, [p.nodes for p in platforms]))
+        self._core_digits = self._digits[self._platform_of].reshape(-1)
         self._slowdowns: list[dict[int, float]] = [{} for _ in platforms]
         # whether a slowdown's key (occupancy code, application, platform) fits in int64
         self._keys_fit = max((k + 1) ** self._nb_apps for k in self._cores_per_node) \
             * self._nb_apps * m < 2**63
+        # the slowdowns of every platform's keys in one array (NaN: not computed yet), at
+        # platform j's offset + key, when all of them take at most DENSE_SLOWDOWNS entries
+        sizes = [(k + 1) ** self._nb_apps * self._nb_apps for k in self._cores_per_node]
+        self._dense_offset = np.cumsum([0, *sizes[:-1]])
+        self._dense: np.ndarray | None = (np.full(sum(sizes), math.nan)
+                                          if sum(sizes) <= DENSE_SLOWDOWNS else None)
         # slowdown - 1 of a task of a per co-runner task of b: sigma_a (p_b + q_ab) / (k - 1)
         self._interference = [
             p.model.sensitivity[:, None] * (p.model.pressure[None, :] + p.model.pair)
             / max(1, p.cores_per_node - 1) for p in platforms]
         self._shares: np.ndarray | None = None
-        self._tasks_run = [[0] * m for _ in range(n)]
-        self._busy = [[0.0] * m for _ in range(n)]
-        self._solo_busy = [[0.0] * m for _ in range(n)]
+        self._tasks_run = np.zeros((n, m), dtype=np.int64)
+        self._busy = np.zeros((n, m))
+        self._solo_busy = np.zeros((n, m))
         self._invocations: list[Invocation] = []
+        self._pending: float | None = None  # the time of an invocation due, not made yet
         # the submissions to come, in time order, from self._arrivals[self._next_arrival]
         self._arrivals = sorted((a.submission, user) for user, a in enumerate(applications))
         self._next_arrival = 0
@@ -277,6 +377,30 @@ class PilotJobSimulation:
             self._slowdowns[j][key] = slowdown
         return slowdown
 
+    def _slowdowns_of(self, code: np.ndarray, app: np.ndarray, on: np.ndarray) -> np.ndarray:
+        """The slowdowns (:meth:`_slowdown`) of tasks of ``app`` started on nodes of
+        occupancy ``code`` (the task included) of platforms ``on``: read from the dense
+        array when there is one (computing those not computed yet), else each (key,
+        platform) looked up once in the caches."""
+        if self._dense is not None:
+            key = self._slowdown_key(code, app)
+            index = self._dense_offset[on] + key
+            slowdown = self._dense[index]
+            for i in np.flatnonzero(np.isnan(slowdown)).tolist():
+                slowdown[i] = self._dense[index[i]] = self._slowdown(int(on[i]), int(key[i]))
+            return slowdown
+        m = len(self.platforms)
+        if self._keys_fit:
+            keys, inverse = np.unique(self._slowdown_key(code, app) * m + on,
+                                      return_inverse=True)
+        else:  # in Python integers
+            inverse = None
+            keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
+                code.tolist(), app.tolist(), on.tolist(), strict=True)]
+        values = [self._slowdown(key % m, key // m)
+                  for key in (keys if inverse is None else keys.tolist())]
+        return np.array(values) if inverse is None else np.array(values)[inverse]
+
     def _next_task(self) -> np.ndarray:
         """Per user, the index (over every user's tasks) of its next queued task."""
         return self._after_last_array - np.array(self._queued, dtype=np.int64)
@@ -299,6 +423,15 @@ class PilotJobSimulation:
 
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left to happen."""
+        if not self._instant():
+            return False
+        if self._pending is not None:
+            self._invoke_pending()
+        return True
+
+    def _instant(self) -> bool:
+        """Handle the events of the next instant but the invocation they may call for (left
+        due in ``_pending``, with the starts after it); False when nothing is left to happen."""
         now = min(self._arrival(), float(self._end_all.min()))
         if now == math.inf:
             return False
@@ -329,8 +462,7 @@ class PilotJobSimulation:
                 self._finish[user] = now
                 invoke = True
         if invoke and any(self._queued):
-            self._invoke(now)
-            self._start(now, None)  # the pilots may have moved: every idle core
+            self._pending = now
         else:
             self._start(now, freed)
         return True
@@ -345,10 +477,12 @@ class PilotJobSimulation:
         end times before any of them is handled, are every event until its end whatever happens
         at them (a submission ends the window before it; two ends at one instant end it
         before them, and :meth:`step` handles that instant as a whole). They are handled with
-        numpy (:meth:`_complete_ends`) up to the end of an application's last task, which
-        may invoke the scheduler (:meth:`_complete_one`), and so on. The results are those
-        of handling every end as an instant of its own: the same tasks, run times (the same
-        float products and sums) and additions in the same order."""
+        numpy (:meth:`_complete_ends`) up to the end of an application's last task
+        (:meth:`_complete_one`), and so on; when that end calls for an invocation, the
+        window stops there, the invocation due (``_pending``: :meth:`run` makes it and the
+        next window starts after it). The results are those of handling every end as an
+        instant of its own: the same tasks, run times (the same float products and sums) and
+        additions in the same order."""
         first = float(self._end_all.min())
         arrival = self._arrival()
         if not first < arrival or np.count_nonzero(self._end_all == first) > 1:
@@ -363,16 +497,15 @@ class PilotJobSimulation:
             flat = flat[:tied[0]]
             time = time[:tied[0]]
         handled = 0
-        while handled < time.size:
+        while handled < time.size and self._pending is None:
             handled += self._complete_ends(time[handled:], flat[handled:])
             if handled < time.size:  # an application's last task: one by one
-                j = int(np.searchsorted(self._core_offset, flat[handled], side="right")) - 1
+                j = int(self._platform_of[flat[handled]])
                 self._complete_one(float(time[handled]), j,
                                    int(flat[handled] - self._core_offset[j]))
                 handled += 1
-        if time.size:
-            self.now = float(time[-1])
-        return int(time.size)
+        self.now = float(time[handled - 1])
+        return handled
 
     def _complete_one(self, now: float, j: int, core: int) -> None:
         """The task on ``core`` of platform ``j`` ends alone at ``now``: the application
@@ -390,8 +523,7 @@ class PilotJobSimulation:
         if self._done[user] == self._tasks[user]:  # the application terminates
             self._finish[user] = now
             if any(self._queued):
-                self._invoke(now)
-                self._start(now, None)
+                self._pending = now
             return
         pilot = self._pilot[j].item(core)
         if pilot < 0 or self._queued[pilot] == 0:
@@ -405,9 +537,9 @@ class PilotJobSimulation:
         solo = float(self._app_solo[j, app] if self._onecore is None else
                      self._onecore[self._after_last[pilot] - queued, j])
         duration = solo * self._slowdown(j, self._slowdown_key(code, app))
-        self._tasks_run[pilot][j] += 1
-        self._busy[pilot][j] += duration
-        self._solo_busy[pilot][j] += solo
+        self._tasks_run[pilot, j] += 1
+        self._busy[pilot, j] += duration
+        self._solo_busy[pilot, j] += solo
         self._end[j][core] = now + duration
 
     def _complete_ends(self, time: np.ndarray, flat: np.ndarray) -> int:
@@ -431,16 +563,15 @@ class PilotJobSimulation:
         if n == 0:
             return 0
         time, flat, running = time[:n], flat[:n], running[:n]
-        platform = np.searchsorted(self._core_offset, flat, side="right") - 1
+        platform = self._platform_of[flat]
         pilot = self._pilot_all[flat]
         owner = np.where(pilot >= 0, pilot, 0)
         fetched = _ranks(pilot)  # earlier ends here of the same user's pilots: their starts
         start = (pilot >= 0) & (fetched < np.array(self._queued, dtype=np.int64)[owner])
-        digit = self._digits[platform]
-        where = self._node_offset[platform] + (flat - self._core_offset[platform]) \
-            // self._node_cores[platform]  # a node of any platform
-        delta = np.where(start, digit[np.arange(n), self._app[owner]], 0) \
-            - digit[np.arange(n), self._app[running]]
+        digit = flat * self._nb_apps  # where the digits of each end's node start
+        where = self._node_of[flat]  # a node of any platform
+        delta = np.where(start, self._core_digits[digit + self._app[owner]], 0) \
+            - self._core_digits[digit + self._app[running]]
         before = self._occupancy_all[where]
         by_node = np.argsort(where, kind="stable")
         total = np.cumsum(delta[by_node])
@@ -459,17 +590,7 @@ class PilotJobSimulation:
         started = np.flatnonzero(start)
         on = platform[started]
         app = self._app[pilot[started]]
-        m = len(self.platforms)
-        if self._keys_fit:  # each (slowdown key, platform) looked up once
-            keys, inverse = np.unique(self._slowdown_key(code[started], app) * m + on,
-                                      return_inverse=True)
-        else:  # in Python integers
-            inverse = None
-            keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
-                code[started].tolist(), app.tolist(), on.tolist(), strict=True)]
-        values = [self._slowdown(key % m, key // m)
-                  for key in (keys if inverse is None else keys.tolist())]
-        slowdown = np.array(values) if inverse is None else np.array(values)[inverse]
+        slowdown = self._slowdowns_of(code[started], app, on)
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
@@ -485,10 +606,7 @@ class PilotJobSimulation:
             self._done[u] += count
         for u, count in enumerate(np.bincount(pilot[started], minlength=users).tolist()):
             self._queued[u] -= count
-        cell = pilot[started] * len(self.platforms) + on  # (user, platform), row-major
-        for table, addends in ((self._tasks_run, 1), (self._busy, duration),
-                               (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, addends)
+        self._accumulate(pilot[started] * len(self.platforms) + on, duration, solo)
         return n
 
     def _layouts(self, flat: list[np.ndarray]) -> list[np.ndarray]:
@@ -496,16 +614,27 @@ class PilotJobSimulation:
         return [np.array(users, dtype=np.int64).reshape(p.nodes, p.cores_per_node)
                 for users, p in zip(flat, self.platforms, strict=True)]
 
-    def _invoke(self, now: float) -> None:
-        queued = np.array(self._queued, dtype=np.int64)
-        allocation = self.scheduler.schedule(
-            queued, self._app, self.platforms, previous=self._shares,
-            current=self._layouts(self._pilot), running=self._layouts(self._running),
-        )
+    def _invoke_pending(self, allocation: Allocation | None = None) -> None:
+        """Make the invocation due (``allocation``: what the scheduler decides at it, if
+        already asked), then every idle core whose pilot's user has queued tasks starts one
+        (the pilots may have moved)."""
+        now = self._pending
+        assert now is not None
+        self._pending = None
+        inputs = self._scheduler_inputs()
+        if allocation is None:
+            allocation = self.scheduler.schedule(*inputs)
         self._shares = allocation.shares
         for pilot, layout in zip(self._pilot, allocation.layouts, strict=True):
             pilot[:] = layout.reshape(-1)
-        self._invocations.append(Invocation(now, queued, allocation.shares))
+        self._invocations.append(Invocation(now, inputs.tasks, allocation.shares))
+        self._start(now, None)
+
+    def _scheduler_inputs(self) -> _SchedulerInputs:
+        """What the scheduler is given at an invocation now (new arrays)."""
+        return _SchedulerInputs(np.array(self._queued, dtype=np.int64), self._app,
+                                self.platforms, self._shares, self._layouts(self._pilot),
+                                self._layouts(self._running))
 
     def _start(self, now: float, freed: dict[int, np.ndarray] | None) -> None:
         """Every idle core whose pilot's user has queued tasks starts one of them; only the
@@ -561,16 +690,64 @@ class PilotJobSimulation:
         corunners[np.arange(apps.size), apps] -= 1
         solo = model.solo[apps] if self._onecore is None else self._onecore[task, j]
         duration = solo * model.slowdown(apps, corunners)
-        cell = users * len(self.platforms) + j  # (user, platform), row-major
+        self._accumulate(users * len(self.platforms) + j, duration, solo)
+        self._end[j][cores] = now + duration
+
+    def _accumulate(self, cells: np.ndarray, duration: np.ndarray, solo: np.ndarray) -> None:
+        """Count the tasks started on ``cells`` (``user x platforms + platform``) with their
+        run and OneCore times, each table cell's additions in the order given (``add.at``)."""
         for table, addends in ((self._tasks_run, 1), (self._busy, duration),
                                (self._solo_busy, solo)):
-            _accumulate_cells(table, cell, addends)
-        self._end[j][cores] = now + duration
+            np.add.at(table.reshape(-1), cells, addends)
 
     def run(self) -> SimulationResult:
         """Step until every application has finished; its :class:`SimulationResult`."""
-        while self._complete_window() or self.step():  # lone ends in windows, else an instant
-            pass
+        while self._proceed():
+            self._invoke_pending()
+        return self._result()
+
+    def _proceed(self) -> bool:
+        """Handle the events up to the next invocation (True: it is due, ``_pending``) or to
+        the end (False): lone ends in windows, else an instant at a time."""
+        while self._pending is None:
+            if not (self._complete_window() or self._instant()):
+                return False
+        return True
+
+    def _reach(self) -> _Invocation | SimulationResult:
+        """Handle the events up to the next invocation (its state and scheduler inputs) or
+        to the end (the result)."""
+        if self._proceed():
+            return _Invocation(self._save(), self._scheduler_inputs())
+        return self._result()
+
+    def _save(self) -> tuple[Any, ...]:
+        """A copy of everything the events and invocations change (:meth:`_restore`); the
+        slowdown caches, which only grow and hold the model's values, are not part of it."""
+        return (self._pilot_all.copy(), self._running_all.copy(), self._end_all.copy(),
+                self._occupancy_all.copy(), self._tasks_run.copy(), self._busy.copy(),
+                self._solo_busy.copy(), list(self._queued), list(self._done),
+                list(self._submitted), list(self._finish), self._shares,
+                list(self._invocations), self._next_arrival, self.now, self._pending,
+                self._rng.bit_generator.state)
+
+    def _restore(self, state: tuple[Any, ...]) -> None:
+        """Back to the state :meth:`_save` gave (the arrays in place: the per-platform views
+        stay valid)."""
+        (pilot, running, end, occupancy, tasks_run, busy, solo_busy, queued, done, submitted,
+         finish, self._shares, invocations, self._next_arrival, self.now, self._pending,
+         self._rng.bit_generator.state) = state
+        for mine, saved in ((self._pilot_all, pilot), (self._running_all, running),
+                            (self._end_all, end), (self._occupancy_all, occupancy),
+                            (self._tasks_run, tasks_run), (self._busy, busy),
+                            (self._solo_busy, solo_busy)):
+            mine[:] = saved
+        self._queued, self._done, self._submitted, self._finish = (
+            list(queued), list(done), list(submitted), list(finish))
+        self._invocations = list(invocations)
+
+    def _result(self) -> SimulationResult:
+        """The run's :class:`SimulationResult`, once nothing is left to happen."""
         if any(math.isnan(f) for f in self._finish):
             stuck = [a.user for a, f in zip(self.applications, self._finish, strict=True)
                      if math.isnan(f)]
@@ -586,16 +763,6 @@ class PilotJobSimulation:
             np.array(self._solo_busy),
             list(self._invocations),
         )
-
-
-def _accumulate_cells(table: list[list], cells: np.ndarray, values: np.ndarray | int) -> None:
-    """``table[u][j] += values[i]`` for each ``cells[i] = u x columns + j``, in order (one
-    ``add.at`` on the flattened table: each cell's additions in the order given)."""
-    flat = np.array(table).reshape(-1)
-    np.add.at(flat, cells, values)
-    columns = len(table[0])
-    for u, row in enumerate(table):
-        row[:] = flat[u * columns:(u + 1) * columns].tolist()
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

@@ -13,6 +13,8 @@ from hetsched.studies.hwang_model_study import (
     grid,
     main,
     plot,
+    simulate,
+    simulate_together,
     study,
     summary,
     with_efficiency,
@@ -48,6 +50,30 @@ def test_a_small_study_runs_resumes_and_summarises(tmp_path: Path) -> None:
         "fig3.png", "fig5.png", "fig6.png", "fig4.png", "fig7.png"]
     with pytest.raises(ValueError, match=r"holds runs at scale 0\.001, not 0\.01"):
         study(tmp_path, runs, scale=0.01)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cells_of_a_scenario_and_seed_run_together_as_each_alone(
+        tmp_path: Path, workers: int) -> None:
+    # A group of cells stopped after three rows, then resumed: the three are read back, the
+    # others run together (sharing their invocations; in a worker process with workers=2),
+    # and every row is the one its cell gives alone. Scenario 14 static and with dynamic
+    # submission, scenario 19 (S/L App.) static, two seeds: six groups of 8 cells.
+    runs = [r for r in grid([14, 19], [0, 1], [1000.0]) if r.first in ("fairness", "pa-rr")
+            and r.second in ("allcore", "maf-normalized")]
+    assert len(runs) == 2 * 3 * 8  # scenario 19: static only
+    first = [r for r in runs if r.scenario == 14 and r.seed == 0 and r.interarrival][:3]
+    study(tmp_path, first, scale=0.001)
+    rows = study(tmp_path, runs, scale=0.001, workers=workers)
+    assert len(rows) == len(runs)
+    fields = ("fairness", "makespan", "normalized")
+    alone = {run.key: simulate(run, 0.001) for run in runs}
+    for row in rows:
+        key = (row["scenario"], row["first"], row["pa_metric"], row["second"], row["seed"],
+               row["interarrival"] and repr(float(row["interarrival"])))
+        assert [row[f] for f in fields] == [str(alone[key][f]) for f in fields], key
+    with pytest.raises(ValueError, match="the same scenario, seed, gap and variant"):
+        next(simulate_together(runs[:1] + [r for r in runs if r.seed == 1][:1], 0.001))
 
 
 def test_policies_and_scenarios_are_checked_before_anything_runs(

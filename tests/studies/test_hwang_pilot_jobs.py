@@ -8,6 +8,8 @@ its OneCore time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,12 @@ from hetsched.heuristics.fairness.first_level import (
 from hetsched.heuristics.fairness.second_level import SECOND_LEVEL_POLICIES, AllCore
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.platforms.presets import HWANG_TABLE5
-from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
+from hetsched.studies.hwang_pilot_jobs import (
+    Application,
+    PilotJobSimulation,
+    SimulationResult,
+    shared_runs,
+)
 from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_6_TASKS
 
 MODEL = CorunnerModel("p", 2, ("a", "b"), np.array([10.0, 20.0]), np.array([0.5, 0.0]),
@@ -150,12 +157,9 @@ def test_paper_platforms_run_every_task_within_capacity(first: str, second: str)
     assert len(result.invocations) <= 2 * len(applications)
 
 
-def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False,
-                batched: bool = True) -> SimulationResult:
+def _spread_inputs() -> tuple[list[Platform], list[Application]]:
     """Table 5's platforms, Table 6 at 1/100 with every task's own OneCore run time (a
-    factor 0.7-1.3, so almost every task ends alone), submitted over time, PA-based RR +
-    MAF: run with the windows of lone ends (``batched``, else each end of a window alone),
-    or one instant after another."""
+    factor 0.7-1.3, so almost every task ends alone), submitted over time."""
     platforms = [Platform(n, nodes, CorunnerModel.paper(n)) for n, nodes, _, _ in HWANG_TABLE5]
     rng = np.random.default_rng(5)
     applications = []
@@ -164,11 +168,23 @@ def _spread_run(keys_fit: bool | None = None, step_by_step: bool = False,
         factor = rng.uniform(0.7, 1.3, count)[:, None]
         onecore = factor * np.array([p.model.solo[a] for p in platforms])[None, :]
         applications.append(Application(app, a, count, submission=150.0 * a, onecore=onecore))
+    return platforms, applications
+
+
+def _spread_run(lookup: str = "dense", step_by_step: bool = False,
+                batched: bool = True) -> SimulationResult:
+    """:func:`_spread_inputs` under PA-based RR + MAF: run with the windows of lone ends
+    (``batched``, else each end of a window alone), or one instant after another; the
+    slowdowns read from the dense array (``lookup``), else from the caches with int64 keys
+    (``"unique"``) or Python integers (``"python"``)."""
+    platforms, applications = _spread_inputs()
     scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES["pa-rr"](),
                                   SECOND_LEVEL_POLICIES["maf"]())
     sim = PilotJobSimulation(platforms, applications, scheduler, seed=1)
-    if keys_fit is not None:
-        sim._keys_fit = keys_fit
+    assert sim._dense is not None and sim._keys_fit
+    if lookup != "dense":
+        sim._dense = None
+        sim._keys_fit = lookup == "unique"
     if not batched:
         _one_end_at_a_time(sim)
     if not step_by_step:
@@ -188,13 +204,15 @@ def test_windows_of_lone_ends_give_what_one_instant_after_another_gives() -> Non
     assert windows.tasks_run.tolist() == instants.tasks_run.tolist()
     assert windows.finish == pytest.approx(instants.finish, rel=1e-12)
     assert windows.busy == pytest.approx(instants.busy, rel=1e-12)
-    # slowdown keys beyond int64 are looked up in Python integers: the same run
-    python = _spread_run(keys_fit=False)
-    assert python.finish.tolist() == windows.finish.tolist()
-    assert python.busy.tolist() == windows.busy.tolist()
+    # slowdowns looked up in the caches (int64 keys, or Python integers as beyond int64)
+    # instead of the dense array: the same run
+    for lookup in ("unique", "python"):
+        other = _spread_run(lookup)
+        assert other.finish.tolist() == windows.finish.tolist()
+        assert other.busy.tolist() == windows.busy.tolist()
 
 
-def _means_run(first: str, second: str, batched: bool) -> SimulationResult:
+def _means_inputs() -> tuple[list[Platform], list[Application]]:
     """Every task at its model's mean OneCore run time (``onecore`` not given), on two
     platforms of 3 and 4 nodes whose co-runner slowdowns and submissions at odd instants
     make most ends lone ones (on Table 5's platforms the tasks of one start end together)."""
@@ -208,6 +226,13 @@ def _means_run(first: str, second: str, batched: bool) -> SimulationResult:
                                        np.array([0.8, 1.1, 0.4, 0.7])))]
     applications = [Application(f"u{i}", i % 4, 60 + 7 * i, submission=submission)
                     for i, submission in enumerate([0.0, 3.3, 7.9, 12.1, 40.7, 95.3])]
+    return platforms, applications
+
+
+def _means_run(first: str, second: str, batched: bool) -> SimulationResult:
+    """:func:`_means_inputs` under ``first`` and ``second``, with the windows of lone ends
+    (``batched``) or each end of a window alone."""
+    platforms, applications = _means_inputs()
     scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES[first](), SECOND_LEVEL_POLICIES[second]())
     sim = PilotJobSimulation(platforms, applications, scheduler, seed=1)
     return (sim if batched else _one_end_at_a_time(sim)).run()
@@ -262,3 +287,32 @@ def test_occupancy_codes_whose_slowdown_keys_pass_64_bits() -> None:
     assert alone.finish.tolist() == batched.finish.tolist()
     assert alone.busy.tolist() == batched.busy.tolist()
     assert alone.tasks_run.tolist() == batched.tasks_run.tolist()
+
+
+@pytest.mark.parametrize("inputs", [_spread_inputs, _means_inputs])
+def test_shared_runs_give_each_scheduler_its_own_run_bit_for_bit(inputs: Callable) -> None:
+    # Every first level under AllCore and MAF, and one cell twice: the runs follow earlier
+    # ones while their schedulers decide the same allocations (the repeated cell at all of
+    # them), then run on from the state kept there (with the draws of which pilots get a
+    # user's last tasks, frequent on the small platforms). Each result equals the
+    # scheduler's own run, bit for bit.
+    platforms, applications = inputs()
+    cells = [(f, s) for f in sorted(FIRST_LEVEL_POLICIES) for s in ("allcore", "maf")]
+    cells.append(cells[1])
+
+    def scheduler(first: str, second: str) -> TwoLevelScheduler:
+        return TwoLevelScheduler(FIRST_LEVEL_POLICIES[first](),
+                                 SECOND_LEVEL_POLICIES[second](seed=3))
+
+    shared = list(shared_runs(platforms, applications,
+                              (scheduler(*cell) for cell in cells), seed=2))
+    assert len(shared) == len(cells)
+    assert shared[-1] is shared[1]  # the repeated cell: the same run, not simulated again
+    for cell, result in zip(cells, shared, strict=True):
+        alone = PilotJobSimulation(platforms, applications, scheduler(*cell), seed=2).run()
+        assert result.finish.tolist() == alone.finish.tolist(), cell
+        assert result.busy.tolist() == alone.busy.tolist(), cell
+        assert result.solo_busy.tolist() == alone.solo_busy.tolist(), cell
+        assert result.tasks_run.tolist() == alone.tasks_run.tolist(), cell
+        assert [(i.time, i.queued.tolist(), i.shares.tolist()) for i in result.invocations] \
+            == [(i.time, i.queued.tolist(), i.shares.tolist()) for i in alone.invocations]
