@@ -350,38 +350,6 @@ class NodeGroups:
         return nodes
 
     # ------------------------------------------------------------------ writing
-    def regroup(self, local: np.ndarray, free_from: np.ndarray, gap_start: np.ndarray,
-                gap_end: np.ndarray, gap_node: np.ndarray) -> None:
-        """Nodes ``local`` (sorted local indices) are in a new idle state, read from
-        ``free_from`` and the gap table's rows as :meth:`build` reads them (a release or a
-        start of a reservation changed it): they leave their groups and form groups of
-        their own, the other nodes keep theirs; groups left empty are removed."""
-        for g, taken in self.parts_of(local):
-            size = taken.size
-            _count(self._ff_count, self.ff[g], -size)
-            for gap in self.gaps[g]:
-                _count(self._gap_count, gap, -size)
-            nodes = self.nodes[g]
-            rest = np.ones(nodes.size, dtype=bool)
-            rest[nodes.searchsorted(taken)] = False
-            self.nodes[g] = nodes[rest]
-        rows = np.flatnonzero(np.isin(gap_node, local))
-        fresh = NodeGroups.build(free_from[local], gap_start[rows], gap_end[rows],
-                                 local.searchsorted(gap_node[rows]))
-        for value, count in fresh._ff_count.items():
-            _count(self._ff_count, value, count)
-        for gap, count in fresh._gap_count.items():
-            _count(self._gap_count, gap, count)
-        kept = [g for g, nodes in enumerate(self.nodes) if nodes.size]
-        position = np.empty(len(self.nodes) + len(fresh.nodes), dtype=np.intp)
-        position[kept] = np.arange(len(kept))
-        self.ff = [self.ff[g] for g in kept] + fresh.ff
-        self.gaps = [self.gaps[g] for g in kept] + fresh.gaps
-        self.nodes = [self.nodes[g] for g in kept] + [local[nodes] for nodes in fresh.nodes]
-        self.group_of = position[self.group_of]
-        self.group_of[local] = fresh.group_of + len(kept)
-        self._ff_sorted = self._gap_list = None
-
     def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]] | None:
         """For sorted local nodes ``local``, each group they meet and which of its nodes."""
         groups = self.group_of[local]

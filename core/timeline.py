@@ -11,8 +11,7 @@ the timeline keeps two forms of the nodes' idle time:
   listings of a node's bookings read;
 - per group of nodes in the same idle state (:mod:`hetsched.core.node_groups`): what the
   earliest-slot search of :mod:`hetsched.core.slots` and the node choice read, built from the
-  per-node form by the first query, then kept by the bookings, and by releases and starts of
-  reservations (their nodes regrouped from the per-node form). A booking
+  per-node form by the first query after a release, then kept by the bookings. A booking
   made while the groups exist goes into them alone; the per-node form takes it when it is
   next read (a heuristic's scratch copy, which only books and searches, never pays for it).
 
@@ -330,7 +329,7 @@ class ClusterTimeline:
 
     def _alike(self) -> NodeGroups:
         """The nodes grouped by idle state (:mod:`hetsched.core.node_groups`), built from the
-        per-node tables at the first query (and after a booking the groups could not place)."""
+        per-node tables when no booking since the last change of them kept it up to date."""
         if self._groups is None:
             self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
         return self._groups
@@ -621,6 +620,7 @@ class ClusterTimeline:
         bid = self._bids.pop(task_id, None)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         self.generation += 1
         before = np.full(nodes.size, -1, dtype=np.intp)
@@ -645,14 +645,7 @@ class ClusterTimeline:
         last = nodes[~followed]
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
-        self._regroup(nodes)
         return booking
-
-    def _regroup(self, nodes: np.ndarray) -> None:
-        """Local nodes ``nodes`` changed idle state in the per-node tables: so they do in the
-        groups, if built (:meth:`NodeGroups.regroup`)."""
-        if self._groups is not None:
-            self._groups.regroup(nodes, self._ff, *self._gap_arrays())
 
     def start_reserved(self, task_id: str) -> Booking:
         """The booking of ``task_id`` becomes running work (:attr:`Action.START`) over the same
@@ -668,6 +661,7 @@ class ClusterTimeline:
         bid = self._bids.get(task_id)
         if bid is None:
             raise ValueError(f"task {task_id} has no booking on {self.cluster.name}")
+        self._groups = None
         booking, nodes = self._records.pop(bid)
         if booking.kind is not Action.START:
             booking = replace(booking, kind=Action.START)
@@ -675,7 +669,6 @@ class ClusterTimeline:
             if gaps.used > gaps.dead:
                 used = gaps.used
                 gaps.kill(np.flatnonzero((gaps.next[:used] == bid) & (gaps.prev[:used] == -1)))
-                self._regroup(nodes)
         self._records[bid] = (booking, nodes)
         self.generation += 1
         return booking

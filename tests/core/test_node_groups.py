@@ -91,13 +91,6 @@ def _check_queries(tl: ClusterTimeline, rng: np.random.Generator, now: float) ->
     assert tl.earliest_starts(ks, ds, now).tolist() == [
         reference.earliest_start(int(k), float(d), now) for k, d in zip(ks, ds, strict=True)]
     assert tl.idle_counts(now, ds).tolist() == [reference.idle_count(now, float(d)) for d in ds]
-    groups = tl._groups
-    if groups is not None:  # kept through bookings, releases and starts of reservations
-        for i, (ff, gaps) in enumerate(zip(reference.free_from, reference.gaps, strict=True)):
-            g = int(groups.group_of[i])
-            assert (groups.ff[g], groups.gaps[g]) == (ff, tuple(sorted(gaps)))
-            assert i in groups.nodes[g].tolist()
-        assert sorted(np.concatenate(groups.nodes).tolist()) == list(range(n))
     copy = tl.clone()
     copy._flush()
     rebuilt = NodeGroups.build(copy._ff, *copy._gap_arrays())
