@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -234,8 +235,12 @@ class NodeGroups:
                 candidates.add(value)
             below = total
         usable.sort()
-        free = i = 0
-        last = len(values)
+        free = i = held = u = 0
+        last, nb_usable = len(values), len(usable)
+        # The usable gaps begun by t that end at t + duration or later, by end, and their
+        # nodes (held): t + duration only grows with t, so a gap that ends before it once
+        # never holds the task again.
+        holding: list[tuple[float, int]] = []
         for t in sorted(candidates):
             if t >= tail:
                 break
@@ -244,13 +249,15 @@ class NodeGroups:
                 i += 1
             if free + rows < nb_nodes:
                 continue  # too few even if every usable gap held the task at t
-            idle = free
-            for begin, end, count in usable:
-                if begin > t:
-                    break
-                if t + duration <= end:
-                    idle += count
-            if idle >= nb_nodes:
+            while u < nb_usable and usable[u][0] <= t:
+                _, end, count = usable[u]
+                heappush(holding, (end, count))
+                held += count
+                u += 1
+            end = t + duration
+            while holding and not end <= holding[0][0]:
+                held -= heappop(holding)[1]
+            if free + held >= nb_nodes:
                 return t
         return tail
 

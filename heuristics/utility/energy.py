@@ -64,6 +64,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
 from hetsched.core.system import Cluster
@@ -167,6 +169,26 @@ class EnergyLedger:
         extension = max(0.0, end - self.end)
         return (nb_nodes * above_idle * _overlap(start, end, self.start, max(self.end, end))
                 + self.idle_total * extension)
+
+    def costs(self, nb_nodes: np.ndarray, above_idle: np.ndarray, start: float,
+              end: np.ndarray) -> np.ndarray:
+        """:meth:`cost` of many options at once, with its floating-point operations in the
+        same order: options of ``nb_nodes`` nodes drawing ``above_idle`` watts above their
+        cluster's idle (:meth:`Cluster.busy_watts` minus ``idle``) over ``[start, end]``.
+
+        >>> from hetsched.core.system import PState
+        >>> c = Cluster("c", 4, (0, 1), (PState(1e9, 10.0, 100.0),))
+        >>> ledger = EnergyLedger(30000.0, 0.0, 100.0, True, {"c": 10.0}, 20.0, 800.0)
+        >>> ledger.costs(np.array([1, 2]), np.array([90.0, 90.0]), 90.0,
+        ...              np.array([130.0, 95.0])).tolist(), ledger.cost(c, 2, 0, 90.0, 95.0)
+        ([900.0, 900.0], 900.0)
+        """
+        if self.windowed:
+            inside = np.maximum(0.0, np.minimum(end, self.end) - max(start, self.start))
+            return nb_nodes * above_idle * inside
+        high = np.maximum(self.end, end)
+        inside = np.maximum(0.0, np.minimum(end, high) - max(start, self.start))
+        return nb_nodes * above_idle * inside + self.idle_total * np.maximum(0.0, end - self.end)
 
     def cheapest(self, task: Task, clusters: Sequence[Cluster], now: float,
                  all_pstates: bool = False) -> float:

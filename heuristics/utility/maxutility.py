@@ -59,7 +59,7 @@ from hetsched.core.slots import Slot
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityTable
-from hetsched.heuristics.common import Candidate, prepare
+from hetsched.heuristics.common import feasible_clusters
 from hetsched.heuristics.minmin import MinMin, Options
 from hetsched.heuristics.utility.energy import EnergyLedger
 
@@ -127,8 +127,11 @@ class MaxUtil(Heuristic):
         """Their resources allocated (eq. 1), summed, in core-seconds."""
         self.energy_ = 0.0
         """Their busy energy, summed, in joules."""
-        self.options_: dict[tuple[str, tuple[str, ...], bool], _TaskOptions] = {}
-        """Each task's options (by task id and feasible clusters), worked out once."""
+        self.options_: dict[str, tuple[Task, _TaskOptions | None]] = {}
+        """Each task's options (by task id: the task, its options on its feasible clusters,
+        ``None`` when it fits on none), worked out once."""
+        self.clusters_: object = None
+        """The system's clusters the options were worked out for."""
 
     @property
     def filter_leniency(self) -> float | None:
@@ -147,12 +150,12 @@ class MaxUtil(Heuristic):
         window = event.system.measure_window
         if window is not None and now >= window[1]:
             return [Decision(Action.DROP, task.id) for task in event.mappable]
-        kept, decisions = self._prepare(event)
+        ledger = EnergyLedger.at(event)
+        kept, decisions = self._prepare(event, ledger)
         if not kept:
             return decisions
-        ledger = EnergyLedger.at(event)
         tasks = [task for task, _ in kept]
-        choices = _Choices.of(kept, event.schedule, self._needs_energy(ledger), self.options_)
+        choices = _Choices.of([part for _, part in kept], event.schedule)
         keep = self._filtered(choices, ledger)
         options = choices.select(keep)
         if not len(options):
@@ -191,15 +194,60 @@ class MaxUtil(Heuristic):
     uses_energy: ClassVar[bool] = False
     """Whether the objective measure needs each option's energy (Max UPE)."""
 
-    def _prepare(self, event: MappingEvent) -> tuple[list[Candidate], list[Decision]]:
-        """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little."""
+    def _prepare(self, event: MappingEvent, ledger: EnergyLedger | None
+                 ) -> tuple[list[tuple[Task, _TaskOptions]], list[Decision]]:
+        """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little.
+
+        The drops of :func:`hetsched.heuristics.common.prepare` (a task that fits on no
+        cluster, :func:`~hetsched.heuristics.common.below_utility` over every P-state, a
+        cheapest option started now that costs more than the energy remaining), in the order
+        of the mappable tasks, read from each task's options (worked out once per run, see
+        :meth:`_options_of`) with the ledger's costs of all of them at once
+        (:meth:`EnergyLedger.costs`). The kept tasks come with their options.
+        """
         for task in event.mappable:
             if task.utility is None:
                 raise ValueError(
                     f"{self.name}: task {task.id} has no utility function (workload annotation"
                     " 'utility'); utility-aware heuristics need one"
                 )
-        return prepare(event, False, utility_threshold=self.drop_threshold, all_pstates=True)
+        need_energy = self._needs_energy(ledger)
+        now = event.time
+        parts = [self._options_of(task, event.schedule, need_energy) for task in event.mappable]
+        too_dear = [False] * len(parts)
+        if ledger is not None:
+            priced = [i for i, part in enumerate(parts) if part is not None]
+            if priced:
+                cheapest = _cheapest(ledger, event.schedule, now,
+                                     [parts[i] for i in priced])  # type: ignore[misc]
+                for i, cost in zip(priced, cheapest.tolist(), strict=True):
+                    too_dear[i] = cost > ledger.remaining
+        kept: list[tuple[Task, _TaskOptions]] = []
+        drops: list[Decision] = []
+        for task, part, dear in zip(event.mappable, parts, too_dear, strict=True):
+            if (part is None or dear or task.utility.utility(  # type: ignore[union-attr]
+                    task.arrival, now + part.fastest) < self.drop_threshold):
+                drops.append(Decision(Action.DROP, task.id))
+            else:
+                kept.append((task, part))
+        return kept, drops
+
+    def _options_of(self, task: Task, schedule: SystemSchedule,
+                    need_energy: bool) -> _TaskOptions | None:
+        """``task``'s options on the clusters it can run on
+        (:func:`~hetsched.heuristics.common.feasible_clusters`), ``None`` when it fits on
+        none; worked out at its first event and kept for the next ones (for the same task
+        object on the same clusters)."""
+        if self.clusters_ is not schedule.clusters:
+            self.options_, self.clusters_ = {}, schedule.clusters
+        known = self.options_.get(task.id)
+        if known is not None and known[0] is task:
+            return known[1]
+        feasible = feasible_clusters(task, schedule)
+        position = {cluster.name: j for j, cluster in enumerate(schedule.clusters.values())}
+        part = _TaskOptions.of(task, feasible, position, need_energy) if feasible else None
+        self.options_[task.id] = (task, part)
+        return part
 
     def _filtered(self, choices: _Choices, ledger: EnergyLedger | None) -> np.ndarray:
         """Step 4: which options the energy filter keeps (all of them without a filter)."""
@@ -225,8 +273,9 @@ class MaxUtil(Heuristic):
 class _TaskOptions:
     """One task's (cluster, P-state) options on its feasible clusters, as arrays: cluster
     position, P-state, node count, duration (sec. III.F), resources (eq. 1: execution time x
-    cores allocated) and busy energy (eq. 5, :meth:`Cluster.busy_energy`; NaN without a
-    power model)."""
+    cores allocated), busy energy (eq. 5, :meth:`Cluster.busy_energy`) and the watts of a
+    busy node (:meth:`Cluster.busy_watts`; both NaN without a power model); and the shortest
+    duration (task dropping, sec. III.C)."""
 
     cluster: np.ndarray
     pstate: np.ndarray
@@ -234,6 +283,8 @@ class _TaskOptions:
     duration: np.ndarray
     resources: np.ndarray
     energy: np.ndarray
+    watts: np.ndarray
+    fastest: float
 
     @classmethod
     def of(cls, task: Task, feasible: Sequence[Cluster], position: dict[str, int],
@@ -249,11 +300,28 @@ class _TaskOptions:
                 duration = task.duration(cluster, pstate)
                 rows.append((position[cluster.name], pstate, nodes, duration, duration * cores,
                              cluster.busy_energy(pstate, nodes, duration, task.task_type)
+                             if cluster.pstates else np.nan,
+                             cluster.busy_watts(pstate, task.task_type)
                              if cluster.pstates else np.nan))
-        j, p, n, d, r, e = zip(*rows, strict=True)
+        j, p, n, d, r, e, w = zip(*rows, strict=True)
         return cls(np.array(j, dtype=np.intp), np.array(p, dtype=np.intp),
                    np.array(n, dtype=np.intp), np.array(d, dtype=float),
-                   np.array(r, dtype=float), np.array(e, dtype=float))
+                   np.array(r, dtype=float), np.array(e, dtype=float),
+                   np.array(w, dtype=float), min(d))
+
+
+def _cheapest(ledger: EnergyLedger, schedule: SystemSchedule, now: float,
+              parts: Sequence[_TaskOptions]) -> np.ndarray:
+    """For each task (``parts``: its options), the smallest cost of its options started now
+    (:meth:`EnergyLedger.cheapest` over every P-state, the same floating-point operations)."""
+    idle = np.array([ledger.idle[name] for name in schedule.clusters])
+    cluster = np.concatenate([part.cluster for part in parts])
+    duration = np.concatenate([part.duration for part in parts])
+    costs = ledger.costs(np.concatenate([part.nodes for part in parts]),
+                         np.concatenate([part.watts for part in parts]) - idle[cluster],
+                         now, now + duration)
+    firsts = np.cumsum([0, *(part.cluster.size for part in parts[:-1])])
+    return np.minimum.reduceat(costs, firsts)
 
 
 class _Choices:
@@ -267,22 +335,13 @@ class _Choices:
         self.energy = energy
 
     @classmethod
-    def of(cls, kept: Sequence[Candidate], schedule: SystemSchedule, need_energy: bool,
-           known: dict[tuple[str, tuple[str, ...], bool], _TaskOptions]) -> _Choices:
-        """The options of ``kept`` in task, cluster, P-state order; each task's are worked
-        out once and kept in ``known`` (by task id and clusters) for the next events."""
+    def of(cls, parts: Sequence[_TaskOptions], schedule: SystemSchedule) -> _Choices:
+        """The options of the kept tasks (``parts``: each one's, in arrival order) in task,
+        cluster, P-state order."""
         clusters = list(schedule.clusters.values())
-        if not kept:
+        if not parts:
             empty = np.array([], dtype=float)
             return cls(Options.build([]), clusters, empty, empty)
-        position = {cluster.name: j for j, cluster in enumerate(clusters)}
-        parts = []
-        for task, feasible in kept:
-            key = (task.id, tuple(cluster.name for cluster in feasible), need_energy)
-            part = known.get(key)
-            if part is None:
-                part = known[key] = _TaskOptions.of(task, feasible, position, need_energy)
-            parts.append(part)
         sizes = [part.cluster.size for part in parts]
         options = Options(
             np.repeat(np.arange(len(parts), dtype=np.intp), sizes),

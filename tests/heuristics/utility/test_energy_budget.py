@@ -11,7 +11,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
@@ -308,3 +311,24 @@ def test_with_idle_power_the_plan_bounds_what_simgrid_measures(tmp_path: Path) -
     recorder, prefix, _, _ = run_on_engine(MaxUpePh(), tmp_path / "reserve", 0.3, reserve)
     assert not any(booked for _, _, booked in recorder.plans)
     assert window_joules_of_tasks(prefix, window) == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(windowed=st.booleans(), bounds=st.tuples(st.floats(0, 1e5), st.floats(0, 1e5)),
+       start=st.floats(0, 2e5), rows=st.lists(
+           st.tuples(st.integers(1, 300), st.floats(1e-3, 1e5), st.sampled_from([0, 1])),
+           min_size=1, max_size=8))
+def test_the_costs_of_many_options_are_those_of_one_option_at_a_time(
+    windowed: bool, bounds: tuple[float, float], start: float,
+    rows: list[tuple[int, float, int]],
+) -> None:
+    """:meth:`EnergyLedger.costs` (the utility heuristics' drop step prices every option at
+    once) gives :meth:`EnergyLedger.cost`'s floats exactly, with and without a window."""
+    cluster = Cluster("c", 4, (0, 1), (PState(1e9, 10.0, 100.0), PState(5e8, 7.5, 55.25)))
+    low, high = sorted(bounds)
+    ledger = EnergyLedger(1e9, low, high, windowed, {"c": 10.0}, 20.0 * 3, None)
+    nodes = np.array([n for n, _, _ in rows])
+    ends = np.array([start + seconds for _, seconds, _ in rows])
+    above = np.array([cluster.busy_watts(p) - 10.0 for _, _, p in rows])
+    expected = [ledger.cost(cluster, n, p, start, start + seconds) for n, seconds, p in rows]
+    assert ledger.costs(nodes, above, start, ends).tolist() == expected

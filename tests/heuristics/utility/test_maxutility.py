@@ -41,6 +41,7 @@ from hetsched.core.state import SystemView
 from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityFunction, UtilityInterval
+from hetsched.heuristics.common import prepare
 from hetsched.heuristics.utility.energy import EnergyLedger
 from hetsched.heuristics.utility.maxutility import (
     MaxUpe,
@@ -305,7 +306,8 @@ def test_a_tight_daily_budget_is_never_exceeded(heuristic: MaxUtil) -> None:
 def reference(heuristic: MaxUtil, event: MappingEvent) -> list[Decision]:
     """Algorithm 1 written plainly: recompute every (task, cluster, P-state) option every
     round, give up the options the energy remaining cannot pay for, book the best."""
-    kept, decisions = heuristic._prepare(event)
+    kept, decisions = prepare(event, False, utility_threshold=heuristic.drop_threshold,
+                              all_pstates=True)
     ledger = EnergyLedger.at(event)
     schedule, now = event.schedule, event.time
     order = list(schedule.clusters)
