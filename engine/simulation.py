@@ -31,7 +31,7 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -72,8 +72,8 @@ from hetsched.engine.outputs import (
     EnergyTracer,
     JobRecord,
     JobsTracer,
-    LinesTracer,
     MachineStateTimes,
+    SpooledLines,
     check_writable,
     format_g,
     output_paths,
@@ -363,7 +363,9 @@ class _Batsim:
             self.queries = EnergyQueries(self.energy, lambda: self.kernel.now)
             self.kernel.fast_forward = self.queries.fast_forward
             self.kernel.on_sleep_end = self._sleep_ended
-        self.workload_files = list(workload_files)
+        # the jobs' descriptions live on in the ``_Job`` objects only (each job's JOB_SUBMITTED
+        # text is let go once sent)
+        self.workload_files = [replace(wf, jobs=()) for wf in workload_files]
         self.workloads: dict[str, _Workload] = {}
         for wf in workload_files:
             workload = _Workload(wf.name, str(wf.path), True)
@@ -388,8 +390,8 @@ class _Batsim:
         # outputs and figures
         self.jobs_tracer = JobsTracer()
         self.energy_tracer = EnergyTracer()
-        self.pstate_tracer = LinesTracer(PSTATE_HEADER)
-        self.machine_tracer = LinesTracer(MACHINE_STATE_HEADER)
+        self.pstate_tracer = SpooledLines(PSTATE_HEADER)
+        self.machine_tracer = SpooledLines(MACHINE_STATE_HEADER)
         self.state_counts = dict.fromkeys(MACHINE_STATES, 0)
         self.state_counts["idle"] = nb_machines
         self.state_times = MachineStateTimes(nb_machines)
@@ -407,7 +409,7 @@ class _Batsim:
             for machine_id, pstate in enumerate(self.pstates):
                 by_pstate.setdefault(pstate, []).append(machine_id)
             for pstate in sorted(by_pstate):
-                self.pstate_tracer.add(f"0,{format_intervals(by_pstate[pstate])},{pstate}")
+                self.pstate_tracer.append(f"0,{format_intervals(by_pstate[pstate])},{pstate}")
 
     # ------------------------------------------------------------------ helpers
     def _transfer_ended(self, comm: Any) -> None:
@@ -486,7 +488,7 @@ class _Batsim:
 
     def _trace_machine_states(self) -> None:
         counts = self.state_counts
-        self.machine_tracer.add(
+        self.machine_tracer.append(
             f"{format_g(self.kernel.now)},{counts['sleeping']},{counts['switching_on']},"
             f"{counts['switching_off']},{counts['idle']},{counts['computing']}"
         )
@@ -659,6 +661,12 @@ class _Batsim:
         for job in self.jobs_to_delete:
             workload = self.workloads[job.workload]
             workload.jobs.pop(job.id, None)
+            if job.ptask is not None:
+                # the job and its task refer to each other, and the task to itself (on_end):
+                # unlinked, they are freed now rather than by a full collection, which Python
+                # runs more rarely as a run grows (500,000 ended jobs in Hwang et al.'s runs)
+                job.ptask.on_end = None
+                job.ptask = None
             if self.garbage_collect_profiles and job.profile.name in workload.profiles:
                 workload.profiles[job.profile.name] = None
         self.jobs_to_delete = []
@@ -724,6 +732,7 @@ class _Batsim:
         if self.forward_profiles:
             data += f',"profile":{protocol.encode(job.profile.description)}'
         self.writer.append_encoded("JOB_SUBMITTED", data + "}", self.kernel.now)
+        job.submitted_json = ""  # sent once; 500,000 of them at t = 0 in Hwang et al.'s runs
 
     def _on_job_submitted(self, jobs: list[_Job]) -> Generator[Any, Any, None]:
         for job in jobs:
@@ -990,13 +999,13 @@ class _Batsim:
         now = self.kernel.now
         yield from self._energy_entry("p")
         interval = format_intervals(machine_ids)
-        self.pstate_tracer.add(f"{format_g(now)},{interval},-1")
+        self.pstate_tracer.append(f"{format_g(now)},{interval},-1")
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(machine_ids)
         for machine_id in machine_ids:
             # Host::set_pstate is an answered simcall: the kernel sets it when handling it
             yield Answered(1, partial(self._set_pstate, machine_id, pstate))
-        self.pstate_tracer.add(f"{format_g(now)},{interval},{pstate}")
+        self.pstate_tracer.append(f"{format_g(now)},{interval},{pstate}")
         yield from self._energy_entry("p")
         self.writer.append(
             "RESOURCE_STATE_CHANGED", {"resources": interval, "state": str(pstate)}, now
@@ -1424,6 +1433,7 @@ def simulate(
             transport = ZmqTransport(socket_endpoint, scheduler, socket_timeout)
         try:
             sim = _Batsim(loaded_platform, workload_files, transport, options, progress)
+            del workload_files  # the jobs' descriptions: the simulation holds what it needs
             deadlock = sim.run()
         except BaseException:
             transport.close(check=False)  # keep the first error

@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+import re
+from array import array
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hetsched.running.preflight import PlatformView, check_job
@@ -153,6 +155,61 @@ class ReleasedEvents(list):
             yield self.pop()
 
 
+_DECODE = json.JSONDecoder().raw_decode
+_SPACE = re.compile(r"[ \t\n\r]*")
+_HEAD = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"now"[ \t\n\r]*:[ \t\n\r]*')
+_EVENTS = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"events"[ \t\n\r]*:[ \t\n\r]*\[[ \t\n\r]*')
+_TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
+
+
+class EncodedEvents(Sequence[Any]):
+    """The events of a message from Batsim, each decoded from the message's text when read.
+
+    Batsim sends every job submitted at one date in one message: for Hwang et al.'s scenario 1
+    (500,000 jobs at t = 0) a ``json.loads`` of the message would hold 500,000 parsed jobs
+    (about 4 KB each) beside its text until pybatsim's loop (``for event in msg["events"]``)
+    reached the last one. This sequence keeps the text and where each event starts in it; each
+    event is decoded (``JSONDecoder.raw_decode``, the same objects ``json.loads`` gives) when
+    it is read, and is the reader's alone.
+
+    >>> text = '{"now": 1, "events": [{"type": "A"}, {"type": "B"}]}'
+    >>> events = EncodedEvents(text, [22, 37])
+    >>> [event["type"] for event in events], len(events), events[-1]
+    (['A', 'B'], 2, {'type': 'B'})
+    >>> events == json.loads(text)["events"]
+    True
+    """
+
+    __slots__ = ("_starts", "_text")
+
+    def __init__(self, text: str, starts: Sequence[int]) -> None:
+        self._text = text
+        self._starts = starts
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [_DECODE(self._text, start)[0] for start in self._starts[index]]
+        return _DECODE(self._text, self._starts[index])[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        text = self._text
+        for start in self._starts:
+            yield _DECODE(text, start)[0]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list | EncodedEvents):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 def encode_message(message: dict[str, Any]) -> tuple[str, str | None]:
     """``json.dumps(message)`` (what pybatsim's network handler sends) and, for a message of
     the form ``{"now": ..., "events": [...]}`` (keys in that order), the text of its events.
@@ -225,8 +282,17 @@ class ProtocolGuard:
 
     # ----------------------------------------------------------------- checks
     def check(self, text: str) -> dict[str, Any]:
-        """Batsim's message ``text`` parsed, once it passed every check."""
+        """Batsim's message ``text`` parsed, once it passed every check.
+
+        A message written as Batsim writes it (``{"now": ..., "events": [...]}``, in that
+        order) is read one event at a time (:meth:`_check_events_in_text`) and its events are
+        decoded again when pybatsim reads them (:class:`EncodedEvents`); any other text is
+        parsed whole, which gives the same checks and errors.
+        """
         self._count += 1
+        message = self._check_events_in_text(text)
+        if message is not None:
+            return message
         try:
             message = json.loads(text)
         except ValueError as error:
@@ -246,6 +312,61 @@ class ProtocolGuard:
         self._now = float(now)
         message["events"] = ReleasedEvents(events)
         return LoggedMessage(message, text)
+
+    def _check_events_in_text(self, text: str) -> LoggedMessage | None:
+        """:meth:`check` of a message of the form Batsim writes, without holding its events.
+
+        Each event is decoded, checked and dropped; only where it starts is kept. ``None``
+        when the text is not of that form or not JSON (then :meth:`check` parses it whole and
+        reports what is wrong); a fault of ``now`` or of an event is raised only once the
+        whole text is known to be such a message, so the errors are those of parsing it whole.
+        """
+        head = _HEAD.match(text)
+        if head is None:
+            return None
+        try:
+            now, index = _DECODE(text, head.end())
+        except ValueError:
+            return None
+        events = _EVENTS.match(text, index)
+        if events is None:
+            return None
+        fault: BatsimProtocolError | None = None
+        if not _number(now):
+            fault = self._error(f"now must be a finite number, got {now!r}")
+        elif self._now is not None and now < self._now:
+            fault = self._error(f"time goes backwards: now {now} after {self._now}")
+        previous = self._now if self._now is not None else 0.0
+        starts = array("q")
+        index = events.end()
+        if text.startswith("]", index):
+            index += 1
+        else:
+            while True:
+                try:
+                    event, end = _DECODE(text, index)
+                except ValueError:
+                    return None
+                if fault is None:
+                    try:
+                        previous = self._check_event(len(starts), event, now, previous)
+                    except BatsimProtocolError as error:
+                        fault = error
+                starts.append(index)
+                index = _SPACE.match(text, end).end()
+                if text.startswith(",", index):
+                    index = _SPACE.match(text, index + 1).end()
+                elif text.startswith("]", index):
+                    index += 1
+                    break
+                else:
+                    return None
+        if _TAIL.fullmatch(text, index) is None:
+            return None
+        if fault is not None:
+            raise fault
+        self._now = float(now)
+        return LoggedMessage({"now": now, "events": EncodedEvents(text, starts)}, text)
 
     def sent(self, reply: dict[str, Any]) -> None:
         """Note the jobs the scheduler registers and executes in ``reply``."""

@@ -122,7 +122,10 @@ class SharedAnnotations:
     the first value seen under an annotation's name that is the same JSON value
     (:func:`same_json`), so tasks built with one :class:`SharedAnnotations` hold each distinct
     value once; it remembers at most ``limit`` distinct values a name (others are kept as
-    they come). A task's annotations are read-only (``Task`` is frozen).
+    they come). A task's annotations are read-only (``Task`` is frozen). :meth:`text` does
+    the same for the strings tasks keep (cluster and annotation names, applications, users):
+    each job's JSON is decoded on its own (:class:`~hetsched.schedulers.protocol.EncodedEvents`),
+    so equal strings of two jobs are two objects.
 
     >>> shared = SharedAnnotations()
     >>> a, b = {"m": {"x": 0.5}}, {"m": {"x": 0.5}}
@@ -130,11 +133,18 @@ class SharedAnnotations:
     True
     >>> shared.share("m", {"x": 0.25}) is a["m"]
     False
+    >>> shared.text("".join(["gene"])) is shared.text("".join(["gene"]))
+    True
     """
 
     def __init__(self, limit: int = 64) -> None:
         self.limit = limit
         self._seen: dict[str, list[object]] = {}
+        self._texts: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        """The first string seen equal to ``value`` (``value`` the first time)."""
+        return self._texts.setdefault(value, value)
 
     def share(self, name: str, value: object) -> object:
         """The value kept under ``name`` that is the same JSON value as ``value``, else
@@ -187,8 +197,9 @@ def task_from_job(
     _validated(job, job_id)
 
     cores = job["cores"] if "cores" in job else res * reference_cluster(clusters).cores_per_node
+    text = str if shared is None else shared.text
     if "etc" in job:
-        etc = {str(k): float(v) for k, v in job["etc"].items()}  # type: ignore[attr-defined]
+        etc = {text(str(k)): float(v) for k, v in job["etc"].items()}  # type: ignore[attr-defined]
     else:
         if profile is None:
             raise ValueError(f"job {job_id}: no etc annotation and no profile to derive it from")
@@ -203,7 +214,11 @@ def task_from_job(
     speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None  # type: ignore[index]
     annotations = {k: v for k, v in job.items() if k not in BATSIM_JOB_FIELDS | TASK_FIELDS}
     if shared is not None:
-        annotations = {k: shared.share(k, v) for k, v in annotations.items()}
+        annotations = {text(k): shared.share(k, v) for k, v in annotations.items()}
+
+    def named(key: str) -> object:  # an application or user: the same string for many tasks
+        value = job.get(key)
+        return text(value) if isinstance(value, str) else value
     try:
         return Task(
             job_id, arrival, cores, etc,  # type: ignore[arg-type]
@@ -213,8 +228,8 @@ def task_from_job(
             power=get("power") or {},  # type: ignore[arg-type]
             speedup=speedup,
             task_type=get("task_type"),  # type: ignore[arg-type]
-            application=get("application"),  # type: ignore[arg-type]
-            user=get("user"),  # type: ignore[arg-type]
+            application=named("application"),  # type: ignore[arg-type]
+            user=named("user"),  # type: ignore[arg-type]
             annotations=annotations,
         )
     except ValueError as error:
@@ -257,5 +272,5 @@ def actual_from_job(
                     " model (annotation 'downey')"
                 )
             own = float(seconds) / task.speedup.speedup(by_name[name].nodes_for(task.cores))
-        ratios[name] = own / task.etc[name]
+        ratios[by_name[name].name] = own / task.etc[name]  # the cluster's name: one object
     return ActualRunTime(task.id, ratios)

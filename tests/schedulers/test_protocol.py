@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +243,42 @@ def test_real_batsim_transcripts_pass_the_guard(name: str, tmp_path: Path) -> No
         assert guard.check(json.dumps(exchange.message)) == exchange.message
         guard.sent(exchange.reply)
     assert len(exchanges) > 1
+
+
+def _many_jobs(count: int) -> dict[str, Any]:
+    return at(0.0, *(submitted(f"w0!{index}") for index in range(2, count + 2)))
+
+
+@pytest.mark.parametrize("layout", ["batsim", "spaced", "indented", "events first"])
+def test_every_layout_of_a_message_reads_the_same(layout: str) -> None:
+    """Batsim's compact text is read one event at a time, any other layout parsed whole: the
+    scheduler sees the same message and each event read anew."""
+    message = _many_jobs(3)
+    text = {
+        "batsim": json.dumps(message, separators=(",", ":")),
+        "spaced": json.dumps(message),
+        "indented": json.dumps(message, indent=2),
+        "events first": json.dumps({"events": message["events"], "now": 0.0}),
+    }[layout]
+    read = guard_after_opening().check(text)
+    assert read == message and list(read["events"]) == message["events"]
+    assert f"{read}" == text
+
+
+def test_a_message_of_many_jobs_is_not_held_parsed() -> None:
+    """While pybatsim handles the JOB_SUBMITTED message of 2,000 jobs, the guard holds its
+    text and where each event starts (and the job ids it has seen), not the 2,000 parsed jobs:
+    under twice the text's length in all, where ``json.loads`` of it holds about 7 times."""
+    text = json.dumps(_many_jobs(2000), separators=(",", ":"))
+    guard = guard_after_opening()
+    tracemalloc.start()
+    try:
+        message = guard.check(text)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(message["events"]) == 2000
+    assert held < 2 * len(text), f"{held} bytes held for a {len(text)}-byte message"
 
 
 # -------------------------------------------- a fake Batsim peer over ZeroMQ

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -151,3 +152,25 @@ def test_equal_annotations_of_many_tasks_are_held_once() -> None:
     assert held[2]["pressure"] == {"fast": 0.5} and held[3]["pairs"] == [1.0, 2.5]
     unshared = task_from_job(job(etc=etc, corunners=dict(model)), None, CLUSTERS)
     assert unshared.annotations["corunners"] is not model
+
+
+def test_names_of_jobs_decoded_apart_are_held_once() -> None:
+    """Jobs decoded one by one (the protocol guard decodes each JOB_SUBMITTED event alone)
+    repeat their strings as new objects: the tasks built with one SharedAnnotations, and their
+    actual run times, hold each cluster name, annotation name, application and user once."""
+    text = json.dumps(job(etc={"fast": 7.0, "slow": 21.0}, actual={"etc": {"fast": 8.0}},
+                          corunners={"x": 1}, application="AutoDock", user="u1"))
+    shared = SharedAnnotations()
+    built = []
+    for _ in range(2):
+        decoded = json.loads(text)
+        task = task_from_job(decoded, None, CLUSTERS, shared)
+        built.append((task, actual_from_job(decoded, task, CLUSTERS)))
+    (first, first_actual), (second, second_actual) = built
+    assert [*first.etc, *first.annotations, *first_actual.ratios] == ["fast", "slow", "corunners",
+                                                                      "fast"]
+    for one, other in [(first.etc, second.etc), (first.annotations, second.annotations),
+                       (first_actual.ratios, second_actual.ratios)]:
+        assert all(a is b for a, b in zip(one, other, strict=True))
+    assert first.application is second.application and first.user is second.user
+    assert next(iter(first_actual.ratios)) is FAST.name
