@@ -322,3 +322,18 @@ def test_bad_updates_are_refused() -> None:
     with pytest.raises(ValueError, match="resource 1 is in clusters fast and other"):
         MappingDriver([FAST, Cluster("other", 1, (1,))], Scripted())
 
+
+
+def test_a_started_reservation_no_longer_blocks_its_nodes_once_it_ends_early() -> None:
+    """a is reserved on node 0 for [10, 20) and starts at 10; it ends early, at 12. At 13, b
+    may start on node 0 for [13, 18), inside a's old reservation: the reservation left the
+    nodes' index when a started (a stale entry would refuse b as overlapping a)."""
+    a = reserve("w0!0", (0,), 10.0, 20.0)
+    b = start("w0!1", (0,), 13.0, 18.0)
+    driver = driver_with([a], [b])
+    driver.submit(task("w0!0"), 0.0)
+    assert driver.mapping_event(0.0) == []
+    assert [d.task_id for d in driver.start_due(10.0)] == ["w0!0"]
+    driver.complete("w0!0", 12.0)
+    driver.submit(task("w0!1", 13.0), 13.0)
+    assert driver.mapping_event(13.0) == [b]
