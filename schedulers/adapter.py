@@ -75,7 +75,7 @@ from procset import ProcSet
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
-from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
+from hetsched.core.energy import ENERGY_BUDGET_RULE, budget_and_window, is_energy_budget
 from hetsched.core.mapping import Heuristic
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
@@ -288,11 +288,11 @@ class HetschedScheduler(BatsimScheduler):
         meta = {}
         if self.energy_budget is None or self.measure_window is None:
             meta = _workload_meta(self.bs.workloads)
-        budget = meta.get("energy_budget") if self.energy_budget is None else self.energy_budget
-        window = meta.get("measure_window") if self.measure_window is None else self.measure_window
+        budget, window = budget_and_window(self.energy_budget, self.measure_window,
+                                           meta.get("energy_budget"), meta.get("measure_window"))
         self.driver = MappingDriver(
             clusters, self.heuristic, period=self.period, energy_budget=budget,
-            measure_window=None if window is None else (float(window[0]), float(window[1])),
+            measure_window=window,
         )
 
     def onSimulationEnds(self) -> None:
