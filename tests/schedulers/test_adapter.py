@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from batsim.batsim import Batsim
 from procset import ProcSet
+from twin_messages import twin_events
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import MappingError
@@ -132,21 +133,6 @@ def completed(now: float, job_id: str, alloc: str) -> dict[str, Any]:
 
 def notify(now: float, kind: str) -> dict[str, Any]:
     return {"timestamp": now, "type": "NOTIFY", "data": {"type": kind}}
-
-
-def twin_events(now: float, original: str, nodes: str, res: int, cpu: float) -> list[dict]:
-    """REGISTER_PROFILE, REGISTER_JOB, EXECUTE_JOB of the twin and REJECT_JOB of the original."""
-    workload, job = original.split("!")
-    twin, profile = f"hetsched!{workload}.{job}", f"twin.{workload}.{job}"
-    return [
-        {"timestamp": now, "type": "REGISTER_PROFILE", "data": {
-            "workload_name": "hetsched", "profile_name": profile,
-            "profile": {"type": "parallel_homogeneous", "cpu": cpu, "com": 0}}},
-        {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": twin, "job": {
-            "profile": profile, "id": twin, "res": res, "walltime": -1, "subtime": now}}},
-        {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": twin, "alloc": nodes}},
-        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": original}},
-    ]
 
 
 class Session:

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import zmq
 from batsim.tools.launcher import instanciate_scheduler
+from twin_messages import twin_events
 
 from hetsched.cli import main
 from hetsched.heuristics import registry
@@ -176,20 +177,6 @@ def _completed(now: float, twin: str, alloc: str) -> dict[str, Any]:
         "job_id": twin, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": alloc}}
 
 
-def _twin(now: float, original: str, alloc: str, res: int, cpu: float) -> list[dict[str, Any]]:
-    workload, job = original.split("!")
-    twin, profile = f"hetsched!{workload}.{job}", f"twin.{workload}.{job}"
-    return [
-        {"timestamp": now, "type": "REGISTER_PROFILE", "data": {
-            "workload_name": "hetsched", "profile_name": profile,
-            "profile": {"type": "parallel_homogeneous", "cpu": cpu, "com": 0}}},
-        {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": twin, "job": {
-            "profile": profile, "id": twin, "res": res, "walltime": -1, "subtime": now}}},
-        {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": twin, "alloc": alloc}},
-        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": original}},
-    ]
-
-
 NO_MORE_JOBS = {"type": "NOTIFY", "data": {"type": "no_more_static_job_to_submit"}}
 FINISHED = {"type": "NOTIFY", "data": {"type": "registration_finished"}}
 
@@ -254,7 +241,7 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
     run = _play_batsim(command, port, [
         (_begins(), []),
         ({"now": 0.0, "events": [*jobs, {"timestamp": 0.0, **NO_MORE_JOBS}]},
-         [*_twin(0.0, "w0!1", "0-1", 2, 2e10), *_twin(0.0, "w0!2", "2-4", 3, 1.5e10),
+         [*twin_events(0.0, "w0!1", "0-1", 2, 2e10), *twin_events(0.0, "w0!2", "2-4", 3, 1.5e10),
           {"timestamp": 0.0, **FINISHED}]),
         ({"now": 10.0, "events": [_completed(10.0, "hetsched!w0.1", "0-1")]}, []),
         ({"now": 15.0, "events": [_completed(15.0, "hetsched!w0.2", "2-4")]}, []),
@@ -282,11 +269,11 @@ def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path) -> None:
         (_begins(), []),
         ({"now": 0.0, "events": [_job(0.0, "w0!1", cores=8, etc=etc),
                                  _job(0.0, "w0!2", res=3, cores=24, etc=etc)]},
-         [*_twin(0.0, "w0!1", "0-1", 2, 2e10), *_twin(0.0, "w0!2", "2-4", 3, 3e10)]),
+         [*twin_events(0.0, "w0!1", "0-1", 2, 2e10), *twin_events(0.0, "w0!2", "2-4", 3, 3e10)]),
         ({"now": 5.0, "events": [_job(5.0, "w0!3", cores=8, etc=etc),
                                  {"timestamp": 5.0, **NO_MORE_JOBS}]}, []),
         ({"now": 10.0, "events": [_completed(10.0, "hetsched!w0.1", "0-1")]},
-         [*_twin(10.0, "w0!3", "0-1", 2, 2e10), {"timestamp": 10.0, **FINISHED}]),
+         [*twin_events(10.0, "w0!3", "0-1", 2, 2e10), {"timestamp": 10.0, **FINISHED}]),
         ({"now": 20.0, "events": [_completed(20.0, "hetsched!w0.3", "0-1")]}, []),
         ({"now": 30.0, "events": [_completed(30.0, "hetsched!w0.2", "2-4")]}, []),
         (_at(30.0, {"type": "SIMULATION_ENDS", "data": {}}), []),
