@@ -58,6 +58,26 @@ def is_energy_budget(value: object) -> bool:
 
 
 
+MEASURE_WINDOW_RULE = "[t0, t1] with 0 <= t0 < t1"
+"""What a measure window must be, for error messages (:func:`is_measure_window`)."""
+
+
+def is_measure_window(value: object) -> bool:
+    """Whether ``value`` is a measure window ``[t0, t1]``: two finite numbers (not booleans),
+    0 <= t0 < t1 (the interval results and an energy budget are measured over: Khemka et al.
+    sec. 5, Machovec et al. sec. IV.A). The one rule for the workload's
+    ``hetsched.measure_window`` and the scheduler's ``measure_window`` option.
+
+    >>> [is_measure_window(v) for v in ([0, 86400], (14400.0, 100800), [0, 10**400], [5, 5],
+    ...                                 [-1, 5], [0, float("inf")], [0, True], [0], "0,1", None)]
+    [True, True, True, False, False, False, False, False, False, False]
+    """
+    return (isinstance(value, list | tuple) and len(value) == 2
+            and all(not isinstance(t, bool)
+                    and (isinstance(t, int) or (isinstance(t, float) and math.isfinite(t)))
+                    for t in value)
+            and 0 <= value[0] < value[1])
+
 def budget_and_window(
     option_budget: float | None, option_window: Sequence[float] | None,
     workload_budget: float | None, workload_window: Sequence[float] | None,

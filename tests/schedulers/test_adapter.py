@@ -449,6 +449,9 @@ def test_unsupported_callbacks_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"heuristic": "scripted", "export_prefix": 3}, "option export_prefix must be a path"),
         ({"heuristic": "scripted", "energy_budget": -1}, "option energy_budget must be a number"),
         ({"heuristic": "scripted", "measure_window": [5, 1]}, "option measure_window must be"),
+        # the workload's rule (is_measure_window): finite numbers only, as JSON has
+        ({"heuristic": "scripted", "measure_window": [0, float("inf")]},
+         r"option measure_window must be \[t0, t1\] with 0 <= t0 < t1 or null, got \[0, inf\]"),
     ],
 )
 def test_bad_options_are_named(options: dict[str, Any], message: str) -> None:
