@@ -57,6 +57,52 @@ def is_energy_budget(value: object) -> bool:
             and math.isfinite(value) and value > 0)
 
 
+
+MEASURE_WINDOW_RULE = "[t0, t1] with 0 <= t0 < t1"
+"""What a measure window must be, for error messages (:func:`is_measure_window`)."""
+
+
+def is_measure_window(value: object) -> bool:
+    """Whether ``value`` is a measure window ``[t0, t1]``: two finite numbers (not booleans),
+    0 <= t0 < t1 (the interval results and an energy budget are measured over: Khemka et al.
+    sec. 5, Machovec et al. sec. IV.A). The one rule for the workload's
+    ``hetsched.measure_window`` and the scheduler's ``measure_window`` option.
+
+    >>> [is_measure_window(v) for v in ([0, 86400], (14400.0, 100800), [0, 10**400], [5, 5],
+    ...                                 [-1, 5], [0, float("inf")], [0, True], [0], "0,1", None)]
+    [True, True, True, False, False, False, False, False, False, False]
+    """
+    return (isinstance(value, list | tuple) and len(value) == 2
+            and all(not isinstance(t, bool)
+                    and (isinstance(t, int) or (isinstance(t, float) and math.isfinite(t)))
+                    for t in value)
+            and 0 <= value[0] < value[1])
+
+def budget_and_window(
+    option_budget: float | None, option_window: Sequence[float] | None,
+    workload_budget: float | None, workload_window: Sequence[float] | None,
+) -> tuple[float | None, tuple[float, float] | None]:
+    """The energy budget (J) and measure window ``(t0, t1)`` a run goes by (Machovec et al.
+    sec. II.C, IV.A: the energy the system may consume in the measured day): a hetsched
+    scheduler's ``energy_budget`` / ``measure_window`` option, where given, replaces the
+    workload's ``hetsched.energy_budget`` / ``measure_window``; as floats. The one rule for the
+    adapter, which schedules by them, and for the checker, the summary and the printout of a
+    run (:class:`hetsched.metrics.run_files.RunFiles`), which report them.
+
+    >>> budget_and_window(None, None, 5, [0, 86400])
+    (5.0, (0.0, 86400.0))
+    >>> budget_and_window(1e12, None, 5.0, [0, 86400])
+    (1000000000000.0, (0.0, 86400.0))
+    >>> budget_and_window(None, [10, 20], None, (0.0, 86400.0))
+    (None, (10.0, 20.0))
+    >>> budget_and_window(None, None, None, None)
+    (None, None)
+    """
+    budget = workload_budget if option_budget is None else option_budget
+    window = workload_window if option_window is None else option_window
+    return (None if budget is None else float(budget),
+            None if window is None else (float(window[0]), float(window[1])))
+
 def _check_host_pstate(cluster: Cluster, pstate: int) -> None:
     """ValueError naming the cluster when its hosts have no P-state ``pstate``."""
     if not 0 <= pstate < len(cluster.host_pstates):

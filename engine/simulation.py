@@ -1195,14 +1195,20 @@ class _Batsim:
             job.state = "COMPLETED_WALLTIME_REACHED"
         else:
             job.state = "COMPLETED_KILLED"
+        yield from self._job_ended(job)
+        if job.state != "COMPLETED_KILLED":
+            yield from send(SERVER, ("JOB_COMPLETED", job), host)
+
+    def _job_ended(self, job: _Job) -> Generator[Any, Any, None]:
+        """What ends a job's execution, whether it completed (``execute_job_process``) or was
+        killed (``killer_process``): its machines freed, its run time and, with energy, its
+        consumed energy and the energy trace's end entry."""
         self._machines_on_job_end(job)
-        job.runtime = _runtime(job.starting_time, kernel.now)
+        job.runtime = _runtime(job.starting_time, self.kernel.now)
         if self.energy is not None:
             after = yield from self._energy_of(job.ids)
             job.consumed_energy = after - job.consumed_energy
             self.energy_last_completion = yield from self._energy_entry("e")
-        if job.state != "COMPLETED_KILLED":
-            yield from send(SERVER, ("JOB_COMPLETED", job), host)
 
     def _machines_on_job_end(self, job: _Job) -> None:
         machines = job.machines
@@ -1279,12 +1285,7 @@ class _Batsim:
             assert job.actor is not None
             yield Kill(job.actor)
             job.state = "COMPLETED_KILLED"
-            self._machines_on_job_end(job)
-            job.runtime = _runtime(job.starting_time, kernel.now)
-            if self.energy is not None:
-                after = yield from self._energy_of(job.ids)
-                job.consumed_energy = after - job.consumed_energy
-                self.energy_last_completion = yield from self._energy_entry("e")
+            yield from self._job_ended(job)
         yield from send(SERVER, ("KILLING_DONE", (jobs, progress)), self.master)
 
     def _waiter(self, target: float) -> Generator[Any, Any, None]:

@@ -13,8 +13,10 @@
   zero value even if it started now on its best execution-time cluster (the
   smallest ETC among its clusters) is dropped. Tasks without a value function
   are never dropped this way. Each heuristic has a ``drop_zero_value`` option.
-- Utility drop (Machovec et al. sec. III.C): :func:`below_utility`, used by the
-  utility-aware heuristics (:mod:`hetsched.heuristics.utility.maxutility`).
+- Utility drop (Machovec et al. sec. III.C) and the energy drop: :class:`DropRules`,
+  which holds every drop rule of a mapping event, used by :func:`prepare` and by the
+  utility-aware heuristics (:mod:`hetsched.heuristics.utility.maxutility`), which work
+  out the facts it needs in their own faster way.
 
 >>> from hetsched.core.system import Cluster
 >>> from hetsched.core.tasks import Task
@@ -29,6 +31,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import MappingEvent
@@ -57,33 +60,73 @@ def feasible_clusters(task: Task, schedule: SystemSchedule) -> tuple[Cluster, ..
     )
 
 
-def earns_zero(task: Task, clusters: Sequence[Cluster], now: float) -> bool:
-    """Whether ``task`` earns zero value even when started now on its fastest cluster."""
-    if task.value is None or not clusters:
-        return False
-    fastest = min(task.etc[cluster.name] for cluster in clusters)
-    return task.value.value(task.arrival, now + fastest) <= 0.0
+def shortest_duration(task: Task, clusters: Sequence[Cluster], all_pstates: bool = False) -> float:
+    """The shortest planned duration of ``task`` over ``clusters`` (at P-state 0, its ETC,
+    or at every P-state with ``all_pstates``): its "best execution-time cluster"
+    (Khemka et al. section 3.1), where it "runs fastest" (Machovec et al. sec. III.C).
 
-
-def below_utility(task: Task, clusters: Sequence[Cluster], now: float, threshold: float) -> bool:
-    """Task dropping of Machovec et al. (sec. III.C): whether the utility ``task`` would earn,
-    started now where it runs fastest (the smallest execution time over ``clusters`` and their
-    P-states), is lower than ``threshold``. Tasks without a utility function never are.
-
-    >>> from hetsched.core.utility import UtilityFunction
-    >>> t = Task("t", 0.0, cores=1, etc={"a": 3600.0}, utility=UtilityFunction(1.0, 0.5))
-    >>> a = Cluster("a", 1, (0,))
-    >>> below_utility(t, [a], 0.0, 0.5), below_utility(t, [a], 3600.0, 0.5)  # e^-.5, e^-1
-    (False, True)
+    >>> from hetsched.core.system import PState
+    >>> c = Cluster("c", 1, (0,), (PState(2e9, 1.0, 2.0), PState(1e9, 1.0, 1.5)))
+    >>> t = Task("t", 0.0, cores=1, etc={"c": 100.0}, etc_pstate={"c": (100.0, 90.0)})
+    >>> shortest_duration(t, [c]), shortest_duration(t, [c], all_pstates=True)
+    (100.0, 90.0)
     """
-    if task.utility is None or not clusters:
-        return False
-    fastest = min(
+    if not all_pstates:
+        return min(task.etc[cluster.name] for cluster in clusters)
+    return min(
         task.duration(cluster, pstate)
         for cluster in clusters
         for pstate in range(max(1, len(cluster.pstates)))
     )
-    return task.utility.utility(task.arrival, now + fastest) < threshold
+
+
+@dataclass(frozen=True)
+class DropRules:
+    """Every rule by which a mapping event at ``now`` drops a task, in one place.
+
+    A task is dropped when it fits on no cluster (it could never run; our choice, Khemka
+    et al. removed such tasks from their traces beforehand); with ``drop_zero_value``, when
+    it earns zero value even if started now where it runs fastest (Khemka et al. section
+    3.1); with a ``utility_threshold``, when the utility it would earn so is lower than the
+    threshold (Machovec et al. sec. III.C, "lower than": a task that can earn exactly the
+    threshold is kept); with an ``energy_remaining`` (an energy budget), when its cheapest
+    option started now costs more than that (:class:`EnergyLedger`: the energy remaining only
+    falls, so it could never run). Tasks without a value (utility) function are never
+    dropped by the value (utility) rule.
+
+    >>> from hetsched.core.utility import UtilityFunction
+    >>> t = Task("t", 0.0, cores=1, etc={"a": 3600.0}, utility=UtilityFunction(1.0, 0.5))
+    >>> early, late = DropRules(0.0, utility_threshold=0.5), DropRules(3600.0, 0, 0.5)
+    >>> early.drops(t, 3600.0), late.drops(t, 3600.0), early.drops(t, None)  # e^-.5, e^-1
+    (False, True, True)
+    >>> DropRules(0.0, energy_remaining=900.0).drops(t, 3600.0, cheapest=900.5)
+    True
+    """
+
+    now: float
+    drop_zero_value: bool = False
+    utility_threshold: float | None = None
+    energy_remaining: float | None = None
+
+    def drops(self, task: Task, fastest: float | None, cheapest: float | None = None) -> bool:
+        """Whether ``task`` is dropped, given the shortest duration of its options
+        (:func:`shortest_duration`; ``None`` when it fits on no cluster) and, with an energy
+        remaining, the smallest energy cost of its options started now
+        (:meth:`EnergyLedger.cheapest`)."""
+        if fastest is None:
+            return True
+        end = self.now + fastest
+        if (self.drop_zero_value and task.value is not None
+                and task.value.value(task.arrival, end) <= 0.0):
+            return True
+        if (self.utility_threshold is not None and task.utility is not None
+                and task.utility.utility(task.arrival, end) < self.utility_threshold):
+            return True
+        if self.energy_remaining is None:
+            return False
+        if cheapest is None:
+            raise ValueError(f"task {task.id}: an energy budget needs its cheapest option's cost")
+        return cheapest > self.energy_remaining
 
 
 def prepare(
@@ -96,28 +139,26 @@ def prepare(
     """The first step of every mapping event: drop what cannot or need not run.
 
     Returns the kept tasks (arrival order) with their clusters, and the DROP
-    decisions: tasks that fit on no cluster; with ``drop_zero_value``, tasks
-    that earn zero value even if started now (section 3.1); with a
-    ``utility_threshold``, tasks below it (:func:`below_utility`, Machovec III.C);
-    with an energy budget, tasks whose cheapest option started now costs more
-    than the energy remaining (:meth:`EnergyLedger.cheapest`, over P-state 0,
-    or every P-state with ``all_pstates``): the energy remaining only falls, so
-    they could never run.
+    decisions of :class:`DropRules`: with ``drop_zero_value``, the zero-value drop
+    (section 3.1); with a ``utility_threshold``, the utility drop (Machovec III.C); with an
+    energy budget, the energy drop (:meth:`EnergyLedger.cheapest`). A task's options are its
+    clusters at P-state 0, or at every P-state with ``all_pstates``.
     """
     ledger = EnergyLedger.at(event)
+    rules = DropRules(event.time, drop_zero_value, utility_threshold,
+                      None if ledger is None else ledger.remaining)
     kept: list[Candidate] = []
     drops: list[Decision] = []
     now = event.time
     for task in event.mappable:
         clusters = feasible_clusters(task, event.schedule)
-        if (
-            not clusters
-            or (drop_zero_value and earns_zero(task, clusters, now))
-            or (utility_threshold is not None
-                and below_utility(task, clusters, now, utility_threshold))
-            or (ledger is not None
-                and ledger.cheapest(task, clusters, now, all_pstates) > ledger.remaining)
-        ):
+        if not clusters:
+            dropped = rules.drops(task, None)
+        else:
+            cheapest = (None if ledger is None
+                        else ledger.cheapest(task, clusters, now, all_pstates))
+            dropped = rules.drops(task, shortest_duration(task, clusters, all_pstates), cheapest)
+        if dropped:
             drops.append(Decision(Action.DROP, task.id))
         else:
             kept.append((task, clusters))

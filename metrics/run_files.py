@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
+from hetsched.core.energy import budget_and_window
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
 from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
@@ -44,7 +45,8 @@ class RunFiles:
     platform_path: str | Path
     energy_budget: float | None = None
     """The run's energy budget (J) when the scheduler was given one as an option; it replaces
-    the workload's ``hetsched.energy_budget``, as the adapter's ``energy_budget`` does."""
+    the workload's ``hetsched.energy_budget``, as in the adapter
+    (:func:`~hetsched.core.energy.budget_and_window`)."""
     measure_window: tuple[float, float] | None = None
     """Likewise the scheduler's ``measure_window`` option, replacing the workload's."""
 
@@ -76,11 +78,10 @@ class RunFiles:
         Batsim's name ``w0`` for it), with :attr:`energy_budget` and :attr:`measure_window`
         in place of the workload's where given."""
         workload, document = read_workload(self.workload_path)
-        if self.energy_budget is not None:
-            workload = replace(workload, energy_budget=float(self.energy_budget))
-        if self.measure_window is not None:
-            t0, t1 = self.measure_window
-            workload = replace(workload, measure_window=(float(t0), float(t1)))
+        budget, window = budget_and_window(self.energy_budget, self.measure_window,
+                                           workload.energy_budget, workload.measure_window)
+        if (budget, window) != (workload.energy_budget, workload.measure_window):
+            workload = replace(workload, energy_budget=budget, measure_window=window)
         return workload, document
 
     @property

@@ -75,7 +75,13 @@ from procset import ProcSet
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
-from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
+from hetsched.core.energy import (
+    ENERGY_BUDGET_RULE,
+    MEASURE_WINDOW_RULE,
+    budget_and_window,
+    is_energy_budget,
+    is_measure_window,
+)
 from hetsched.core.mapping import Heuristic
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
@@ -203,13 +209,9 @@ class HetschedScheduler(BatsimScheduler):
                 f"option energy_budget must be {ENERGY_BUDGET_RULE} or null, got {budget!r}"
             )
         window = options.get("measure_window")
-        if window is not None and not (
-            isinstance(window, list | tuple) and len(window) == 2
-            and all(isinstance(t, int | float) and not isinstance(t, bool) for t in window)
-            and 0 <= window[0] < window[1]
-        ):
+        if window is not None and not is_measure_window(window):
             raise ValueError(
-                f"option measure_window must be [t0, t1] with 0 <= t0 < t1 or null, got {window!r}"
+                f"option measure_window must be {MEASURE_WINDOW_RULE} or null, got {window!r}"
             )
         self.period: float | None = None if period is None else float(period)
         self.export_prefix: str | None = export_prefix
@@ -288,11 +290,11 @@ class HetschedScheduler(BatsimScheduler):
         meta = {}
         if self.energy_budget is None or self.measure_window is None:
             meta = _workload_meta(self.bs.workloads)
-        budget = meta.get("energy_budget") if self.energy_budget is None else self.energy_budget
-        window = meta.get("measure_window") if self.measure_window is None else self.measure_window
+        budget, window = budget_and_window(self.energy_budget, self.measure_window,
+                                           meta.get("energy_budget"), meta.get("measure_window"))
         self.driver = MappingDriver(
             clusters, self.heuristic, period=self.period, energy_budget=budget,
-            measure_window=None if window is None else (float(window[0]), float(window[1])),
+            measure_window=window,
         )
 
     def onSimulationEnds(self) -> None:

@@ -31,7 +31,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
+from hetsched.core.energy import (
+    ENERGY_BUDGET_RULE,
+    MEASURE_WINDOW_RULE,
+    is_energy_budget,
+    is_measure_window,
+)
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
@@ -613,18 +618,10 @@ def _check_meta(meta: object, filename: str) -> dict:
             f" clusters {sorted(clusters)}"
         )
     window = meta.get("measure_window")
-    if window is not None:
-        ok = (
-            isinstance(window, list)
-            and len(window) == 2
-            and all(_is_number(t) for t in window)
-            and 0 <= window[0] < window[1]
+    if window is not None and not is_measure_window(window):
+        raise WorkloadError(
+            f"{where}.measure_window: must be null or {MEASURE_WINDOW_RULE}, got {window!r}"
         )
-        if not ok:
-            raise WorkloadError(
-                f"{where}.measure_window: must be null or [t0, t1] with 0 <= t0 < t1,"
-                f" got {window!r}"
-            )
     budget = meta.get("energy_budget")
     if budget is not None and not is_energy_budget(budget):
         raise WorkloadError(

@@ -20,8 +20,11 @@ Choices where the paper leaves details open:
   reproducible from ``seed``; ``seed=None`` seeds from the operating system.
   Each task takes two draws, cluster then P-state.
 - No zero-value drop by default (Machovec III.C: Random does not drop tasks).
-- With an energy budget, a decision the energy remaining cannot pay for drops
-  its task (:func:`hetsched.heuristics.utility.energy.keep_within_budget`).
+- With an energy budget, a task whose cheapest option at any P-state (it may draw any)
+  started now costs more than the energy remaining is dropped first
+  (:func:`hetsched.heuristics.common.prepare` with ``all_pstates``), and a decision the
+  energy remaining cannot pay for drops its task
+  (:func:`hetsched.heuristics.utility.energy.keep_within_budget`).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ class RandomMapping(Heuristic):
         """The draws of this run, from ``seed`` (restarted by :meth:`reset`)."""
 
     def map(self, event: MappingEvent) -> list[Decision]:
-        kept, decisions = prepare(event, self.drop_zero_value)
+        kept, decisions = prepare(event, self.drop_zero_value, all_pstates=True)
         schedule, now = event.schedule, event.time
         for task, clusters in kept:
             cluster = clusters[self.rng_.randrange(len(clusters))]

@@ -59,7 +59,7 @@ from hetsched.core.slots import Slot
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityTable
-from hetsched.heuristics.common import feasible_clusters
+from hetsched.heuristics.common import DropRules, feasible_clusters
 from hetsched.heuristics.minmin import MinMin, Options
 from hetsched.heuristics.utility.energy import EnergyLedger
 
@@ -198,12 +198,12 @@ class MaxUtil(Heuristic):
                  ) -> tuple[list[tuple[Task, _TaskOptions]], list[Decision]]:
         """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little.
 
-        The drops of :func:`hetsched.heuristics.common.prepare` (a task that fits on no
-        cluster, :func:`~hetsched.heuristics.common.below_utility` over every P-state, a
-        cheapest option started now that costs more than the energy remaining), in the order
-        of the mappable tasks, read from each task's options (worked out once per run, see
-        :meth:`_options_of`) with the ledger's costs of all of them at once
-        (:meth:`EnergyLedger.costs`). The kept tasks come with their options.
+        The drops of :class:`hetsched.heuristics.common.DropRules` (those of
+        :func:`~hetsched.heuristics.common.prepare` with ``all_pstates``), in the order of the
+        mappable tasks, given each task's shortest duration from its options (worked out once
+        per run, see :meth:`_options_of`) and its cheapest option from the ledger's costs of
+        all of them at once (:meth:`EnergyLedger.costs`). The kept tasks come with their
+        options.
         """
         for task in event.mappable:
             if task.utility is None:
@@ -214,19 +214,20 @@ class MaxUtil(Heuristic):
         need_energy = self._needs_energy(ledger)
         now = event.time
         parts = [self._options_of(task, event.schedule, need_energy) for task in event.mappable]
-        too_dear = [False] * len(parts)
+        cheapest: list[float | None] = [None] * len(parts)
         if ledger is not None:
             priced = [i for i, part in enumerate(parts) if part is not None]
             if priced:
-                cheapest = _cheapest(ledger, event.schedule, now,
-                                     [parts[i] for i in priced])  # type: ignore[misc]
-                for i, cost in zip(priced, cheapest.tolist(), strict=True):
-                    too_dear[i] = cost > ledger.remaining
+                costs = _cheapest(ledger, event.schedule, now,
+                                  [parts[i] for i in priced])  # type: ignore[misc]
+                for i, cost in zip(priced, costs.tolist(), strict=True):
+                    cheapest[i] = cost
+        rules = DropRules(now, utility_threshold=self.drop_threshold,
+                          energy_remaining=None if ledger is None else ledger.remaining)
         kept: list[tuple[Task, _TaskOptions]] = []
         drops: list[Decision] = []
-        for task, part, dear in zip(event.mappable, parts, too_dear, strict=True):
-            if (part is None or dear or task.utility.utility(  # type: ignore[union-attr]
-                    task.arrival, now + part.fastest) < self.drop_threshold):
+        for task, part, cost in zip(event.mappable, parts, cheapest, strict=True):
+            if rules.drops(task, None if part is None else part.fastest, cost):
                 drops.append(Decision(Action.DROP, task.id))
             else:
                 kept.append((task, part))

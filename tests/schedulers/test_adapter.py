@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from batsim.batsim import Batsim
 from procset import ProcSet
+from twin_messages import twin_events
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import MappingError
@@ -132,21 +133,6 @@ def completed(now: float, job_id: str, alloc: str) -> dict[str, Any]:
 
 def notify(now: float, kind: str) -> dict[str, Any]:
     return {"timestamp": now, "type": "NOTIFY", "data": {"type": kind}}
-
-
-def twin_events(now: float, original: str, nodes: str, res: int, cpu: float) -> list[dict]:
-    """REGISTER_PROFILE, REGISTER_JOB, EXECUTE_JOB of the twin and REJECT_JOB of the original."""
-    workload, job = original.split("!")
-    twin, profile = f"hetsched!{workload}.{job}", f"twin.{workload}.{job}"
-    return [
-        {"timestamp": now, "type": "REGISTER_PROFILE", "data": {
-            "workload_name": "hetsched", "profile_name": profile,
-            "profile": {"type": "parallel_homogeneous", "cpu": cpu, "com": 0}}},
-        {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": twin, "job": {
-            "profile": profile, "id": twin, "res": res, "walltime": -1, "subtime": now}}},
-        {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": twin, "alloc": nodes}},
-        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": original}},
-    ]
 
 
 class Session:
@@ -463,6 +449,9 @@ def test_unsupported_callbacks_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"heuristic": "scripted", "export_prefix": 3}, "option export_prefix must be a path"),
         ({"heuristic": "scripted", "energy_budget": -1}, "option energy_budget must be a number"),
         ({"heuristic": "scripted", "measure_window": [5, 1]}, "option measure_window must be"),
+        # the workload's rule (is_measure_window): finite numbers only, as JSON has
+        ({"heuristic": "scripted", "measure_window": [0, float("inf")]},
+         r"option measure_window must be \[t0, t1\] with 0 <= t0 < t1 or null, got \[0, inf\]"),
     ],
 )
 def test_bad_options_are_named(options: dict[str, Any], message: str) -> None:

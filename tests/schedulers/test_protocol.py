@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -19,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zmq
+from batsim_peer import free_port, scheduler_peer
 from batsim_reference import case_names, reference_case
 
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 
-ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 TIMEOUT_MS = 1000
 """The scheduler's timeout for a silent Batsim (``hetsched serve -t``)."""
@@ -282,28 +279,15 @@ def test_a_message_of_many_jobs_is_not_held_parsed() -> None:
 
 
 # -------------------------------------------- a fake Batsim peer over ZeroMQ
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _serve(command: list[str], messages: list[dict | str], ending: str) -> tuple[int, str]:
     """Start ``command`` (a scheduler bound to a free port), play Batsim: send each message
     and read its reply, then end as ``ending`` says ("wait": stay connected, silent;
     "close": close the socket at once; "reply": the last message is the fault, its reply is
     never read). Returns the scheduler's exit status and standard error."""
-    port = _free_port()
+    port = free_port()
     command = [part.replace("PORT", str(port)) for part in command]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    context = zmq.Context()
-    req = context.socket(zmq.REQ)
-    req.setsockopt(zmq.RCVTIMEO, 30_000)
-    req.setsockopt(zmq.LINGER, 0)
     started = time.monotonic()
-    try:
-        req.connect(f"tcp://127.0.0.1:{port}")
+    with scheduler_peer(command, port, timeout=30) as (process, req):
         for index, message in enumerate(messages):
             req.send_string(message if isinstance(message, str) else json.dumps(message))
             if ending == "reply" and index == len(messages) - 1:
@@ -312,12 +296,6 @@ def _serve(command: list[str], messages: list[dict | str], ending: str) -> tuple
         if ending == "close":
             req.close()
         _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        req.close()
-        context.term()
     assert time.monotonic() - started < 30, "the scheduler hung"
     return process.returncode, err
 

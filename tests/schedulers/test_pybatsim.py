@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zmq
 from batsim.tools.launcher import instanciate_scheduler
+from batsim_peer import free_port, scheduler_peer
+from twin_messages import twin_events
 
 from hetsched.cli import main
 from hetsched.heuristics import registry
@@ -126,12 +126,6 @@ def test_serve_refuses_bad_options(
 
 
 # --------------------------------------------------------------- real sockets
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _props(cluster: str, cores: int, speeds: str, watts: str, index: int) -> dict[str, str]:
     return {
         "role": "compute_node", "cluster": cluster, "node_type": f"{cluster}-{cores}c",
@@ -176,20 +170,6 @@ def _completed(now: float, twin: str, alloc: str) -> dict[str, Any]:
         "job_id": twin, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": alloc}}
 
 
-def _twin(now: float, original: str, alloc: str, res: int, cpu: float) -> list[dict[str, Any]]:
-    workload, job = original.split("!")
-    twin, profile = f"hetsched!{workload}.{job}", f"twin.{workload}.{job}"
-    return [
-        {"timestamp": now, "type": "REGISTER_PROFILE", "data": {
-            "workload_name": "hetsched", "profile_name": profile,
-            "profile": {"type": "parallel_homogeneous", "cpu": cpu, "com": 0}}},
-        {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": twin, "job": {
-            "profile": profile, "id": twin, "res": res, "walltime": -1, "subtime": now}}},
-        {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": twin, "alloc": alloc}},
-        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": original}},
-    ]
-
-
 NO_MORE_JOBS = {"type": "NOTIFY", "data": {"type": "no_more_static_job_to_submit"}}
 FINISHED = {"type": "NOTIFY", "data": {"type": "registration_finished"}}
 
@@ -199,26 +179,13 @@ def _play_batsim(
 ) -> subprocess.CompletedProcess:
     """Run ``command`` (a scheduler bound to ``port``), play Batsim: send each message and
     compare the reply's events; return the finished process."""
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-    context = zmq.Context()
-    req = context.socket(zmq.REQ)
-    req.setsockopt(zmq.RCVTIMEO, 60_000)
-    req.setsockopt(zmq.LINGER, 0)
-    try:
-        req.connect(f"tcp://127.0.0.1:{port}")
+    with scheduler_peer(command, port, timeout=60) as (process, req):
         for message, expected in exchanges:
             req.send_string(json.dumps(message))
             reply = json.loads(req.recv_string())
             assert reply["now"] == message["now"]
             assert reply["events"] == expected, f"reply to {message['events']}"
         out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        req.close()
-        context.term()
     assert process.returncode == 0, err
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
@@ -241,7 +208,7 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
     slow nodes 2-4 now (cpu 15 s x 1e9 = 1.5e10); nothing left: registration_finished.
     The scheduler file is given as an absolute path and relative to the repository root.
     """
-    port = _free_port()
+    port = free_port()
     value = {"final": 0.0, "soft_deadline": 100.0, "hard_deadline": 200.0}
     jobs = [
         _job(0.0, "w0!1", cores=8, etc={"fast": 10.0, "slow": 30.0},
@@ -254,7 +221,7 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
     run = _play_batsim(command, port, [
         (_begins(), []),
         ({"now": 0.0, "events": [*jobs, {"timestamp": 0.0, **NO_MORE_JOBS}]},
-         [*_twin(0.0, "w0!1", "0-1", 2, 2e10), *_twin(0.0, "w0!2", "2-4", 3, 1.5e10),
+         [*twin_events(0.0, "w0!1", "0-1", 2, 2e10), *twin_events(0.0, "w0!2", "2-4", 3, 1.5e10),
           {"timestamp": 0.0, **FINISHED}]),
         ({"now": 10.0, "events": [_completed(10.0, "hetsched!w0.1", "0-1")]}, []),
         ({"now": 15.0, "events": [_completed(15.0, "hetsched!w0.2", "2-4")]}, []),
@@ -273,7 +240,7 @@ def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path) -> None:
            the workload being exhausted since 5, registration_finished follows.
     The mapping-event latencies (one row per heuristic call: 0, 5, 10) are exported.
     """
-    port = _free_port()
+    port = free_port()
     etc = {"fast": 10.0, "slow": 30.0}
     prefix = tmp_path / "fcfs"
     command = [str(BIN / "hetsched"), "serve", "fcfs", "-s", f"tcp://127.0.0.1:{port}",
@@ -282,11 +249,11 @@ def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path) -> None:
         (_begins(), []),
         ({"now": 0.0, "events": [_job(0.0, "w0!1", cores=8, etc=etc),
                                  _job(0.0, "w0!2", res=3, cores=24, etc=etc)]},
-         [*_twin(0.0, "w0!1", "0-1", 2, 2e10), *_twin(0.0, "w0!2", "2-4", 3, 3e10)]),
+         [*twin_events(0.0, "w0!1", "0-1", 2, 2e10), *twin_events(0.0, "w0!2", "2-4", 3, 3e10)]),
         ({"now": 5.0, "events": [_job(5.0, "w0!3", cores=8, etc=etc),
                                  {"timestamp": 5.0, **NO_MORE_JOBS}]}, []),
         ({"now": 10.0, "events": [_completed(10.0, "hetsched!w0.1", "0-1")]},
-         [*_twin(10.0, "w0!3", "0-1", 2, 2e10), {"timestamp": 10.0, **FINISHED}]),
+         [*twin_events(10.0, "w0!3", "0-1", 2, 2e10), {"timestamp": 10.0, **FINISHED}]),
         ({"now": 20.0, "events": [_completed(20.0, "hetsched!w0.3", "0-1")]}, []),
         ({"now": 30.0, "events": [_completed(30.0, "hetsched!w0.2", "2-4")]}, []),
         (_at(30.0, {"type": "SIMULATION_ENDS", "data": {}}), []),

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import csv
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from batsim_peer import free_port
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
@@ -77,12 +77,6 @@ def _jobs(path: Path) -> dict[tuple[str, str], dict[str, str]]:
         return {(row["workload_name"], row["job_id"]): row for row in csv.DictReader(stream)}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _check_max_vpr_run(jobs_csv: Path, events_csv: Path) -> None:
     """Max VPR (Khemka 3.3), value / (ETC x NC) of each choice:
 
@@ -121,7 +115,7 @@ def _check_max_vpr_run(jobs_csv: Path, events_csv: Path) -> None:
 def test_max_vpr_through_the_engine(transport: str, tmp_path: Path) -> None:
     platform, workload = _platform(tmp_path), _workload(tmp_path, MAX_VPR_JOBS)
     scheduler = MaxVpr({"export_prefix": str(tmp_path / "out")})
-    endpoint = f"tcp://127.0.0.1:{_free_port()}" if transport == "socket" else None
+    endpoint = f"tcp://127.0.0.1:{free_port()}" if transport == "socket" else None
     result = simulate(platform, [workload], scheduler, tmp_path / "out", energy=True,
                       dynamic_jobs=True, socket_endpoint=endpoint, socket_timeout=60.0)
     _check_max_vpr_run(result.jobs_csv, tmp_path / "out_mapping_events.csv")
@@ -134,7 +128,7 @@ def test_max_vpr_through_the_engine(transport: str, tmp_path: Path) -> None:
 def test_pybatsim_launcher_process_through_the_engine(tmp_path: Path) -> None:
     """``pybatsim schedulers/maxVpr.py -s tcp://127.0.0.1:PORT -o ...`` against the engine."""
     platform, workload = _platform(tmp_path), _workload(tmp_path, MAX_VPR_JOBS)
-    endpoint = f"tcp://127.0.0.1:{_free_port()}"
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
     options = json.dumps({"period": None, "export_prefix": str(tmp_path / "out")})
     process = subprocess.Popen(
         [str(PYBATSIM), "schedulers/maxVpr.py", "-s", endpoint, "-o", options],

@@ -121,14 +121,19 @@ def test_a_budget_needs_a_power_model() -> None:
 
 
 # ------------------------------------------------------ budget for comparison heuristics
-def budget_event(budget: float, tasks: tuple[Task, ...]) -> MappingEvent:
-    """An idle 2-node system with 0 W idle power, a window [0, 1000], nothing spent."""
-    idle_free = Cluster("c", 4, (0, 1), (PState(1e9, 0.0, 100.0),))
-    system = SystemView({"c": idle_free}, {}, {}, {}, {}, clock=lambda: 0.0,
+IDLE_FREE = Cluster("c", 4, (0, 1), (PState(1e9, 0.0, 100.0),))
+"""Two 4-core nodes drawing 0 W idle and 100 W busy."""
+
+
+def budget_event(budget: float, tasks: tuple[Task, ...],
+                 cluster: Cluster = IDLE_FREE) -> MappingEvent:
+    """An idle system (by default :data:`IDLE_FREE`) with 0 W idle power, a window [0, 1000],
+    nothing spent."""
+    system = SystemView({cluster.name: cluster}, {}, {}, {}, {}, clock=lambda: 0.0,
                         pstate=lambda _: 0, energy=lambda: 0.0, more_tasks=lambda: True,
                         energy_budget=budget / MARGIN, measure_window=(0.0, 1000.0),
                         energy_in_window=lambda: 0.0)
-    return MappingEvent(0.0, tasks, SystemSchedule([idle_free]), system)
+    return MappingEvent(0.0, tasks, SystemSchedule([cluster]), system)
 
 
 def test_comparison_heuristics_drop_what_the_budget_cannot_pay() -> None:
@@ -148,6 +153,20 @@ def test_comparison_heuristics_drop_what_the_budget_cannot_pay() -> None:
         assert sum(a in (Action.START, Action.RESERVE) for a in actions.values()) <= 2
     assert all(d.action is not Action.DROP for d in
                ConservativeBackfilling().map(MappingEvent(0.0, tasks, SystemSchedule([C]))))
+
+
+def test_random_keeps_a_task_that_a_lower_pstate_can_pay_for() -> None:
+    """Random may draw any P-state, so its drop before planning prices every P-state
+    (docs/heuristics.md). One node, 0 W idle; t (one node, ETC 80 s) costs 100 W x 80 s =
+    8,000 J at P-state 0 and 30 W x 160 s = 4,800 J at P-state 1 (half the speed). With
+    6,000 J left, EASY (P-state 0 only) drops it; Random keeps it and, drawing P-state 1
+    with seed 0 (a draw for the cluster, then one for the P-state), starts it there."""
+    two = Cluster("c", 4, (0,), (PState(1e9, 0.0, 100.0), PState(5e8, 0.0, 30.0)))
+    t = Task("t", 0.0, 4, {"c": 80.0})
+    assert EasyBackfilling().map(budget_event(6000.0, (t,), two)) == [Decision(Action.DROP, "t")]
+    assert RandomMapping(seed=0).map(budget_event(6000.0, (t,), two)) == [
+        Decision(Action.START, "t", "c", (0,), 0.0, 160.0, 1)
+    ]
 
 
 @pytest.mark.parametrize("cls", [Fcfs, EasyBackfilling, ConservativeBackfilling,

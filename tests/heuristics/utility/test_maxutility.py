@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 import pytest
+from booked_schedules import book, existing_bookings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -359,15 +360,7 @@ def utility_events(draw: st.DrawFn) -> tuple[list[Cluster], list, list[Task], fl
         clusters.append(Cluster(f"c{j}", cores, tuple(range(rid, rid + nodes)), pstates))
         rid += nodes
     now = float(draw(st.integers(0, 20)))
-    existing = []
-    for number in range(draw(st.integers(0, 4))):
-        cluster = draw(st.sampled_from(clusters))
-        nodes = draw(st.lists(st.sampled_from(cluster.resource_ids), min_size=1, unique=True))
-        kind = draw(st.sampled_from([Action.START, Action.RESERVE]))
-        start = now - draw(st.integers(0, 5)) if kind is Action.START else now + draw(
-            st.integers(0, 30))
-        existing.append((f"x{number}", cluster.name, nodes, start,
-                         start + draw(st.integers(1, 30)), kind))
+    existing = existing_bookings(draw, clusters, now, most=4)
     tasks = []
     for i in range(draw(st.integers(1, 6))):
         chosen = [c for c in clusters if draw(st.booleans()) or c is clusters[0]]
@@ -395,10 +388,7 @@ def test_lazy_loop_matches_the_plain_loop(case: tuple, cls: type[MaxUtil]) -> No
     plain loop's decisions; place-holders its first ones, the rest being place-holders."""
     clusters_, existing, tasks, now, budget = case
     schedule_ = SystemSchedule(clusters_)
-    for task_id, cluster, nodes, start, end, kind in existing:
-        if not any(b.start < end and start < b.end
-                   for n in nodes for b in schedule_.node_bookings(cluster, n)):
-            schedule_.book(task_id, cluster, nodes, start, end, kind)
+    book(schedule_, existing)
 
     def fresh_event() -> MappingEvent:
         return MappingEvent(now, tuple(tasks), schedule_.copy(), view(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from booked_schedules import book, existing_bookings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -198,15 +199,7 @@ def mapping_events(draw: st.DrawFn) -> tuple[list[Cluster], list, list[Task], fl
         clusters.append(Cluster(f"c{j}", cores, tuple(range(rid, rid + nodes))))
         rid += nodes
     now = float(draw(st.integers(0, 20)))
-    existing = []
-    for number in range(draw(st.integers(0, 5))):
-        cluster = draw(st.sampled_from(clusters))
-        nodes = draw(st.lists(st.sampled_from(cluster.resource_ids), min_size=1, unique=True))
-        kind = draw(st.sampled_from([Action.START, Action.RESERVE]))
-        start = now - draw(st.integers(0, 5)) if kind is Action.START else now + draw(
-            st.integers(0, 30))
-        existing.append((f"x{number}", cluster.name, nodes, start,
-                         start + draw(st.integers(1, 30)), kind))
+    existing = existing_bookings(draw, clusters, now, most=5)
     tasks = []
     for i in range(draw(st.integers(1, 7))):
         etc = {c.name: float(draw(st.integers(1, 25))) for c in clusters
@@ -229,10 +222,7 @@ def test_lazy_loop_matches_the_plain_loop(case: tuple, cls: type[MaxValue]) -> N
     (the heuristic stops once nothing more can start now)."""
     clusters, existing, tasks, now = case
     schedule = SystemSchedule(clusters)
-    for task_id, cluster, nodes, start, end, kind in existing:
-        if not any(b.start < end and start < b.end
-                   for n in nodes for b in schedule.node_bookings(cluster, n)):
-            schedule.book(task_id, cluster, nodes, start, end, kind)
+    book(schedule, existing)
     heuristic = cls()
     got = heuristic.map(MappingEvent(now, tuple(tasks), schedule.copy()))
     expected = reference(heuristic, MappingEvent(now, tuple(tasks), schedule.copy()))
