@@ -608,7 +608,8 @@ class PilotJobSimulation:
         if self._onecore is None:
             solo = self._app_solo[on, app]
         else:
-            solo = self._onecore[self._next_task()[user] + fetched[starts], on]
+            solo = self._onecore.reshape(-1)[  # one index: (task, platform) in the rows
+                (self._next_task()[user] + fetched[starts]) * len(self.platforms) + on]
         duration = solo * slowdown
         self._end_all[flat] = math.inf
         self._end_all[cores] = time[started] + duration
