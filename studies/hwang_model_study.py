@@ -6,8 +6,8 @@ run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
 cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). The cells of one scenario,
 seed and gap run together, sharing the stretches of their runs between the invocations where
-their schedulers decide alike (:func:`simulate_together`): 0.3-0.8 s of CPU per run at Table
-6's 500,000 tasks::
+their schedulers decide alike (:func:`simulate_together`): 0.2-0.75 s of CPU per run at
+Table 6's 500,000 tasks::
 
     hetsched experiment hwang-model -o runs/hwang-model                      # everything
     hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\

@@ -253,6 +253,23 @@ def test_batched_windows_are_bit_identical_to_one_end_at_a_time(workload: str) -
     assert batched.solo_busy.tolist() == alone.solo_busy.tolist()
 
 
+def test_windows_sort_users_and_nodes_as_int64_beyond_16_bits_to_the_same_run() -> None:
+    # Users and node numbers are sorted as 16-bit integers (a radix sort); beyond 32,767 as
+    # int64 (another algorithm): the window's order, and so the run, must be the same, equal
+    # to each end handled alone.
+    platforms, applications = _spread_inputs()
+    scheduler = TwoLevelScheduler(FIRST_LEVEL_POLICIES["pa-rr"](), SECOND_LEVEL_POLICIES["maf"]())
+    wide = PilotJobSimulation(platforms, applications, scheduler, seed=1)
+    assert wide._user_type is np.int16 and wide._node_of.dtype == np.int16
+    wide._user_type = np.int64
+    wide._node_of = wide._node_of.astype(np.int64)
+    batched, alone = wide.run(), _spread_run(batched=False)
+    assert batched.finish.tolist() == alone.finish.tolist()
+    assert batched.busy.tolist() == alone.busy.tolist()
+    assert batched.solo_busy.tolist() == alone.solo_busy.tolist()
+    assert batched.tasks_run.tolist() == alone.tasks_run.tolist()
+
+
 def _one_end_at_a_time(sim: PilotJobSimulation) -> PilotJobSimulation:
     """``sim`` with the batching of lone ends switched off: each end of a window is handled
     alone (``_complete_one``), the reference the batched windows must equal bit for bit."""
