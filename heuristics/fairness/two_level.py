@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -146,6 +147,10 @@ def keep_pilots(
     the cores running its own tasks, then takes idle cores, then the cores left. So a new
     pilot never waits on a busy core while a core of its node idles.
 
+    A pure function of its three arrays: the answers to the last 1,024 distinct questions are
+    kept (the cells of a Hwang model-time group, which follow each other's runs, ask about half
+    of theirs again: docs/performance.md), and each call returns a new array.
+
     >>> keep_pilots(np.array([[1, 1], [0, 2], [3, 3]]), np.array([[2, 0], [3, 3], [0, 0]]))
     array([[2, 0],
            [3, 3],
@@ -160,6 +165,24 @@ def keep_pilots(
         raise ValueError(
             f"layouts differ in shape: {layout.shape}, {current.shape}, {running.shape}"
         )
+    key = (layout.shape, layout.dtype.str, current.dtype.str, running.dtype.str,
+           layout.tobytes(), current.tobytes(), running.tobytes())
+    return np.frombuffer(_kept_layout(*key), dtype=layout.dtype).reshape(layout.shape).copy()
+
+
+@lru_cache(maxsize=1024)
+def _kept_layout(shape: tuple[int, ...], layout_dtype: str, current_dtype: str,
+                 running_dtype: str, layout: bytes, current: bytes, running: bytes) -> bytes:
+    """:func:`keep_pilots` on arrays given as bytes (so that its answers can be kept)."""
+    def array(data: bytes, dtype: str) -> np.ndarray:
+        return np.frombuffer(data, dtype=dtype).reshape(shape)
+
+    return _keep_pilots(array(layout, layout_dtype), array(current, current_dtype),
+                        array(running, running_dtype)).tobytes()
+
+
+def _keep_pilots(layout: np.ndarray, current: np.ndarray, running: np.ndarray) -> np.ndarray:
+    """The rows moved as :func:`keep_pilots` says."""
     nodes_of: defaultdict[tuple[int, ...], list[int]] = defaultdict(list)
     for node in range(current.shape[0] - 1, -1, -1):
         nodes_of[tuple(sorted(current[node].tolist()))].append(node)

@@ -101,6 +101,27 @@ def test_keep_pilots_gives_idle_cores_to_new_pilots() -> None:
     assert row.tolist() == [[-1, 1, -1, 4]]
 
 
+def test_keep_pilots_answers_a_question_asked_again_as_the_first_time() -> None:
+    """Kept answers (the memo) are the same as computed ones, for the same values in
+    other arrays and other integer types, and a caller changing its answer changes no
+    later one."""
+    current = np.array([[0, 0], [1, 2], [2, 2]])
+    new = np.array([[2, 2], [0, 1], [2, 1]])
+    first = keep_pilots(new, current)
+    first[0, 0] = 9  # the caller's array is its own
+    again = keep_pilots(new.copy(), current.copy())
+    assert again.tolist() == [[0, 1], [1, 2], [2, 2]]
+    assert again.flags.writeable and again.dtype == new.dtype
+    narrow = keep_pilots(new.astype(np.int16), current.astype(np.int32))
+    assert narrow.dtype == np.int16 and narrow.tolist() == again.tolist()
+    # a question that differs only in ``running`` gets its own answer
+    running = np.array([[-1, -1], [1, 2], [2, 2]])
+    assert keep_pilots(new, current, running).tolist() == [[0, 1], [1, 2], [2, 2]]
+    assert keep_pilots(np.array([[1, -1]]), np.array([[0, 1]]),
+                       running=np.array([[-1, 1]])).tolist() == [[1, -1]]
+    assert keep_pilots(np.array([[1, -1]]), np.array([[0, 1]])).tolist() == [[-1, 1]]
+
+
 def test_keep_pilots_puts_moved_rows_on_the_idlest_nodes() -> None:
     # Nodes 0 and 1 run user 0's tasks (pilots of user 0), node 2 is idle. A new row for
     # user 1 goes to node 2 rather than wait for user 0's tasks on node 0.
