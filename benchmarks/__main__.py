@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
+
 from benchmarks import (
     bench_cases,
     bench_engine,
@@ -12,7 +15,16 @@ from benchmarks import (
     bench_tarplee,
 )
 
-if __name__ == "__main__":
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the (empty) command line, so that ``--help`` or a mistyped option is answered
+    before anything runs, then run every benchmark in turn (``make bench-all``; each one
+    alone: ``python -m benchmarks.bench_NAME --help``)."""
+    argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Run every benchmark in turn (tens of CPU minutes); each one alone: "
+        "python -m benchmarks.bench_NAME --help.",
+    ).parse_args(argv)
     print("== the six cases of issue 23 against real Batsim (benchmarks.bench_cases)")
     bench_cases.main([])
     print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
@@ -27,3 +39,7 @@ if __name__ == "__main__":
     bench_hansen.main([])
     print("\n== Hwang et al.: one two-level scheduling invocation (benchmarks.bench_hwang)")
     bench_hwang.main([])
+
+
+if __name__ == "__main__":
+    main()

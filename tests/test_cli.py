@@ -11,6 +11,7 @@ import math
 import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -347,3 +348,19 @@ def test_every_seed_option_states_its_default() -> None:
         assert stated, path
         assert int(stated.group(1)) == (0 if action.default is None else action.default), path
     assert seen >= 7
+
+
+def test_the_benchmark_runner_answers_help_and_bad_options_before_running() -> None:
+    """``python -m benchmarks --help`` prints its usage and runs nothing (it once ignored its
+    command line and started tens of CPU minutes of benchmarks); a mistyped option is refused."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    shown = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=root,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "python -m benchmarks" in shown.stdout
+    assert "==" not in shown.stdout
+    bad = subprocess.run([sys.executable, "-m", "benchmarks", "--fast"], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unrecognized arguments: --fast" in bad.stderr
