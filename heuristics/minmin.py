@@ -276,9 +276,10 @@ class MinMin:
         decisions: list[Decision] = []
         heap, own = self.heap, self.own
         while heap:
-            negative_score, _, i, j, p, start, generation, o = heapq.heappop(heap)
+            # The best option left (taken out of the loop's heap below, on each way on)
+            negative_score, _, i, j, p, start, generation, o = heap[0]
             entries = own[i]
-            heapq.heappop(entries)  # the entry just popped: the first of its task's heap
+            heapq.heappop(entries)  # the same entry: the first of its task's heap
             name = self.clusters[j].name
             if schedule.generation(name) != generation:
                 duration = self.duration[o]
@@ -288,7 +289,7 @@ class MinMin:
                     score = self.objective.score(o, completion)
                     entry = (-score, completion, i, j, p, fresh, schedule.generation(name), o)
                     heapq.heappush(entries, entry)
-                    heapq.heappush(heap, entries[0])
+                    heapq.heapreplace(heap, entries[0])
                     if stop_early and start == now:
                         self.startable.discard(o)
                         if not self.startable:
@@ -298,12 +299,15 @@ class MinMin:
                 break  # the best option left earns nothing (module docstring)
             if self.admit is not None and not self.admit(o, start):
                 if entries:
-                    heapq.heappush(heap, entries[0])
+                    heapq.heapreplace(heap, entries[0])
+                else:
+                    heapq.heappop(heap)
                 if stop_early and start == now:
                     self.startable.discard(o)
                     if not self.startable:
                         break
                 continue  # given up for this event (module docstring)
+            heapq.heappop(heap)
             decisions.append(self._book(o, start))
             if stop_early:
                 self._forget(i, j, start)
