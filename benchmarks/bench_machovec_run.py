@@ -51,9 +51,14 @@ def partial_day(workload: Path, hours: float, into: Path) -> Path:
 
 def measure(command: Sequence[str], name: str, platform: Path, workload: Path,
             outdir: Path) -> dict[str, float | int | str]:
-    """Run ``command run name`` into ``outdir``; its CPU seconds, peak memory and summary."""
-    argv = [*command, "run", name, "-p", str(platform), "-w", str(workload), "-o",
+    """Run ``command run name`` into ``outdir``; its CPU seconds, peak memory and summary.
+    ``name`` may be ``NAME:FILTER``, a utility heuristic with an energy filter of Machovec et
+    al. sec. III.G (``max-upr-ph:per-resource``)."""
+    heuristic, _, energy_filter = name.partition(":")
+    argv = [*command, "run", heuristic, "-p", str(platform), "-w", str(workload), "-o",
             str(outdir), "--option", "period=60.0", "--force", "--no-cache"]
+    if energy_filter:
+        argv += ["--option", f"energy_filter={energy_filter}"]
     began = time.monotonic()
     with (outdir.parent / f"{outdir.name}.log").open("w") as log:
         child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -103,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, nargs="?", help="a study trial folder"
                         " (platform.xml, workload.json), e.g. runs/machovec-full/trial0/5k")
-    parser.add_argument("--heuristics", nargs="+", default=["max-upe-ph"])
+    parser.add_argument("--heuristics", nargs="+", default=["max-upe-ph"],
+                        help="NAME or NAME:FILTER (default: %(default)s)")
     parser.add_argument("--hours", type=float, help="only the jobs of the first hours")
     parser.add_argument("--hetsched", default=f"{sys.executable} -m hetsched.cli",
                         help="the command to run (default: this checkout's)")
@@ -125,12 +131,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.hours is not None:
         workload = partial_day(workload, args.hours, args.outdir / "workload.json")
     for name in args.heuristics:
-        outdir = args.outdir / name
+        outdir = args.outdir / name.replace(":", "+")
         row = measure(args.hetsched.split(), name, args.folder / "platform.xml", workload,
                       outdir)
         if args.same_as is not None:
             row["same_outputs"] = all(
-                filecmp.cmp(outdir / f, args.same_as / name / f, shallow=False)
+                filecmp.cmp(outdir / f, args.same_as / outdir.name / f, shallow=False)
                 for f in BATSIM_OUTPUTS
             )
         print(json.dumps(row), flush=True)

@@ -52,6 +52,7 @@ import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from operator import gt
 from typing import overload
 
 from hetsched.core.decisions import Action, Decision
@@ -154,10 +155,14 @@ class NodeBookings:
         starts = self._starts.get(node)
         if starts is not None:
             return starts, self._ends[node]
-        starts, ends = self._starts[node], self._ends[node] = [], []
-        if self._booked_on is not None:
-            for start, end in self._booked_on(node):
-                self._insert(node, starts, ends, start, end)
+        # Sorted at once rather than inserted one by one: the same lists when no two
+        # intervals overlap (their starts then differ), and the same tangled state (two
+        # intervals sorted by start overlap somewhere exactly when two consecutive ones do).
+        pairs = sorted(self._booked_on(node)) if self._booked_on is not None else []
+        starts = self._starts[node] = [start for start, _ in pairs]
+        ends = self._ends[node] = [end for _, end in pairs]
+        if any(map(gt, ends, starts[1:])):
+            self._tangled.add(node)
         return starts, ends
 
     def _insert(self, node: int, starts: list[float], ends: list[float], start: float,
@@ -642,10 +647,12 @@ class MappingDriver:
             accepted.append(decision)
             booked.add(decision.nodes, decision.start, decision.end)
 
-    def _reserved_intervals(self, node: int) -> Iterator[tuple[float, float]]:
+    def _reserved_intervals(self, node: int) -> list[tuple[float, float]]:
         """The intervals of the reservations on ``node`` (for :class:`NodeBookings`)."""
-        for decision in self._reserved_on.get(node, {}).values():
-            yield decision.start, decision.end
+        on_node = self._reserved_on.get(node)
+        if on_node is None:
+            return []
+        return [(decision.start, decision.end) for decision in on_node.values()]
 
     def _clashes(self, decision: Decision, booked: NodeBookings) -> bool:
         """Whether ``decision`` overlaps a running task (found through the nodes it holds) or

@@ -339,15 +339,19 @@ class NodeGroups:
             nodes = self.nodes[groups[0]][:limit]
             takes.append((groups[0], nodes.size))
             return nodes
-        nodes = np.sort(np.concatenate([self.nodes[g] for g in groups]))[:limit]
-        if not nodes.size:
-            return nodes
-        last = nodes[-1]
-        for g in groups:
-            count = int(self.nodes[g].searchsorted(last, side="right"))
-            if count:
-                takes.append((g, count))
-        return nodes
+        arrays = [self.nodes[g] for g in groups]
+        merged = np.concatenate(arrays)
+        sizes = [array.size for array in arrays]
+        if merged.size <= limit:  # every node of the class: each group gives all of its own
+            takes.extend(zip(groups, sizes, strict=True))
+            return np.sort(merged)
+        # The lowest ``limit`` nodes (groups share no node), and how many of them each group
+        # holds: a prefix of its own, since each group's nodes are in increasing order.
+        lowest = np.argsort(merged)[:limit]
+        owner = np.repeat(np.arange(len(groups)), sizes)
+        counts = np.bincount(owner[lowest], minlength=len(groups)).tolist()
+        takes.extend((g, count) for g, count in zip(groups, counts, strict=True) if count)
+        return merged[lowest]
 
     # ------------------------------------------------------------------ writing
     def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]] | None:
@@ -370,25 +374,34 @@ class NodeGroups:
             if change is None:
                 return False
             changes.append(change)
+        ff_count, gap_count = self._ff_count, self._gap_count
         for (g, taken), (ff, gaps, took, made) in zip(parts, changes, strict=True):
             nodes = self.nodes[g]
-            if isinstance(taken, int):
-                taken, rest = nodes[:taken], nodes[taken:]
-            elif taken.size < nodes.size:
-                rest = np.setdiff1d(nodes, taken, assume_unique=True)
-            else:
-                rest = nodes[:0]
-            size = taken.size
-            if ff != self.ff[g]:
-                _count(self._ff_count, self.ff[g], -size)
-                _count(self._ff_count, ff, size)
+            size = taken if isinstance(taken, int) else taken.size
+            # The counts, as _count keeps them (written out: this is the bookings' inner loop)
+            old = self.ff[g]
+            if ff != old:
+                left = ff_count[old] - size
+                if left:
+                    ff_count[old] = left
+                else:
+                    del ff_count[old]
+                ff_count[ff] = ff_count.get(ff, 0) + size
             if took is not None:
-                _count(self._gap_count, took, -size)
+                left = gap_count[took] - size
+                if left:
+                    gap_count[took] = left
+                else:
+                    del gap_count[took]
             for gap in made:
-                _count(self._gap_count, gap, size)
-            if not rest.size:
+                gap_count[gap] = gap_count.get(gap, 0) + size
+            if size == nodes.size:  # the whole group: its state changes in place
                 self.ff[g], self.gaps[g] = ff, gaps
                 continue
+            if isinstance(taken, int):
+                taken, rest = nodes[:taken], nodes[taken:]
+            else:
+                rest = np.setdiff1d(nodes, taken, assume_unique=True)
             self.nodes[g] = rest
             self.group_of[taken] = len(self.ff)
             self.ff.append(ff)

@@ -27,7 +27,11 @@ and its completion never gets earlier during the loop (objectives decrease with 
 Scores computed earlier are therefore upper bounds, and the loop is a lazy greedy: it pops the
 best cached option, recomputes it if its cluster changed since, and books it if it still holds
 (exactly the choice of step 3), otherwise pushes it back with its new score. The first scores
-are computed in one vectorised pass per cluster.
+are computed in one vectorised pass per cluster. Each task's cached options are kept in a heap
+of their own and only each task's best is in the loop's heap, so that the options of a booked
+task leave with it instead of being popped one by one: the loop pops the same options in the
+same order as over one heap of every option (no two options compare equal: they differ in
+task, cluster or P-state).
 
 With place-holders, once no remaining option can start now, the rest of the loop could only
 book place-holders, which the driver discards after the event: the loop stops there and the
@@ -51,6 +55,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Protocol
 
 import numpy as np
@@ -114,6 +119,9 @@ class Objective(Protocol):
     def score(self, option: int, completion: float) -> float: ...
 
 
+Entry = tuple[float, float, int, int, int, float, int, int]
+"""A cached option in the loop's heaps: ``(-score, completion, task, cluster, P-state, start,
+cluster generation, option)``, the best first."""
 Admission = Callable[[int, float], bool]
 """``admit(option, start)``: whether the option may be booked at ``start``."""
 Booked = Callable[[int, Slot, Action], None]
@@ -149,7 +157,10 @@ class MinMin:
         self.of_task: list[list[int]] = [[] for _ in tasks]
         for o, i in enumerate(options.task.tolist()):
             self.of_task[i].append(o)
-        self.heap: list[tuple[float, float, int, int, int, float, int, int]] = []
+        self.heap: list[Entry] = []
+        """Each task's best cached option (the first of its own heap)."""
+        self.own: list[list[Entry]] = []
+        """Per task, the heap of its cached options."""
         self.startable: set[int] = set()
         self.waiting: list[dict[tuple[int, float], list[int]]] = [{} for _ in self.clusters]
         """Per cluster, the options found startable in the first pass, by (node count,
@@ -171,15 +182,23 @@ class MinMin:
             completion = starts + durations
             scores = self.objective.scores(rows, completion)
             generation = self.schedule.generation(cluster.name)
-            for o, i, p, k, s, c, score in zip(
-                rows.tolist(), options.task[rows].tolist(), options.pstate[rows].tolist(),
-                nodes.tolist(), starts.tolist(), completion.tolist(), scores.tolist(),
-                strict=True,
-            ):
-                self.heap.append((-score, c, i, j, p, s, generation, o))
-                if s == now:
-                    self.startable.add(o)
-                    self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
+            count = rows.size
+            self.heap.extend(zip(
+                (-scores).tolist(), completion.tolist(), options.task[rows].tolist(),
+                repeat(j, count), options.pstate[rows].tolist(), starts.tolist(),
+                repeat(generation, count), rows.tolist(), strict=True,
+            ))
+            now_rows = rows[starts == now]
+            self.startable.update(now_rows.tolist())
+            for o, k in zip(now_rows.tolist(), options.nodes[now_rows].tolist(), strict=True):
+                self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
+        own: list[list[Entry]] = [[] for _ in self.tasks]
+        for entry in self.heap:
+            own[entry[2]].append(entry)
+        for entries in own:
+            heapq.heapify(entries)
+        self.own = own
+        self.heap = [entries[0] for entries in own if entries]
         heapq.heapify(self.heap)
 
     def _distinct_starts(self, j: int, nodes: np.ndarray, durations: np.ndarray) -> np.ndarray:
@@ -225,17 +244,22 @@ class MinMin:
             self.booked(o, slot, kind)
         return decision
 
-    def _forget(self, i: int, j: int) -> None:
-        """Task ``i`` is booked on cluster ``j``: update what can still start now. An option
-        of ``k`` nodes for ``d`` seconds on ``j`` cannot start now once fewer than ``k`` nodes
-        are idle over ``[now, now + d)`` (and never will again in this event: bookings only
-        take idle time away)."""
+    def _forget(self, i: int, j: int, start: float) -> None:
+        """Task ``i`` is booked on cluster ``j`` from ``start``: update what can still start
+        now. An option of ``k`` nodes for ``d`` seconds on ``j`` cannot start now once fewer
+        than ``k`` nodes are idle over ``[now, now + d)`` (and never will again in this event:
+        bookings only take idle time away). A booking from ``start >= now + d`` leaves that
+        count as it was (a node idle over ``[now, now + d)`` keeps the idle time before
+        ``start``), so only the ``(k, d)`` with ``now + d > start`` are counted again."""
         for other in self.of_task[i]:
             self.startable.discard(other)
         waiting = self.waiting[j]
         if not waiting:
             return
-        keys = list(waiting)
+        now = self.now
+        keys = [key for key in waiting if now + key[1] > start]
+        if not keys:
+            return
         durations = np.fromiter((d for _, d in keys), float, len(keys))
         idle = self.schedule.idle_counts(self.clusters[j].name, self.now, durations).tolist()
         for (k, d), count in zip(keys, idle, strict=True):
@@ -250,13 +274,12 @@ class MinMin:
         if stop_early and not self.startable:
             return []
         decisions: list[Decision] = []
-        booked = [False] * len(self.tasks)
-        left = len(self.tasks)
-        heap = self.heap
-        while left and heap:
-            negative_score, _, i, j, p, start, generation, o = heapq.heappop(heap)
-            if booked[i]:
-                continue
+        heap, own = self.heap, self.own
+        while heap:
+            # The best option left (taken out of the loop's heap below, on each way on)
+            negative_score, _, i, j, p, start, generation, o = heap[0]
+            entries = own[i]
+            heapq.heappop(entries)  # the same entry: the first of its task's heap
             name = self.clusters[j].name
             if schedule.generation(name) != generation:
                 duration = self.duration[o]
@@ -265,7 +288,8 @@ class MinMin:
                     completion = fresh + duration
                     score = self.objective.score(o, completion)
                     entry = (-score, completion, i, j, p, fresh, schedule.generation(name), o)
-                    heapq.heappush(heap, entry)
+                    heapq.heappush(entries, entry)
+                    heapq.heapreplace(heap, entries[0])
                     if stop_early and start == now:
                         self.startable.discard(o)
                         if not self.startable:
@@ -274,16 +298,19 @@ class MinMin:
             if negative_score >= 0.0 and not self.book_zero:
                 break  # the best option left earns nothing (module docstring)
             if self.admit is not None and not self.admit(o, start):
+                if entries:
+                    heapq.heapreplace(heap, entries[0])
+                else:
+                    heapq.heappop(heap)
                 if stop_early and start == now:
                     self.startable.discard(o)
                     if not self.startable:
                         break
                 continue  # given up for this event (module docstring)
+            heapq.heappop(heap)
             decisions.append(self._book(o, start))
-            booked[i] = True
-            left -= 1
             if stop_early:
-                self._forget(i, j)
+                self._forget(i, j, start)
                 if not self.startable:
                     break
         return decisions

@@ -143,15 +143,23 @@ class EnergyLedger:
         by_name = event.schedule.clusters
         committed = 0.0
         booked_core_seconds = 0.0
+        # A booking's watts above idle depend on its cluster, P-state and task type only:
+        # worked out once per such triple (the same floats), the sums in booking order.
+        above_idle: dict[tuple[str, int, str | None], tuple[float, int]] = {}
+        records = system.tasks
         for booking in bookings:
-            cluster = by_name[booking.cluster]
+            name = booking.cluster
+            cluster = by_name[name]
+            task_type = records[booking.task_id].task.task_type if cluster.power_levels else None
+            key = (name, booking.pstate, task_type)
+            known = above_idle.get(key)
+            if known is None:
+                known = above_idle[key] = (cluster.busy_watts(booking.pstate, task_type)
+                                           - idle[name], cluster.cores_per_resource)
             inside = _overlap(booking.start, booking.end, start, end)
             n = len(booking.nodes)
-            task_type = (system.task(booking.task_id).task.task_type if cluster.power_levels
-                         else None)
-            committed += n * (cluster.busy_watts(booking.pstate, task_type)
-                              - idle[cluster.name]) * inside
-            booked_core_seconds += n * cluster.cores_per_resource * inside
+            committed += n * known[0] * inside
+            booked_core_seconds += n * known[1] * inside
         resources = None
         if window is not None:
             total = sum(c.nb_nodes * c.cores_per_resource for c in clusters) * span

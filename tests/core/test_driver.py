@@ -6,12 +6,13 @@ decisions (or a function of the event) so that every case is computed by hand.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
 
 from hetsched.core.decisions import Action, Decision
-from hetsched.core.driver import MappingDriver, MappingError
+from hetsched.core.driver import MappingDriver, MappingError, NodeBookings, _overlap
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
@@ -337,3 +338,29 @@ def test_a_started_reservation_no_longer_blocks_its_nodes_once_it_ends_early() -
     driver.complete("w0!0", 12.0)
     driver.submit(task("w0!1", 13.0), 13.0)
     assert driver.mapping_event(13.0) == [b]
+
+
+def test_node_bookings_read_from_booked_on_answer_as_the_definition() -> None:
+    """Intervals already booked (``booked_on``), given in any order and sometimes overlapping
+    each other (a tangled node), then more added: every clash answer is that of
+    ``_overlap`` over every interval of the shared nodes."""
+    rng = random.Random(7)
+    for _ in range(300):
+        earlier: dict[int, list[tuple[float, float]]] = {}
+        for node in range(3):
+            for _ in range(rng.randrange(5)):
+                start = float(rng.randrange(20))
+                earlier.setdefault(node, []).append((start, start + rng.randrange(1, 6)))
+        bookings = NodeBookings(lambda node, earlier=earlier: list(earlier.get(node, ())))
+        added: dict[int, list[tuple[float, float]]] = {}
+        for _ in range(6):
+            nodes = tuple(rng.sample(range(3), rng.randrange(1, 3)))
+            start = float(rng.randrange(22))
+            end = start + rng.randrange(1, 6)
+            expected = any(_overlap(start, end, s, e) for node in nodes
+                           for s, e in [*earlier.get(node, ()), *added.get(node, ())])
+            assert bookings.clashes(nodes, start, end) == expected
+            if rng.random() < 0.5:
+                bookings.add(nodes, start, end)
+                for node in nodes:
+                    added.setdefault(node, []).append((start, end))

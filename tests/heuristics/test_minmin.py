@@ -50,3 +50,42 @@ def test_place_holders_stop_when_nothing_can_start_now(
     loop = MinMin(schedule, 0.0, tasks, options, FixedScores([3.0, 1.0, 2.0]),
                   placeholders=True)
     assert [(d.action, d.task_id, d.start) for d in loop.run()] == expected
+
+
+class RecountEveryBooking(MinMin):
+    """The loop counting the idle nodes of every (k, d) waiting on the booked cluster after
+    each booking, whenever it starts (the skip of bookings from ``now + d`` on turned off)."""
+
+    def _forget(self, i: int, j: int, start: float) -> None:
+        super()._forget(i, j, -np.inf)
+
+
+def test_place_holder_loop_recounts_only_what_a_booking_can_change() -> None:
+    """Random events on two clusters with running work: the START and PLACEHOLDER decisions
+    (kind, task, nodes, start) are those of the loop that recounts every (k, d) after every
+    booking."""
+    clusters = [Cluster("a", cores_per_node=1, resource_ids=tuple(range(6))),
+                Cluster("b", cores_per_node=1, resource_ids=tuple(range(6, 10)))]
+    kinds = []
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        schedule = SystemSchedule(clusters)
+        for cluster in clusters:
+            for node in cluster.resource_ids:
+                if rng.random() < 0.5:
+                    schedule.book(f"run{node}", cluster.name, [node], 0.0,
+                                  float(rng.integers(1, 40)), Action.START)
+        tasks = [Task(f"t{i}", 0.0, cores=int(rng.integers(1, 4)),
+                      etc={"a": float(rng.integers(1, 30)), "b": float(rng.integers(1, 30))})
+                 for i in range(12)]
+        rows = [(i, j, 0, task.cores, task.etc[cluster.name])
+                for i, task in enumerate(tasks) for j, cluster in enumerate(clusters)]
+        scores = FixedScores(rng.random(len(rows)).tolist())
+        runs = []
+        for loop_class in (MinMin, RecountEveryBooking):
+            loop = loop_class(schedule.copy(), 0.0, tasks, Options.build(rows), scores,
+                              placeholders=True)
+            runs.append([(d.action, d.task_id, d.nodes, d.start) for d in loop.run()])
+        assert runs[0] == runs[1], seed
+        kinds.extend(action for action, *_ in runs[0])
+    assert kinds.count(Action.START) > 100 and kinds.count(Action.PLACEHOLDER) > 100
