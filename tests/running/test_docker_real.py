@@ -183,12 +183,28 @@ def test_compose_up_writes_the_outputs_as_the_calling_user(
     assert {(path.stat().st_uid, path.stat().st_gid) for path in written} == {user}
 
 
+def long_workload(folder: Path, copies: int) -> Path:
+    """The tiny workload's jobs (in ``folder``) repeated ``copies`` times, one submission a
+    second: a run that lasts seconds of wall time, so that a signal sent once its container is
+    seen (which takes a while on a loaded machine) still finds it running."""
+    document = json.loads((folder / "workload.json").read_text())
+    jobs = document["jobs"]
+    document["jobs"] = [
+        {**job, "id": n * len(jobs) + i, "subtime": n * 1.0 + job["subtime"]}
+        for n in range(copies) for i, job in enumerate(jobs)
+    ]  # fmt: skip
+    path = folder / "long.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
 def test_sigint_leaves_no_container(daemon: None, tiny: Path) -> None:  # noqa: F811
     """Ctrl-C while Batsim runs in its container: exit 130 and the container is gone."""
     outdir = tiny / "runs/interrupted"
     label = f"{LABEL}={outdir}"
+    workload = long_workload(tiny, 10_000)
     process = subprocess.Popen(
-        [HETSCHED, "run", "easy", "-p", "platform.xml", "-w", "workload.json", "-o", str(outdir),
+        [HETSCHED, "run", "easy", "-p", "platform.xml", "-w", str(workload), "-o", str(outdir),
          "--engine", "docker", "--batsim-image", BATSIM_IMAGE],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -197,6 +213,7 @@ def test_sigint_leaves_no_container(daemon: None, tiny: Path) -> None:  # noqa: 
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "no container started"
         time.sleep(0.05)
+    assert process.poll() is None, ("the run ended before the signal", process.communicate())
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
