@@ -15,9 +15,8 @@ the host (pybatsim's launcher, or batsched) on a free port:
   ``tcp://host.docker.internal:PORT``, mapped to the host's gateway;
 * the image is pulled on first use; Batsim's output goes to the run's ``batsim.log`` when the
   container ends, and the container (named ``hetsched-batsim-<random>``) is removed on every
-  way out: success, Batsim's failure, the scheduler's exception, ``KeyboardInterrupt`` (one
-  that comes while the daemon creates the container is held until the daemon's reply is
-  read).
+  way out: success, Batsim's failure, the scheduler's exception, ``KeyboardInterrupt`` (also
+  one that comes while the daemon creates the container).
 
 The SDK is the ``docker`` extra (``pip install 'hetsched[docker]'``); without it, or without a
 reachable Docker daemon, the run stops with a message saying so.
@@ -36,9 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -121,29 +118,6 @@ class Container:
         errors = require("docker.errors")
         with contextlib.suppress(errors.APIError):
             self.container.kill()
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Ctrl-C (SIGINT) held back while the block runs, then raised as ``KeyboardInterrupt``.
-
-    Around ``client.containers.run``: an interrupt inside the Docker SDK's request leaves the
-    request's reply unread on its pooled connection, and the clean-up's next request can then
-    wait for the client's timeout (60 s) before the container is removed (seen on a loaded
-    machine, test_docker_real.py). Signal handlers belong to the main thread: elsewhere the
-    block runs as it is.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if held:
-        raise KeyboardInterrupt
 
 
 def _named_container(client: Any, name: str) -> Container | None:
@@ -230,12 +204,11 @@ class DockerBatsim:
         name = f"hetsched-batsim-{uuid.uuid4().hex[:12]}"
         container: Container | None = None
         try:
-            with _interrupts_held():
-                container = Container(client.containers.run(self.image, name=name, **arguments))
+            container = Container(client.containers.run(self.image, name=name, **arguments))
             yield container
         finally:
-            # A Ctrl-C inside ``run`` that was not held (not the main thread) leaves
-            # ``container`` unset: the container is found again by its name.
+            # Ctrl-C inside ``run`` (the daemon created the container, the reply was not read
+            # yet) leaves ``container`` unset: the container is found again by its name.
             if container is None:
                 container = _named_container(client, name)
             if container is not None:

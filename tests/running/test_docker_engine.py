@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import time
 from pathlib import Path
 
 import batsim.tools.launcher
@@ -167,35 +165,6 @@ def test_container_removed_when_interrupted_while_the_daemon_creates_it(
     assert container.name.startswith("hetsched-batsim-")
     assert client.removed == [container.name]
     assert container.process.poll() is not None
-
-
-def test_ctrl_c_while_the_daemon_creates_the_container_waits_for_its_reply(
-    tiny: Path, client: FakeDockerClient, monkeypatch: pytest.MonkeyPatch  # noqa: F811
-) -> None:
-    """A real SIGINT during ``containers.run`` is held until the SDK has read the daemon's
-    reply, then raised: the container comes back from ``run`` (not found again by its name)
-    and is removed, and Ctrl-C works again afterwards."""
-    client.local_images.add(DEFAULT_BATSIM_IMAGE)
-    create = client.containers.run
-    replied = []
-
-    def interrupted(image: str, **kwargs: object) -> object:
-        os.kill(os.getpid(), signal.SIGINT)
-        container = create(image, **kwargs)  # not interrupted: the signal is held
-        replied.append(container)
-        return container
-
-    monkeypatch.setattr(client.containers, "run", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run_heuristic("easy", "platform.xml", "workload.json", "runs/x", engine="docker",
-                      tools=ExternalTools(docker_client=lambda: client))  # fmt: skip
-    (container,) = client.started
-    assert len(replied) == 1 and client.removed == [container.name]
-    assert container.process.poll() is not None
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    with pytest.raises(KeyboardInterrupt):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)
 
 
 def test_batsim_failing_in_the_container_is_reported_and_removed(
