@@ -176,19 +176,34 @@ class RunFairness:
     normalized: Mapping[str, float]
 
 
-def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform_path: str | Path,
-                 where: str | Path) -> RunFairness | None:
-    """The metrics of a run of a Hwang workload (jobs with ``application`` and
-    ``corunner_model``), ``None`` for other workloads or when a task did not complete.
+@dataclass(frozen=True)
+class FairnessReference:
+    """What a run of a Hwang workload is measured against, from its workload and platform
+    alone (no output of the run): each task's user (``task_user``: Batsim id -> index into
+    ``users``), each user's first ``submission`` and ``fastest`` (Fastest-OneCore) run time,
+    and ``baseline_makespan``, simple fairness + AllCore's (:func:`fairness_reference`)."""
 
-    ``finish``: each task's end (Batsim id ``w0!<id>``, ``None`` when it did not complete).
+    users: tuple[str, ...]
+    task_user: Mapping[str, int]
+    submission: np.ndarray
+    fastest: np.ndarray
+    baseline_makespan: float
+
+
+def fairness_reference(document: Mapping, platform_path: str | Path, where: str | Path
+                       ) -> FairnessReference | None:
+    """The reference of runs of a Hwang workload (jobs with ``application`` and
+    ``corunner_model``) on a platform; ``None`` for other workloads.
+
     Fastest-OneCore takes each user's OneCore run times from its first job's ``etc``; the
     system's cores are the platform's resources (one per core on shared nodes). The baseline
     makespan is that of :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness`
     with simple fairness and AllCore on the model-time runner, which gives the engine's
     schedule (``tests/heuristics/fairness/test_two_level_fairness.py``): the tasks in the order
     Batsim submits them, each run for its ``actual`` run time when it has one (the run-time
-    spread).
+    spread). At the paper's size (500,000 tasks) that run takes about 300 s of CPU and 1 GB,
+    freed when it returns: a run's post-run phase works it out before it reads the outputs
+    (:meth:`hetsched.metrics.run_files.RunFiles.read_workload_first`).
     """
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
@@ -217,30 +232,42 @@ def run_fairness(finish: Mapping[str, float | None], document: Mapping, platform
             raise WorkloadError(f"{where}: job {job.get('id')!r}: {error}") from None
         tasks.append(task)
     users: dict[str, int] = {}
+    task_user: dict[str, int] = {}
     for task in tasks:
-        users.setdefault(task.user or task.application or "", len(users))
+        task_user[task.id] = users.setdefault(task.user or task.application or "", len(users))
     count = np.zeros(len(users), dtype=np.int64)
     submission = np.full(len(users), np.inf)
-    end = np.zeros(len(users))
     solo = np.zeros((len(users), len(clusters)))
     for task in tasks:
-        u = users[task.user or task.application or ""]
-        ended = finish.get(task.id)
-        if ended is None:
-            return None
+        u = task_user[task.id]
         if count[u] == 0:
             solo[u] = [task.duration(c) for c in clusters]
         count[u] += 1
         submission[u] = min(submission[u], task.arrival)
-        end[u] = max(end[u], ended)
     fastest = fastest_onecore_runtime(count, solo, sum(len(c.resource_ids) for c in clusters),
                                       submission)
-    normalized = normalized_throughput(end - submission, fastest)
     baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
                                tasks, actual=actual).run()
     baseline_makespan = makespan([r.task.arrival for r in baseline],
                                  [r.ended or 0.0 for r in baseline])
-    run_makespan = makespan(submission, end)
-    return RunFairness(fairness(normalized), efficiency(run_makespan, baseline_makespan),
-                       run_makespan, baseline_makespan,
-                       dict(zip(users, normalized.tolist(), strict=True)))
+    return FairnessReference(tuple(users), task_user, submission, fastest, baseline_makespan)
+
+
+def run_fairness(finish: Mapping[str, float | None], reference: FairnessReference
+                 ) -> RunFairness | None:
+    """The metrics of a run of a Hwang workload against its :func:`fairness_reference`;
+    ``None`` when a task did not complete.
+
+    ``finish``: each task's end (Batsim id ``w0!<id>``, ``None`` when it did not complete).
+    """
+    end = np.zeros(len(reference.users))
+    for task_id, u in reference.task_user.items():
+        ended = finish.get(task_id)
+        if ended is None:
+            return None
+        end[u] = max(end[u], ended)
+    normalized = normalized_throughput(end - reference.submission, reference.fastest)
+    run_makespan = makespan(reference.submission, end)
+    return RunFairness(fairness(normalized), efficiency(run_makespan, reference.baseline_makespan),
+                       run_makespan, reference.baseline_makespan,
+                       dict(zip(reference.users, normalized.tolist(), strict=True)))

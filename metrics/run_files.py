@@ -20,6 +20,7 @@ from pathlib import Path
 from hetsched.core.energy import budget_and_window
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
+from hetsched.metrics.fairness import FairnessReference, fairness_reference
 from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
 from hetsched.metrics.outputs import (
     EnergySample,
@@ -127,3 +128,19 @@ class RunFiles:
         """The cluster of each Batsim resource id
         (:func:`~hetsched.metrics.resources.resource_clusters`)."""
         return resource_clusters(self.platform_path)
+
+    @cached_property
+    def fairness_reference(self) -> FairnessReference | None:
+        """Hwang et al.'s reference for this run's fairness and efficiency, from the workload
+        and the platform (:func:`~hetsched.metrics.fairness.fairness_reference`); ``None``
+        for other workloads."""
+        return fairness_reference(self.workload_document[1], self.platform_path,
+                                  self.workload_path)
+
+    def read_workload_first(self) -> None:
+        """Read the workload, and work out what needs only it and the platform, before any
+        output is read: at full size, Hwang et al.'s :attr:`fairness_reference` (a model-time
+        run of 500,000 tasks, about 1 GB while it runs) then does not come on top of
+        ``out_jobs.csv``'s rows and the checker's (issue 23: the post-run phase peaked at 4.18
+        GiB, 3.3 GiB when the reference comes first)."""
+        _ = self.fairness_reference

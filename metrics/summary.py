@@ -28,7 +28,7 @@ from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
-from hetsched.metrics.fairness import RunFairness, run_fairness
+from hetsched.metrics.fairness import FairnessReference, RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
 from hetsched.metrics.outcomes import Outcome, TaskOutcome
 from hetsched.metrics.resources import resource_one_core_watts
@@ -211,7 +211,7 @@ def summarize_files(
     elif is_bag(jobs):
         bound = bag_lower_bound(jobs, files.clusters, str(workload_path))
     makespan = max(finishes, default=0.0)
-    fair = _fairness(outcomes, document, workload_path, platform_path)
+    fair = _fairness(outcomes, files.fairness_reference)
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -306,10 +306,12 @@ def _batch_prediction(
     return predict_batch(goals, jobs, clusters)
 
 
-def _fairness(outcomes: Mapping[str, TaskOutcome], document: Mapping,
-              workload_path: str | Path, platform_path: str | Path) -> RunFairness | None:
+def _fairness(outcomes: Mapping[str, TaskOutcome], reference: FairnessReference | None
+              ) -> RunFairness | None:
     """Hwang et al.'s fairness and efficiency (sec. 3, 6.1) when the workload is a Hwang
     workload whose every task completed (:func:`hetsched.metrics.fairness.run_fairness`)."""
+    if reference is None:
+        return None
     finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
               for task_id, o in outcomes.items()}
-    return run_fairness(finish, document, platform_path, workload_path)
+    return run_fairness(finish, reference)

@@ -666,6 +666,7 @@ def run_heuristic(
     given = {} if stock else dict(options or {})
     files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
                         measure_window=given.get("measure_window"))
+    files.read_workload_first()
     report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
     summary = summarize_files(files, heuristic=name, engine=engine)
     summary = dataclasses.replace(

@@ -63,7 +63,6 @@ names, when the scheduler can read them) and the heuristic's own parameters.
 from __future__ import annotations
 
 import csv
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -94,6 +93,7 @@ from hetsched.schedulers.twins import (
     twin_job_id,
     twin_profile_name,
 )
+from hetsched.workloads.batsim_workload import hetsched_member
 from hetsched.workloads.tasks import SharedAnnotations, actual_from_job, task_from_job
 
 ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "measure_window")
@@ -158,11 +158,11 @@ def _workload_meta(paths: Mapping[str, str]) -> dict[str, Any]:
     """The ``hetsched`` object of the first readable workload file that has one."""
     for path in paths.values():
         try:
-            document = json.loads(Path(path).read_text())
+            meta = hetsched_member(Path(path).read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(document, dict) and isinstance(document.get("hetsched"), dict):
-            return document["hetsched"]
+        if isinstance(meta, dict):
+            return meta
     return {}
 
 

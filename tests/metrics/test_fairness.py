@@ -9,8 +9,10 @@ import pytest
 
 from hetsched.heuristics.fairness.first_level import fair_shares
 from hetsched.metrics.fairness import (
+    FairnessReference,
     efficiency,
     fairness,
+    fairness_reference,
     fastest_onecore_runtime,
     makespan,
     normalized_throughput,
@@ -88,7 +90,25 @@ def test_a_runs_summary_carries_the_studys_fairness_and_efficiency(tmp_path: Pat
 def test_other_workloads_have_no_fairness(tmp_path: Path) -> None:
     workload = {"nb_res": 1, "jobs": [
         {"id": "1", "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}
-    assert run_fairness({"w0!1": 5.0}, workload, tmp_path / "unread.xml", "w.json") is None
+    assert fairness_reference(workload, tmp_path / "unread.xml", "w.json") is None
+
+
+def test_run_fairness_against_a_reference_by_hand() -> None:
+    # Users a (task 1) and b (tasks 2, 3), both submitted at 0; Fastest-OneCore 10 and 20 s;
+    # the baseline (simple fairness + AllCore) ends at 50 s.
+    reference = FairnessReference(("a", "b"), {"w0!1": 0, "w0!2": 1, "w0!3": 1},
+                                  np.array([0.0, 0.0]), np.array([10.0, 20.0]), 50.0)
+    run = run_fairness({"w0!1": 20.0, "w0!2": 30.0, "w0!3": 40.0}, reference)
+    assert run is not None
+    # a ends at 20 (10 / 20 = 0.5), b at its last task, 40 (20 / 40 = 0.5): equal, fairness 1;
+    # the makespan 40 over the baseline's 50
+    assert dict(run.normalized) == {"a": 0.5, "b": 0.5}
+    assert (run.fairness, run.makespan, run.efficiency) == (1.0, 40.0, 0.8)
+    b_later = run_fairness({"w0!1": 20.0, "w0!2": 30.0, "w0!3": 80.0}, reference)
+    assert b_later is not None and dict(b_later.normalized) == {"a": 0.5, "b": 0.25}
+    # a task that did not complete (None) or is not in the outputs: no metrics
+    assert run_fairness({"w0!1": 20.0, "w0!2": None, "w0!3": 40.0}, reference) is None
+    assert run_fairness({"w0!1": 20.0, "w0!3": 40.0}, reference) is None
 
 
 def test_fastest_onecore_with_staggered_arrivals_shares_among_overlapping_users() -> None:

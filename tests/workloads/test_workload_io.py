@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from hetsched.workloads.batsim_workload import dumps_workload, load_workload, write_workload
+from hetsched.workloads.batsim_workload import (
+    dumps_workload,
+    hetsched_member,
+    load_workload,
+    write_workload,
+)
 from hetsched.workloads.schema import WorkloadError
 
 
@@ -102,3 +107,34 @@ def test_require_annotations(tmp_path: Path) -> None:
     assert load_workload(path)["nb_res"] == 1
     with pytest.raises(WorkloadError, match="not a hetsched workload"):
         load_workload(path, require_annotations=True)
+
+
+def test_hetsched_member_of_a_written_workload_is_the_parsed_one() -> None:
+    text = dumps_workload(document())
+    assert hetsched_member(text) == json.loads(text)["hetsched"]
+    assert hetsched_member(text.replace('"hetsched"', '"other"')) is None
+
+
+def test_hetsched_member_last_is_read_without_the_jobs() -> None:
+    # the jobs are not parsed when hetsched is the last member: here they are not even JSON
+    text = '{"jobs": [not json], \n "hetsched" : {"clusters": {"a": 4}}\n}\n'
+    assert hetsched_member(text) == {"clusters": {"a": 4}}
+    # not last: the whole document is parsed (and invalid jobs are an error)
+    with pytest.raises(json.JSONDecodeError):
+        hetsched_member('{"hetsched": {"clusters": {"a": 4}}, "jobs": [not json]}')
+
+
+@pytest.mark.parametrize("text, member", [
+    # a job's own "hetsched" key is not the document's
+    ('{"jobs": [{"id": 1, "hetsched": 2}]}', None),
+    ('{"hetsched": {"a": 1}, "jobs": [{"id": 1, "hetsched": 2}]}', {"a": 1}),
+    # "hetsched" as a string value, and inside a string (its quotes escaped)
+    ('{"jobs": [], "x": ["a", "hetsched"]}', None),
+    ('{"jobs": [], "x": "\\"hetsched\\": {}"}', None),
+    # a nested object's last member followed by more of the document
+    ('{"jobs": [], "x": {"hetsched": {"a": 1}}}', None),
+    # duplicate keys: the last, as json.loads
+    ('{"hetsched": {"a": 1}, "jobs": [], "hetsched": {"a": 2}}', {"a": 2}),
+])
+def test_hetsched_member_is_the_top_level_one(text: str, member: object) -> None:
+    assert hetsched_member(text) == member == json.loads(text).get("hetsched")
