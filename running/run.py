@@ -303,11 +303,6 @@ def _scheduler_log(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _task_count(workload: Path) -> int:
-    data = json.loads(workload.read_text())
-    return len(data.get("jobs", [])) if isinstance(data, dict) else 0
-
-
 def _run_embedded(
     scheduler: BatsimScheduler | Batsched,
     platform: Path,
@@ -565,7 +560,10 @@ def _run_batsim(
     dynamic_jobs: bool,
     bar: ProgressBar | None,
     launcher: BatsimLauncher,
+    tasks: int,
 ) -> None:
+    """Run ``scheduler`` against Batsim started by ``launcher``; ``tasks``: the workload's
+    jobs (the preflight's count), the progress bar's total."""
     port = _free_port()
     connect = launcher.endpoint(port)
     command = batsim_command(
@@ -590,7 +588,7 @@ def _run_batsim(
         return
     with launcher.start(command, log_path) as process:
         code, died, served, failure = _serve_pybatsim(
-            scheduler, process, port, connect, bar, _task_count(workload)
+            scheduler, process, port, connect, bar, tasks
         )
     if died or (served and code != 0):
         raise _batsim_failed(code, died, command, log_path) from failure
@@ -637,7 +635,8 @@ def run_heuristic(
     prefix = prepare_outdir(outdir, force)
     runner: Callable[..., None] = _run_embedded
     if engine != "embedded":
-        runner = functools.partial(_run_batsim, launcher=tools.launcher(engine))
+        runner = functools.partial(_run_batsim, launcher=tools.launcher(engine),
+                                   tasks=checked.jobs)
     started = time.monotonic()
     with _scheduler_log(outdir / "scheduler.log"):
         bar = ProgressBar() if progress else None
