@@ -1,0 +1,36 @@
+"""Giving the memory a run has freed back to the system before the next phase of the run.
+
+CPython hands objects over 512 bytes (a job's dicts of many keys, lists, long strings) to the
+C library's ``malloc``; freed, that memory stays in the process (glibc returns only the free
+top of its heap), where CPython's own small objects, which come from separate ``mmap`` arenas,
+cannot use it. After the simulation of Hwang et al.'s scenario 1 at full size (500,000 tasks)
+the process held 1.26 GB of it while the post-run phase read the workload again on top,
+and the run peaked at 4.14 GiB (issue 23; ``docs/performance.md``). :func:`release_freed_memory`
+asks glibc to return every free page (``malloc_trim(0)``); elsewhere it does nothing
+(``tests/running/test_memory.py``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+
+
+@functools.cache
+def _malloc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    """glibc's ``malloc_trim``, ``None`` on a C library without it (musl, macOS, Windows)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_freed_memory() -> bool:
+    """Return the C library's free memory to the system (glibc's ``malloc_trim(0)``): True
+    when some was returned, False when there was none or the C library cannot."""
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False
