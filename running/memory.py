@@ -13,19 +13,18 @@ asks glibc to return every free page (``malloc_trim(0)``); elsewhere it does not
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 
 @functools.cache
 def _malloc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    """glibc's ``malloc_trim``, ``None`` on a C library without it (musl, macOS, Windows)."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    """glibc's ``malloc_trim``, ``None`` on a C library without it (musl, macOS, Windows).
+    Looked up among the symbols the interpreter already has (``dlopen(NULL)``), which include
+    its C library's: no search for the library file (``ctypes.util.find_library`` runs
+    ``ldconfig``)."""
     try:
-        return ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
         return None
 
 
