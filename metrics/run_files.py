@@ -141,6 +141,6 @@ class RunFiles:
         """Read the workload, and work out what needs only it and the platform, before any
         output is read: at full size, Hwang et al.'s :attr:`fairness_reference` (a model-time
         run of 500,000 tasks, about 1 GB while it runs) then does not come on top of
-        ``out_jobs.csv``'s rows and the checker's (issue 23: the post-run phase peaked at 4.18
-        GiB, 3.3 GiB when the reference comes first)."""
+        ``out_jobs.csv``'s rows and the checker's (issue 23: the full-size run's peak 4.44 ->
+        4.14 GiB, docs/performance.md)."""
         _ = self.fairness_reference

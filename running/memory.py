@@ -3,11 +3,11 @@
 CPython hands objects over 512 bytes (a job's dicts of many keys, lists, long strings) to the
 C library's ``malloc``; freed, that memory stays in the process (glibc returns only the free
 top of its heap), where CPython's own small objects, which come from separate ``mmap`` arenas,
-cannot use it. After the simulation of Hwang et al.'s scenario 1 at full size (500,000 tasks)
-the process held 1.26 GB of it while the post-run phase read the workload again on top,
-and the run peaked at 4.14 GiB (issue 23; ``docs/performance.md``). :func:`release_freed_memory`
-asks glibc to return every free page (``malloc_trim(0)``); elsewhere it does nothing
-(``tests/running/test_memory.py``).
+cannot use it. :func:`release_freed_memory` asks glibc to return every free page
+(``malloc_trim(0)``); elsewhere it does nothing (``tests/running/test_memory.py``). Called
+after the preflight and after the simulation, it lowered the peak of Hwang et al.'s scenario 1
+at full size (500,000 tasks) through ``hetsched run`` from 4.14 to 3.85 GiB (issue 23;
+``docs/performance.md``).
 """
 
 from __future__ import annotations

@@ -659,8 +659,7 @@ def run_heuristic(
     # Nothing of the scheduler is read after the run: its tasks, decisions and bookings (about
     # 2 KB a task in Hwang et al.'s scenario 1, 500,000 tasks) and pybatsim's objects, which
     # refer back to it, are freed before the checker and the summary read the workload and
-    # the outputs, and the memory they held goes back to the system (issue 23: peak memory; at
-    # 500,000 tasks 1.26 GB that the post-run phase's small objects could not reuse).
+    # the outputs, and the memory they held goes back to the system (issue 23: peak memory).
     del scheduler
     gc.collect()
     release_freed_memory()
