@@ -233,24 +233,27 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
         tasks.append(task)
     users: dict[str, int] = {}
     task_user: dict[str, int] = {}
+    count: list[int] = []
+    submission: list[float] = []
+    solo: list[list[float]] = []
     for task in tasks:
-        task_user[task.id] = users.setdefault(task.user or task.application or "", len(users))
-    count = np.zeros(len(users), dtype=np.int64)
-    submission = np.full(len(users), np.inf)
-    solo = np.zeros((len(users), len(clusters)))
-    for task in tasks:
-        u = task_user[task.id]
-        if count[u] == 0:
-            solo[u] = [task.duration(c) for c in clusters]
+        u = task_user[task.id] = users.setdefault(task.user or task.application or "", len(users))
+        if u == len(count):  # the user's first task
+            count.append(0)
+            submission.append(task.arrival)
+            solo.append([task.duration(c) for c in clusters])
         count[u] += 1
         submission[u] = min(submission[u], task.arrival)
-    fastest = fastest_onecore_runtime(count, solo, sum(len(c.resource_ids) for c in clusters),
-                                      submission)
+    fastest = fastest_onecore_runtime(np.array(count, dtype=np.int64),
+                                      np.array(solo).reshape(len(users), len(clusters)),
+                                      sum(len(c.resource_ids) for c in clusters),
+                                      np.array(submission, dtype=float))
     baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
                                tasks, actual=actual).run()
     baseline_makespan = makespan([r.task.arrival for r in baseline],
                                  [r.ended or 0.0 for r in baseline])
-    return FairnessReference(tuple(users), task_user, submission, fastest, baseline_makespan)
+    return FairnessReference(tuple(users), task_user, np.array(submission, dtype=float),
+                             fastest, baseline_makespan)
 
 
 def run_fairness(finish: Mapping[str, float | None], reference: FairnessReference
