@@ -20,6 +20,7 @@ from pathlib import Path
 from hetsched.core.energy import budget_and_window
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
+from hetsched.metrics.bags import bag_lower_bound
 from hetsched.metrics.fairness import FairnessReference, fairness_reference
 from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
 from hetsched.metrics.outputs import (
@@ -74,21 +75,21 @@ class RunFiles:
         return read_jobs(self.output("jobs.csv"))
 
     @cached_property
-    def workload_document(self) -> tuple[WorkloadInfo, dict]:
+    def _parsed(self) -> tuple[WorkloadInfo, dict]:
         """The workload and its parsed JSON (:func:`~hetsched.metrics.annotations.read_workload`,
-        Batsim's name ``w0`` for it), with :attr:`energy_budget` and :attr:`measure_window`
-        in place of the workload's where given."""
-        workload, document = read_workload(self.workload_path)
+        Batsim's name ``w0`` for it); :meth:`read_workload_first` lets the JSON go."""
+        return read_workload(self.workload_path)
+
+    @cached_property
+    def workload(self) -> WorkloadInfo:
+        """The workload's tasks and annotations, with :attr:`energy_budget` and
+        :attr:`measure_window` in place of the workload's where given."""
+        workload = self._parsed[0]
         budget, window = budget_and_window(self.energy_budget, self.measure_window,
                                            workload.energy_budget, workload.measure_window)
         if (budget, window) != (workload.energy_budget, workload.measure_window):
             workload = replace(workload, energy_budget=budget, measure_window=window)
-        return workload, document
-
-    @property
-    def workload(self) -> WorkloadInfo:
-        """The workload's tasks and annotations."""
-        return self.workload_document[0]
+        return workload
 
     @cached_property
     def accounting(self) -> Accounting:
@@ -134,13 +135,30 @@ class RunFiles:
         """Hwang et al.'s reference for this run's fairness and efficiency, from the workload
         and the platform (:func:`~hetsched.metrics.fairness.fairness_reference`); ``None``
         for other workloads."""
-        return fairness_reference(self.workload_document[1], self.platform_path,
-                                  self.workload_path)
+        return fairness_reference(self._parsed[1], self.platform_path, self.workload_path)
+
+    @cached_property
+    def makespan_lower_bound(self) -> float | None:
+        """Tarplee et al.'s MS_LB of a bag-of-tasks workload on the platform
+        (:func:`~hetsched.metrics.bags.bag_lower_bound`); ``None`` for other workloads."""
+        return bag_lower_bound(self._parsed[1]["jobs"], self.clusters, str(self.workload_path))
+
+    @cached_property
+    def application_jobs(self) -> tuple[dict, ...]:
+        """The workload's JSON jobs that carry a ``makespan_goal`` (Hansen et al.'s
+        applications, whose model fields the batch prediction reads), in workload order."""
+        return tuple(job for job in self._parsed[1]["jobs"]
+                     if isinstance(job, dict) and job.get("makespan_goal") is not None)
 
     def read_workload_first(self) -> None:
-        """Read the workload, and work out what needs only it and the platform, before any
-        output is read: at full size, Hwang et al.'s :attr:`fairness_reference` (a model-time
-        run of 500,000 tasks, about 1 GB while it runs) then does not come on top of
-        ``out_jobs.csv``'s rows and the checker's (issue 23: the full-size run's peak 4.44 ->
-        4.14 GiB, docs/performance.md)."""
-        _ = self.fairness_reference
+        """Read the workload and work out all that needs its JSON document (and the platform)
+        before any output is read, then let the document go: :attr:`workload`,
+        :attr:`fairness_reference`, :attr:`makespan_lower_bound`, :attr:`application_jobs`.
+
+        At Hwang et al.'s full size (500,000 tasks) the fairness reference is a model-time run
+        (about 1 GB while it runs) that then does not come on top of ``out_jobs.csv``'s rows
+        and the checker's, and the document (1.7 GB parsed, against 0.3 GB for
+        :attr:`workload`) is not held while they are read (issue 23, docs/performance.md)."""
+        _ = self.workload, self.fairness_reference, self.makespan_lower_bound
+        _ = self.application_jobs
+        self.__dict__.pop("_parsed", None)

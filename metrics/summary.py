@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo
-from hetsched.metrics.bags import bag_lower_bound, is_bag
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.fairness import FairnessReference, RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
@@ -180,7 +179,7 @@ def summarize_files(
 ) -> RunSummary:
     """:func:`summarize` on files that the checker or the task table may have read already."""
     workload_path, platform_path = files.workload_path, files.platform_path
-    workload, document = files.workload_document
+    workload = files.workload
     outcomes = files.outcomes
     counted = [o for task_id, o in outcomes.items() if workload.in_window(workload.jobs[task_id])]
     by_outcome = {kind: sum(o.outcome is kind for o in counted) for kind in Outcome}
@@ -204,12 +203,12 @@ def summarize_files(
     value_total = value_metrics(outcomes, workload)
     utility = utility_metrics(outcomes, workload)
     goals = goals_met(outcomes, workload)
-    jobs = document["jobs"]
     prediction = bound = None
     if goals is not None:
-        prediction = _batch_prediction(outcomes, workload, jobs, files.clusters)
-    elif is_bag(jobs):
-        bound = bag_lower_bound(jobs, files.clusters, str(workload_path))
+        prediction = _batch_prediction(outcomes, workload, files.application_jobs,
+                                       files.clusters)
+    else:
+        bound = files.makespan_lower_bound
     makespan = max(finishes, default=0.0)
     fair = _fairness(outcomes, files.fairness_reference)
     return RunSummary(
@@ -293,7 +292,7 @@ def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> dic
 def _batch_prediction(
     outcomes: Mapping[str, TaskOutcome],
     workload: WorkloadInfo,
-    jobs: list[dict],
+    jobs: Sequence[Mapping[str, object]],
     clusters: tuple[str, ...],
 ) -> BatchPrediction | None:
     """Psi and P(batch meets Delta) of the allocation the run realised

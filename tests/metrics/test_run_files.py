@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_bags import _bag, _row
+from test_metrics_robustness import HEADER, _hansen_batch, _twin
 from test_task_table import write_case
 
 from hetsched.metrics import run_files
@@ -53,3 +55,27 @@ def test_shared_files_give_what_each_reader_gives_alone(tmp_path: Path) -> None:
                                                                  heuristic="easy")  # fmt: skip
     assert task_table_of(files) == task_table(prefix, workload, platform)
     assert files.pstate_changes is not None and files.clusters == ("fast",) * 2 + ("slow",) * 2
+
+
+def test_reading_the_workload_first_lets_its_document_go(tmp_path: Path) -> None:
+    """What needs the workload's JSON (the bag's MS_LB, Hansen's applications) is worked out
+    by ``read_workload_first``, which then drops the JSON; the summary is what it is without
+    that step: test_bags.py's bag (MS_LB 18/7 s) and test_metrics_robustness.py's batch
+    (Psi 0.5, P(batch) 0.25)."""
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "batch").mkdir()
+    bag = _bag(tmp_path / "bag", [{"a": 3.0, "b": 2.0}] * 3,
+               _row(0, 0, 0, 3) + _row(1, 1, 0, 3) + _row(2, 2, 0, 2))  # fmt: skip
+    dropped = '3,w0,p,10.000000,1,-1.000000,0,REJECTED,,,,,,,,,""\n'
+    batch = _hansen_batch(tmp_path / "batch", HEADER + _twin(1, "0-1", 60.0)
+                          + _twin(2, "2", 60.0) + dropped)  # fmt: skip
+    for case in (bag, batch):
+        files = RunFiles.of(*case)
+        files.read_workload_first()
+        assert "_parsed" not in files.__dict__
+        assert summarize_files(files) == summarize(*case)
+    assert RunFiles.of(*bag).makespan_lower_bound == pytest.approx(18 / 7)
+    batch_files = RunFiles.of(*batch)
+    assert [job["id"] for job in batch_files.application_jobs] == ["1", "2"]
+    summary = summarize_files(batch_files)
+    assert (summary.robustness_predicted, summary.batch_probability_predicted) == (0.5, 0.25)
