@@ -441,7 +441,8 @@ def summary(rows: Sequence[dict]) -> str:
             f"\nMAF (normalised) over Random under PA-based RR (RPA), {len(gains[0])} scenario"
             f" x seed pairs: fairness {np.mean(gains[0]):+.2f}%"
             f" +- {confidence_half_width(gains[0]):.2f} (max {max(gains[0]):+.2f}),"
-            f" efficiency (makespan) {np.mean(gains[1]):+.2f}%"
+            f" efficiency (Random's makespan / MAF's - 1: > 0 when MAF's is shorter)"
+            f" {np.mean(gains[1]):+.2f}%"
             f" +- {confidence_half_width(gains[1]):.2f} (max {max(gains[1]):+.2f})")
     lines += _claims(static)
     dynamic = [r for r in rows if r["interarrival"] != ""]
