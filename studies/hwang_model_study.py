@@ -9,7 +9,8 @@ seed and gap run together, sharing the stretches of their runs between the invoc
 their schedulers decide alike (:func:`simulate_together`): 0.2-0.75 s of CPU per run at
 Table 6's 500,000 tasks::
 
-    hetsched experiment hwang-model -o runs/hwang-model                      # everything
+    hetsched experiment hwang-model -o runs/hwang-model                      # every cell, seed 0
+    hetsched experiment hwang-model -o runs/hwang-model --full --jobs 2      # seeds 0-99
     hetsched experiment hwang-model -o runs/hwang-model --scenarios 1 2 \\
         --policies pa-rr/rpa/maf-normalized,fairness/-/allcore --seeds 0 1 2
     hetsched experiment hwang-model -o runs/hwang-d200 --scenarios 1 --d-unit 200
@@ -43,7 +44,9 @@ seed; ``--runtime-spread 0``: the means), so the seeds differ in the tasks as we
 random draws of the policies. Choices (the paper's are not given): efficiency is the run's
 makespan over that of simple fairness + AllCore on the same scenario and seed; "better" is
 ``best / worst - 1`` for fairness and ``worst / best - 1`` for the efficiency (makespans);
-``--seeds`` repeats every run with other random draws (the paper averages 100 runs);
+``--seeds`` repeats every run with other random draws, and ``--full`` runs the paper's
+:data:`PAPER_RUNS_PER_CELL` (seeds 0-99; the paper averages 100 runs; the full size is the
+default, so a quick run is one seed, not a smaller scale);
 ``--interarrival`` adds dynamic submission (sec. 6.5) on the default and W/o App. scenarios:
 applications submitted in a random order with exponential gaps of each given mean, in seconds
 at full scale, multiplied by ``--scale`` like the task counts
@@ -89,6 +92,8 @@ from hetsched.workloads.gen_hwang import (
     task_onecore,
 )
 
+PAPER_RUNS_PER_CELL = 100
+"""Runs the paper averages per cell (sec. 6.1): ``--full``'s seeds, 0 to 99."""
 FIRST_LEVELS = ("fairness", "paf", "aaf", "pa-rr")
 PA_METRICS = ("throughput", "epa", "rpa")
 SECOND_LEVELS = ("allcore", "random", "maf-raw", "maf-normalized", "ca-rr")
@@ -661,8 +666,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         " (default: all 50)")
     parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
     parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
-                        default=[0],
-                        help="seeds of the runs, each a replicate of every cell (default: 0)")
+                        help="seeds of the runs, each a replicate of every cell (default: 0;"
+                        f" with --full 0 to {PAPER_RUNS_PER_CELL - 1})")
+    parser.add_argument("--full", action="store_true",
+                        help=f"the paper's study: {PAPER_RUNS_PER_CELL} runs a cell (seeds 0 to"
+                        f" {PAPER_RUNS_PER_CELL - 1}) unless --seeds; about 2 h with --jobs 2")
     parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
                         action=ranges.ListOption, nargs="*", default=[],
                         help="mean gaps (s, full scale) for dynamic submission")
@@ -686,6 +694,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         " that the folder already holds (a grid still running or stopped)")
 
 
+def study_seeds(seeds: Sequence[int] | None, full: bool) -> list[int]:
+    """The seeds of a study: those given, else the paper's :data:`PAPER_RUNS_PER_CELL` with
+    ``full`` (as ``--full`` sets machovec's trials unless ``--trials``), else seed 0.
+
+    >>> study_seeds(None, False), len(study_seeds(None, True)), study_seeds([4, 5], True)
+    ([0], 100, [4, 5])
+    """
+    if seeds is not None:
+        return list(seeds)
+    return list(range(PAPER_RUNS_PER_CELL)) if full else [0]
+
+
 def experiment_command(args: argparse.Namespace) -> int:
     """Check every option, then run (resuming), summarise and plot."""
     if args.list_policies:
@@ -694,7 +714,8 @@ def experiment_command(args: argparse.Namespace) -> int:
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
                       args.static_affinity, args.runtime_spread)
     try:
-        runs = grid(args.scenarios, args.seeds, args.interarrival, args.policies, variant)
+        runs = grid(args.scenarios, study_seeds(args.seeds, args.full), args.interarrival,
+                    args.policies, variant)
     except ValueError as error:
         print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
         return 2

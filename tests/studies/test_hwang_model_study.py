@@ -216,3 +216,16 @@ def test_summary_only_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture
         assert [row["scenario"] for row in csv.DictReader(handle)] == ["14"]
     assert main(["-o", str(tmp_path), *cell, "--summary-only", "--d-unit", "5"]) == 2
     assert "holds a study of variant" in capsys.readouterr().err
+
+
+def test_full_is_the_papers_hundred_seeds_unless_seeds_are_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Seeds 0, 1 and 150 of one cell in the folder: the default grid is seed 0, --full's
+    # seeds 0-99 (the paper's 100 runs a cell, sec. 6.1), an explicit --seeds wins over --full.
+    cell = ["--scenarios", "14", "--policies", "fairness/-/allcore", "--scale", "0.001",
+            "--no-figures"]
+    assert main(["-o", str(tmp_path), *cell, "--seeds", "0", "1", "150"]) == 0
+    capsys.readouterr()
+    for extra, runs in (([], 1), (["--full"], 2), (["--full", "--seeds", "150"], 1)):
+        assert main(["-o", str(tmp_path), *cell, *extra, "--summary-only"]) == 0
+        assert f"\n{runs} runs (" in capsys.readouterr().out
