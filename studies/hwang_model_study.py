@@ -694,18 +694,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         " that the folder already holds (a grid still running or stopped)")
 
 
-def study_seeds(seeds: Sequence[int] | None, full: bool) -> list[int]:
-    """The seeds of a study: those given, else the paper's :data:`PAPER_RUNS_PER_CELL` with
-    ``full`` (as ``--full`` sets machovec's trials unless ``--trials``), else seed 0.
-
-    >>> study_seeds(None, False), len(study_seeds(None, True)), study_seeds([4, 5], True)
-    ([0], 100, [4, 5])
-    """
-    if seeds is not None:
-        return list(seeds)
-    return list(range(PAPER_RUNS_PER_CELL)) if full else [0]
-
-
 def experiment_command(args: argparse.Namespace) -> int:
     """Check every option, then run (resuming), summarise and plot."""
     if args.list_policies:
@@ -713,9 +701,11 @@ def experiment_command(args: argparse.Namespace) -> int:
         return 0
     variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
                       args.static_affinity, args.runtime_spread)
+    # as machovec's --full sets its trials: the seeds given, else the paper's 100 with --full
+    seeds = args.seeds if args.seeds is not None else (
+        list(range(PAPER_RUNS_PER_CELL)) if args.full else [0])
     try:
-        runs = grid(args.scenarios, study_seeds(args.seeds, args.full), args.interarrival,
-                    args.policies, variant)
+        runs = grid(args.scenarios, seeds, args.interarrival, args.policies, variant)
     except ValueError as error:
         print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
         return 2
