@@ -201,6 +201,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         self.solo_: dict[tuple[str, str], float] = {}  # (cluster, app) -> OneCore time
         self.corunner_: dict[str, Mapping] = {}  # application -> its corunner_model
         self.platforms_: tuple[Platform, ...] = ()
+        self.slowdowns_ = []  # per cluster: (application, co-runners) -> slowdown (_slowdown)
         self.pilot_: list[np.ndarray] = []
         self.busy_: list[np.ndarray] = []
         self.shares_: np.ndarray | None = None
@@ -227,10 +228,25 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
                 nodes = cluster.nb_nodes
             platforms.append(Platform(cluster.name, nodes, model))
         self.platforms_ = tuple(platforms)
+        self.slowdowns_: list[dict[tuple[int, tuple[int, ...]], float]] = [{} for _ in platforms]
         if not self.pilot_:
             self.pilot_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
             self.busy_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
         return self.platforms_
+
+    def _slowdown(self, j: int, app: int, corunners: tuple[int, ...]) -> float:
+        """The co-runner slowdown on cluster ``j`` of a task of application ``app`` whose node
+        runs tasks of applications ``corunners`` (sorted; the task itself not among them),
+        from the cluster's :class:`CorunnerModel`; kept per cluster until the models change
+        (a node runs few combinations: 2 to 12 cores of 5 applications in the paper)."""
+        known = self.slowdowns_[j]
+        key = (app, corunners)
+        if key not in known:
+            model = self.platforms_[j].model
+            counts = np.bincount(np.array(corunners, dtype=np.int64),
+                                 minlength=len(model.applications))
+            known[key] = float(model.slowdown(app, counts))
+        return known[key]
 
     def _application(self, task: Task, application: str,
                      clusters: Sequence[Cluster]) -> None:
@@ -309,9 +325,11 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         terminated = False
         ended_tasks = system.completed(self.completed_)
         self.completed_ += len(ended_tasks)
+        freed: list[tuple[int, int]] = []
         for task_id in ended_tasks:
             j, core, u = self.running_.pop(task_id)
             self.busy_[j].reshape(-1)[core] = -1
+            freed.append((j, core))
             self.remaining_[u] -= 1
             ended = system.task(task_id).ended
             if self.remaining_[u] == 0 and ended is not None and abs(ended - now) <= EPSILON:
@@ -330,7 +348,8 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         queued = np.zeros(len(self.users_), dtype=np.int64)
         for u, tasks in queues.items():
             queued[u] = len(tasks)
-        if (submitted or terminated) and queued.any():
+        invoked = (submitted or terminated) and bool(queued.any())
+        if invoked:
             allocation = self.scheduler_.schedule(
                 queued, self.user_app_, platforms, previous=self.shares_,
                 current=self.pilot_, running=self.busy_,
@@ -338,24 +357,49 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
             self.shares_ = allocation.shares
             self.pilot_ = [layout.copy() for layout in allocation.layouts]
             self.invocations_ += 1
-        decisions.extend(self._start(now, clusters, platforms, queues, queued))
+        requests = self._requests(queued) if invoked else self._freed_requests(freed, queued)
+        decisions.extend(self._start(now, clusters, platforms, queues, queued, requests))
         return decisions
 
-    def _start(self, now: float, clusters: Sequence[Cluster], platforms: Sequence[Platform],
-               queues: Mapping[int, deque[Task]], queued: np.ndarray) -> list[Decision]:
-        """Every idle core whose pilot's user has queued tasks starts the user's next task
-        (taken from the front of the user's queue)."""
+    def _requests(self, queued: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pilot jobs asking for a task: every idle core, in order of (cluster, core),
+        whose pilot's user has queued tasks (cluster index, core index, user index)."""
         requests = []
         for j, (pilot, busy) in enumerate(zip(self.pilot_, self.busy_, strict=True)):
             flat_pilot = pilot.reshape(-1)
             idle = np.flatnonzero((busy.reshape(-1) < 0) & (flat_pilot >= 0))
             idle = idle[queued[flat_pilot[idle]] > 0]
             requests.append((np.full(idle.size, j), idle, flat_pilot[idle]))
-        platform = np.concatenate([r[0] for r in requests])
+        return (np.concatenate([r[0] for r in requests]),
+                np.concatenate([r[1] for r in requests]),
+                np.concatenate([r[2] for r in requests]))
+
+    def _freed_requests(self, freed: list[tuple[int, int]], queued: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_requests` between invocations, from the cores ``freed`` at this instant
+        alone (what the pilot-job simulation does too). After a mapping event no idle core's
+        pilot has a user with queued tasks (its pilot took one, or the user's queue ran
+        out), and until the next invocation the pilots stay and the queues only shrink
+        (an arrival is an invocation): so only a core freed since can ask, and the two
+        methods give the same requests (``tests/heuristics/fairness/
+        test_two_level_fairness.py``), with no scan of every core at every task end."""
+        asking = []
+        for j, core in sorted(freed):
+            u = int(self.pilot_[j].reshape(-1)[core])
+            if u >= 0 and queued[u] > 0:
+                asking.append((j, core, u))
+        columns = np.array(asking, dtype=np.int64).reshape(-1, 3)
+        return columns[:, 0], columns[:, 1], columns[:, 2]
+
+    def _start(self, now: float, clusters: Sequence[Cluster], platforms: Sequence[Platform],
+               queues: Mapping[int, deque[Task]], queued: np.ndarray,
+               requests: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[Decision]:
+        """Every pilot job in ``requests`` (:meth:`_requests`) starts its user's next task
+        (taken from the front of the user's queue), unless the user's queue runs out first
+        (:func:`~hetsched.heuristics.fairness.two_level.served_requests`)."""
+        platform, cores, users = requests
         if platform.size == 0:
             return []
-        cores = np.concatenate([r[1] for r in requests])
-        users = np.concatenate([r[2] for r in requests])
         keep = served_requests(self.rng_, users, queued)
         if keep is not None:
             platform, cores, users = platform[keep], cores[keep], users[keep]
@@ -366,15 +410,14 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
             self.busy_[j].reshape(-1)[core] = u
             started.append((task, j, core, u))
         decisions = []
-        apps = np.asarray(self.user_app_, dtype=np.int64)
+        apps = self.user_app_
         for task, j, core, u in started:
-            cluster, model = clusters[j], platforms[j].model
-            busy = self.busy_[j]
-            k = model.cores_per_node
-            node = busy[core // k]
-            corunners = np.bincount(apps[node[node >= 0]], minlength=len(model.applications))
-            corunners[apps[u]] -= 1
-            seconds = task.duration(cluster) * float(model.slowdown(int(apps[u]), corunners))
+            cluster = clusters[j]
+            k = platforms[j].model.cores_per_node
+            node = self.busy_[j][core // k].tolist()
+            corunners = sorted(apps[v] for v in node if v >= 0)
+            corunners.remove(apps[u])
+            seconds = task.duration(cluster) * self._slowdown(j, apps[u], tuple(corunners))
             resource = cluster.resource_ids[core]
             self.running_[task.id] = (j, core, u)
             decisions.append(Decision(Action.START, task.id, cluster.name, (resource,), now,

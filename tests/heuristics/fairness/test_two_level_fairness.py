@@ -15,10 +15,15 @@ from hetsched.core.runner import ModelTimeRunner
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
+from hetsched.engine.platform import load_platform
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+from hetsched.platforms.presets import generate as generate_platform
+from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.studies.hwang import EngineRun, engine_run, pilot_simulation, scenario_inputs
-from hetsched.workloads.tasks import actual_from_job
+from hetsched.workloads import gen_hwang
+from hetsched.workloads.tasks import actual_from_job, task_from_job
 
 # gene (Table 3, 4): OneCore run times 3600 / throughput, rounded to the ms as the generator
 # does; normalised differences d (%) of the five applications.
@@ -174,3 +179,51 @@ def test_engine_run_equals_the_model_time_pilot_simulation(
     assert row["tasks"] == tasks and 0 < row["fairness"] <= 1
     assert all(r.decision.action is Action.START for r in scheduler.driver.tasks)
     assert np.isfinite(row["makespan"])
+
+
+class _FreedRequestsChecked(TwoLevelFairness):
+    """Checks at every mapping event between invocations that the cores freed at the instant
+    ask for exactly the tasks a scan of every core finds (same cores, same order)."""
+
+    checked = 0
+    most_freed = 0
+
+    def _freed_requests(self, freed: list[tuple[int, int]], queued: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        requests = super()._freed_requests(freed, queued)
+        for mine, scanned in zip(requests, self._requests(queued), strict=True):
+            assert mine.tolist() == scanned.tolist()
+        self.checked += 1
+        self.most_freed = max(self.most_freed, len(freed))
+        return requests
+
+
+@pytest.mark.parametrize(("first", "second", "options", "events", "most_freed"), [
+    ("pa-rr", "maf", {}, 2000, 1), ("fairness", "allcore", {"runtime_spread": 0.0}, 40, 12),
+    ("paf", "random", {"mean_interarrival": 200.0}, 1000, 1)])
+def test_between_invocations_only_the_freed_cores_ask_for_tasks(
+    tmp_path: Path, first: str, second: str, options: dict[str, float], events: int,
+    most_freed: int,
+) -> None:
+    # Scenario 1 at 0.01 x Table 6 (5,000 tasks on 2,400 cores of 2-12 cores a node): with
+    # the run-time spread, without it (AllCore: a node's tasks end together, several cores
+    # freed at one instant), and with dynamic submission.
+    platform = generate_platform("hwang", seed=0)
+    document = gen_hwang.generate("hwang-s1", 0, platform.clusters, {"scale": 0.01, **options})
+    xml = write_platform(platform, tmp_path / "platform.xml")
+    clusters = clusters_from_compute_resources(load_platform(xml).compute_resources())
+    tasks, actual = [], {}
+    for job in gen_hwang.submission_order(document["jobs"]):
+        named = {**job, "id": f"w0!{job['id']}"}
+        tasks.append(task_from_job(named, document["profiles"][job["profile"]], clusters))
+        if (drawn := actual_from_job(named, tasks[-1], clusters)) is not None:
+            actual[tasks[-1].id] = drawn
+    runner = ModelTimeRunner(clusters, _FreedRequestsChecked(first_level=first,
+                                                             second_level=second),
+                             tasks, actual=actual)
+    records = runner.run()
+    assert all(r.decision.action is Action.START for r in records)
+    # checked at most task ends while tasks wait; without the spread, the tasks of a node
+    # end together (lcloud's 12 cores freed at one instant)
+    assert runner.driver.heuristic.checked >= events
+    assert runner.driver.heuristic.most_freed >= most_freed
