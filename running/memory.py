@@ -1,4 +1,5 @@
-"""Giving the memory a run has freed back to the system before the next phase of the run.
+"""Memory between the phases of a run: what a phase freed given back to the system before
+the next one, and the cyclic garbage collector paused while a phase builds many objects.
 
 CPython hands objects over 512 bytes (a job's dicts of many keys, lists, long strings) to the
 C library's ``malloc``; freed, that memory stays in the process (glibc returns only the free
@@ -9,12 +10,22 @@ after the preflight and after the simulation; the call after the simulation lowe
 Hwang et al.'s scenario 1 at full size (500,000 tasks) through ``hetsched run`` from 4.14 to
 3.85 GiB (issue 23; ``docs/performance.md``), the one after the preflight left the input
 phase's peak as it was (it costs 0.05 ms).
+
+Python's cyclic garbage collector runs a full collection, which visits every object the
+process holds, each time the objects that survived collections have grown by a quarter. A phase
+that builds millions of objects held to its end (the preflight's parse of a 375 MB workload,
+the post-run phase's reading of the workload and the outputs) thus triggers a dozen full
+collections that find nothing: 54 s of the 584 s of CPU of Hwang et al.'s scenario 1 at full
+size. :func:`collector_paused` keeps it off for such a phase (issue 23; docs/performance.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import gc
+from collections.abc import Iterator
 
 
 @functools.cache
@@ -34,3 +45,24 @@ def release_freed_memory() -> bool:
     when some was returned, False when there was none or the C library cannot."""
     trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the ``with`` block (then on again, if it was
+    on). Objects freed by reference counting go as usual; cyclic garbage made in the block
+    waits for the next collection after it, or for an explicit :func:`gc.collect`.
+
+    >>> with collector_paused():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -67,7 +67,7 @@ from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import RunSummary, summarize_files
 from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
-from hetsched.running.memory import release_freed_memory
+from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.preflight import preflight
 from hetsched.running.progress import ProgressBar
 
@@ -629,7 +629,8 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    checked = preflight(workload, platform)
+    with collector_paused():  # the parse of the workload makes no cyclic garbage
+        checked = preflight(workload, platform)
     release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
@@ -664,19 +665,25 @@ def run_heuristic(
     gc.collect()
     release_freed_memory()
     # each output file read once for all three; a hetsched scheduler's budget and window
-    # options replace the workload's in the checks and metrics, as they did in the run
+    # options replace the workload's in the checks and metrics, as they did in the run.
+    # Reading builds millions of objects and keeps them to the end: the collector waits
+    # (running/memory.py), but for the cyclic garbage of the fairness reference's model-time
+    # run (its driver and the system view refer to each other: 1 GB at full size)
     given = {} if stock else dict(options or {})
-    files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
-                        measure_window=given.get("measure_window"))
-    files.read_workload_first()
-    report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
-    summary = summarize_files(files, heuristic=name, engine=engine)
-    summary = dataclasses.replace(
-        summary,
-        wall_seconds=wall_seconds,
-        checked_rules=report.rules,
-        tasks_unrunnable=len(checked.unrunnable),
-    )
-    write_task_table(task_table_path(prefix), task_table_of(files))
+    with collector_paused():
+        files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
+                            measure_window=given.get("measure_window"))
+        files.read_workload_first()
+        if files.fairness_reference is not None:
+            gc.collect()
+        report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
+        summary = summarize_files(files, heuristic=name, engine=engine)
+        summary = dataclasses.replace(
+            summary,
+            wall_seconds=wall_seconds,
+            checked_rules=report.rules,
+            tasks_unrunnable=len(checked.unrunnable),
+        )
+        write_task_table(task_table_path(prefix), task_table_of(files))
     (outdir / "summary.json").write_text(summary.dumps() + "\n")
     return summary

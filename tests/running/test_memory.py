@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import platform
 from pathlib import Path
 
 import pytest
 
-from hetsched.running.memory import release_freed_memory
+from hetsched.running.memory import collector_paused, release_freed_memory
 
 
 def _rss_kib() -> int:
@@ -31,3 +32,35 @@ def test_freed_medium_objects_go_back_to_the_system() -> None:
     after = _rss_kib()
     assert before - after > 100_000, (before, after)  # KiB
     assert len(kept) == 7_500
+
+
+def test_no_collection_runs_while_the_collector_is_paused() -> None:
+    collections: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        with collector_paused():
+            held = [[i] for i in range(200_000)]  # 200,000 new containers: many thresholds
+            assert collections == []
+        assert gc.isenabled()
+        held += [[i] for i in range(200_000)]
+        assert collections  # on again: the same allocations trigger collections
+    finally:
+        gc.callbacks.remove(count)
+
+
+def test_the_collector_is_left_as_it_was_even_on_an_error() -> None:
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a phase fails")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before: still off
+    finally:
+        gc.enable()
