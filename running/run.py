@@ -668,7 +668,7 @@ def run_heuristic(
     # options replace the workload's in the checks and metrics, as they did in the run.
     # Reading builds millions of objects and keeps them to the end: the collector waits
     # (running/memory.py), but for the cyclic garbage of the fairness reference's model-time
-    # run (its driver and the system view refer to each other: 1 GB at full size)
+    # run (its driver and the system view refer to each other: about 10 objects a task)
     given = {} if stock else dict(options or {})
     with collector_paused():
         files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),

@@ -201,7 +201,8 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         self.solo_: dict[tuple[str, str], float] = {}  # (cluster, app) -> OneCore time
         self.corunner_: dict[str, Mapping] = {}  # application -> its corunner_model
         self.platforms_: tuple[Platform, ...] = ()
-        self.slowdowns_ = []  # per cluster: (application, co-runners) -> slowdown (_slowdown)
+        # per cluster: (application, co-runners) -> slowdown (_slowdown)
+        self.slowdowns_: list[dict[tuple[int, tuple[int, ...]], float]] = []
         self.pilot_: list[np.ndarray] = []
         self.busy_: list[np.ndarray] = []
         self.shares_: np.ndarray | None = None
@@ -228,7 +229,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
                 nodes = cluster.nb_nodes
             platforms.append(Platform(cluster.name, nodes, model))
         self.platforms_ = tuple(platforms)
-        self.slowdowns_: list[dict[tuple[int, tuple[int, ...]], float]] = [{} for _ in platforms]
+        self.slowdowns_ = [{} for _ in platforms]
         if not self.pilot_:
             self.pilot_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
             self.busy_ = [np.full((p.nodes, p.cores_per_node), -1, np.int64) for p in platforms]
