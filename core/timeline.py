@@ -623,6 +623,15 @@ class ClusterTimeline:
         self._groups = None
         booking, nodes = self._records.pop(bid)
         self.generation += 1
+        if nodes.size == 1:
+            self._release_node(bid, nodes)
+        else:
+            self._release_nodes(bid, nodes)
+        return booking
+
+    def _release_nodes(self, bid: int, nodes: np.ndarray) -> None:
+        """Unlink booking ``bid`` from local ``nodes`` (sorted): kill the rows into and out of
+        it, and link its neighbours on each node (or make its predecessor the node's last)."""
         before = np.full(nodes.size, -1, dtype=np.intp)
         before_end = np.full(nodes.size, -INF)
         after = np.full(nodes.size, -1, dtype=np.intp)
@@ -645,7 +654,29 @@ class ClusterTimeline:
         last = nodes[~followed]
         self._last[last] = before[~followed]
         self._ff[last] = before_end[~followed]
-        return booking
+
+    def _release_node(self, bid: int, nodes: np.ndarray) -> None:
+        """:meth:`_release_nodes` of a booking held on one node (``nodes``, its one local
+        index): the same rows killed and linked, in the same order, on scalars (a bag's task,
+        a pilot's task: there the general case's per-node arrays cost their numpy calls, not
+        their length; ``tests/core/test_timeline.py`` checks the two agree)."""
+        before, before_end, after, after_start = -1, -INF, -1, INF
+        for rows in (self._gaps, self._touching):
+            if rows.used == rows.dead:
+                continue  # no live row
+            incoming = rows.matching(rows.next, bid)
+            if incoming.size:
+                before, before_end = int(rows.prev[incoming[-1]]), rows.start[incoming[-1]]
+            outgoing = rows.matching(rows.prev, bid)
+            if outgoing.size:
+                after, after_start = int(rows.next[outgoing[-1]]), rows.end[outgoing[-1]]
+            rows.kill(np.concatenate((incoming, outgoing)))
+        if after >= 0:
+            runs = self._records[after][0].kind is Action.START
+            self._link(before, before_end, nodes, after, after_start, runs)
+        else:
+            self._last[nodes] = before
+            self._ff[nodes] = before_end
 
     def start_reserved(self, task_id: str) -> Booking:
         """The booking of ``task_id`` becomes running work (:attr:`Action.START`) over the same

@@ -123,3 +123,40 @@ def test_start_reserved_of_no_booking_names_the_task() -> None:
         assert "ghost" in str(error) and "c" in str(error)
     else:
         raise AssertionError("no error")
+
+
+class _GeneralRelease(ClusterTimeline):
+    """A timeline that releases one-node bookings through the general, per-node-array path."""
+
+    def _release_node(self, bid: int, nodes: np.ndarray) -> None:
+        self._release_nodes(bid, nodes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_one_node_release_is_the_general_release(seed: int) -> None:
+    """Releasing a booking that holds one node on scalars leaves the timeline as the general
+    release does: the same adjacencies (gaps before, between and after bookings; touching
+    ones), node chains, free_from and slots, with one- and many-node bookings of every kind
+    mixed and released in random order."""
+    cluster = Cluster("c", 1, tuple(range(10, 18)))
+    rng = np.random.default_rng(seed)
+    scalar, general = ClusterTimeline(cluster), _GeneralRelease(cluster)
+    booked: list[str] = []
+    for number in range(50):
+        nb_nodes = 1 if rng.random() < 0.6 else int(rng.integers(2, 5))
+        start = float(rng.integers(0, 40))
+        slot = scalar.earliest_slot(nb_nodes, float(rng.integers(1, 12)), start)
+        kind = (Action.RESERVE, Action.START, Action.PLACEHOLDER)[number % 3]
+        booking = Booking(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind)
+        for tl in (scalar, general):
+            tl.book(booking)
+        booked.append(booking.task_id)
+        while booked and rng.random() < 0.4:
+            gone = booked.pop(int(rng.integers(len(booked))))
+            assert scalar.release(gone) == general.release(gone)
+        assert _adjacencies(scalar) == _adjacencies(general)
+        assert scalar.free_from() == general.free_from()
+        for node in cluster.resource_ids:
+            assert scalar.node_bookings(node) == general.node_bookings(node)
+        assert scalar.earliest_slot(2, 5.0, 3.0) == general.earliest_slot(2, 5.0, 3.0)
