@@ -201,10 +201,10 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     with simple fairness and AllCore on the model-time runner, which gives the engine's
     schedule (``tests/heuristics/fairness/test_two_level_fairness.py``): the tasks in the order
     Batsim submits them, each run for its ``actual`` run time when it has one (the run-time
-    spread). At the paper's size (500,000 tasks) the tasks and that run take about 70 s of CPU
-    and 1 GB, which the runner's driver and system view hold in a cycle: they go at the next
-    collection of cyclic garbage (``hetsched run`` makes one at once), and a run's post-run
-    phase works the reference out before it reads the outputs
+    spread). At the paper's size (500,000 tasks) the tasks and that run take about 70 s of CPU;
+    the runner's driver and system view hold them in a cycle (about 10 objects a task), so
+    they go at the next collection of cyclic garbage (``hetsched run`` makes one at once), and
+    a run's post-run phase works the reference out before it reads the outputs
     (:meth:`hetsched.metrics.run_files.RunFiles.read_workload_first`).
     """
     jobs = document.get("jobs", [])
