@@ -364,3 +364,27 @@ def test_the_benchmark_runner_answers_help_and_bad_options_before_running() -> N
     bad = subprocess.run([sys.executable, "-m", "benchmarks", "--fast"], cwd=root,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unrecognized arguments: --fast" in bad.stderr
+
+
+def test_the_console_script_exits_with_mains_status_and_the_collector_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``hetsched`` (the console script) is :func:`console_main`: :func:`main`'s status, with
+    every object frozen out of the exit's collections (issue 23)."""
+    import gc
+    import tomllib
+
+    from hetsched import cli
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts["hetsched"] == "hetsched.cli:console_main"
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.console_main()
+        assert exited.value.code == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
