@@ -165,17 +165,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+"""The variable that sets how many threads OpenBLAS (numpy's and scipy's) starts."""
+
+
 def console_main() -> NoReturn:
     """The ``hetsched`` console script: :func:`main`, then the process exits with its status.
 
-    The cyclic garbage collector's objects are frozen first (:func:`gc.freeze`): the
-    interpreter's exit then no longer runs full collections over every object the command
-    imported and built (numpy's, scipy's, pybatsim's modules, the run's data), which took
-    0.06-0.13 s of each command's wall time, a tenth of a 1,000-task bag's whole
-    ``hetsched run`` (issue 23; docs/performance.md). Nothing else changes: files are closed
-    and ``atexit`` handlers run as before. :func:`main` itself does not freeze, so that a
-    program or a test that calls it keeps its collector as it was.
+    Two process-wide settings, neither of which changes an output (issue 23;
+    docs/performance.md):
+
+    * OpenBLAS runs one thread (:data:`BLAS_THREADS` is set to 1 unless the user set it):
+      hetsched makes no BLAS call large enough to be split between threads (a few dot
+      products of a few numbers), and the threads that numpy's and scipy's OpenBLAS start
+      when they load only spin: 0.06 s of CPU for numpy's, 0.2 s for scipy's, per process,
+      and a study's worker processes would each start as many threads as there are cores.
+      ``import hetsched.cli`` imports no numpy (``tests/test_startup.py``), so the setting
+      is in place before either library loads.
+    * The cyclic garbage collector's objects are frozen before the exit (:func:`gc.freeze`):
+      the interpreter's exit then no longer runs full collections over every object the
+      command imported and built, which took 0.06-0.13 s of each command's wall time, a
+      tenth of a 1,000-task bag's whole ``hetsched run``. Files are closed and ``atexit``
+      handlers run as before.
+
+    :func:`main` itself changes neither, so that a program or a test that calls it keeps its
+    process as it was.
     """
+    os.environ.setdefault(BLAS_THREADS, "1")
     status = main()
     gc.freeze()
     sys.exit(status)

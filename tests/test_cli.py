@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import importlib
 import math
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -380,6 +381,7 @@ def test_the_console_script_exits_with_mains_status_and_the_collector_frozen(
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     assert scripts["hetsched"] == "hetsched.cli:console_main"
     monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.delenv(cli.BLAS_THREADS, raising=False)
     gc.unfreeze()
     try:
         with pytest.raises(SystemExit) as exited:
@@ -388,3 +390,26 @@ def test_the_console_script_exits_with_mains_status_and_the_collector_frozen(
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("4", "4")], ids=["unset", "set"])
+def test_the_console_script_runs_openblas_on_one_thread_unless_told(
+    monkeypatch: pytest.MonkeyPatch, given: str | None, seen: str
+) -> None:
+    """``OPENBLAS_NUM_THREADS`` is 1 when :func:`main` runs, or what the user set."""
+    from hetsched import cli
+
+    if given is None:
+        monkeypatch.delenv(cli.BLAS_THREADS, raising=False)
+    else:
+        monkeypatch.setenv(cli.BLAS_THREADS, given)
+    seen_by_main: list[str | None] = []
+    monkeypatch.setattr(cli, "main", lambda: seen_by_main.append(os.environ.get(cli.BLAS_THREADS)))
+    try:
+        with pytest.raises(SystemExit):
+            cli.console_main()
+    finally:
+        import gc
+
+        gc.unfreeze()
+    assert seen_by_main == [seen]

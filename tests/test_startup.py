@@ -121,3 +121,13 @@ def test_an_embedded_run_imports_neither_asyncio_nor_another_familys_heuristic(
     unneeded = ("hetsched.heuristics.fairness.two_level_fairness", "asyncio")
     run = ["run", "max-vpr-ph", "-p", "platform.xml", "-w", "workload.json", "-o", "out"]
     assert heavy_modules_after(run, tiny, unneeded)[:2] == (0, [])
+
+
+def test_the_console_script_module_imports_no_numpy() -> None:
+    """``import hetsched.cli`` loads no numpy (nor scipy): the console script can still set
+    how many threads their OpenBLAS starts (:func:`hetsched.cli.console_main`)."""
+    probe = "import sys, hetsched.cli; print(sorted({'numpy', 'scipy'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
