@@ -90,8 +90,15 @@ class _HostsQuery:
     def peek(self) -> int | None:
         fresh, now = self.queries.model.fresh, self.queries.clock()
         hosts, index = self.hosts, self.index
+        left = len(hosts) - index
         if now != fresh.date:
-            return int(hosts[index]) if index < len(hosts) else None
+            return hosts.item(index) if left > 0 else None
+        if left == 1:  # the last host (a one-host job's only one): no array to scan
+            host = hosts.item(index)
+            if fresh.flags[host]:
+                self.index = len(hosts)
+                return None
+            return host
         stale = np.flatnonzero(fresh.view[hosts[index:]] == 0)
         if not len(stale):
             self.index = len(hosts)

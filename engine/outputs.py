@@ -42,7 +42,13 @@ MACHINE_STATES = ("sleeping", "idle", "computing", "switching_on", "switching_of
 
 def to_string(value: Any) -> str:
     """C++ ``std::to_string``: ``%f`` of a double, ``%Lf`` of a ``long double``; NaN keeps its
-    sign bit as glibc prints it."""
+    sign bit as glibc prints it.
+
+    >>> to_string(2.0), to_string(-math.nan), to_string(math.nan), to_string(LONG_DOUBLE(1) / 3)
+    ('2.000000', '-nan', 'nan', '0.333333')
+    """
+    if type(value) is float and value == value:  # the usual case first: a double, not NaN
+        return f"{value:f}"
     if isinstance(value, LONG_DOUBLE):
         if np.isnan(value):
             return "-nan" if np.signbit(value) else "nan"

@@ -324,10 +324,11 @@ def task_table_of(files: RunFiles) -> list[TaskRow]:
 def write_task_table(path: str | Path, rows: Iterable[TaskRow], *, force: bool = False) -> None:
     """Write the table (header :data:`TASK_TABLE_COLUMNS`) all at once."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=TASK_TABLE_COLUMNS, lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(TASK_TABLE_COLUMNS)
     for row in rows:
-        writer.writerow(row.to_csv())
+        fields = row.to_csv()
+        writer.writerow([fields[column] for column in TASK_TABLE_COLUMNS])
     write_atomically(path, buffer.getvalue().encode(), force=force)
 
 
