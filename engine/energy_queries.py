@@ -95,7 +95,7 @@ class _HostsQuery:
             return hosts.item(index) if left > 0 else None
         if left == 1:  # the last host (a one-host job's only one): no array to scan
             host = hosts.item(index)
-            if fresh.flags[host]:
+            if fresh.is_fresh(host, now):
                 self.index = len(hosts)
                 return None
             return host
