@@ -15,7 +15,6 @@ import zmq
 from hypothesis import settings
 
 from hetsched.cache import NO_CACHE
-from hetsched.running.run import stock_package
 
 # The tests are grouped in folders named like the packages they test (tests/heuristics/value/
 # tests hetsched.heuristics.value). Test modules share fixtures and test data by module name
@@ -26,11 +25,6 @@ _FOLDERS = sorted(p for p in _TESTS.rglob("*") if p.is_dir() and not p.name.star
 for _folder in _FOLDERS:
     if str(_folder) not in sys.path:
         sys.path.append(str(_folder))
-
-# `python -m pytest` from the project root puts the root first on sys.path, where hetsched's
-# own `schedulers/` folder shadows pybatsim's package of that name, which the tests import
-# (`from schedulers.easyBackfill import EasyBackfill`): make `schedulers` pybatsim's.
-stock_package()
 
 # The input cache (hetsched.cache) of the test session: a fresh folder, never the user's
 # ~/.cache/hetsched; the processes the tests start inherit it. Every run of the suite thus

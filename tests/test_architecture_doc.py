@@ -7,21 +7,17 @@ follow the tree both ways:
   repository root or from a folder its line names (``wheels/`` on the row of ``docker/``), and
   every bare module name (``preflight.py``) on a line that also names a folder or a path
   exists under one of those folders;
-* every module of the installed packages (``pyproject.toml``'s ``package-dir``) and every
-  shared test helper (a module of ``tests/`` that is not a test file) is named: by its path
-  from the repository root, or by its file name on a line that names its folder. The
-  pybatsim files that :mod:`hetsched.schedulers.generated` writes, one per heuristic, are
+* every module of the package (everything under ``hetsched/``) and every shared test helper
+  (a module of ``tests/`` that is not a test file) is named: by its path from the repository
+  root, or by its file name on a line that names its folder. The pybatsim files that
+  :mod:`hetsched.schedulers.generated` writes into ``schedulers/``, one per heuristic, are
   named as a family (``maxVpr.py`` holds ``MaxVpr``), not one by one.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
-
-from hetsched.heuristics.registry import HEURISTICS
-from hetsched.schedulers.generated import module_name
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository root."""
@@ -50,19 +46,13 @@ def _folders(line: str) -> list[Path]:
     return folders
 
 
-def _package_folders() -> list[Path]:
-    """The folders of the installed packages, from pyproject.toml's ``package-dir``."""
-    with (ROOT / "pyproject.toml").open("rb") as file:
-        package_dir = tomllib.load(file)["tool"]["setuptools"]["package-dir"]
-    return sorted({ROOT / folder for folder in package_dir.values()})
-
-
 def _documented_modules() -> list[Path]:
-    """Every module the layout must name: the packages' modules and the shared test helpers."""
-    generated = {ROOT / "schedulers" / f"{module_name(cls)}.py" for cls in HEURISTICS.values()}
+    """Every module the layout must name: the package's modules and the shared test helpers.
+
+    The pybatsim files of ``schedulers/`` are not a package: they are named as a family.
+    """
     modules = [
-        path for folder in _package_folders() for path in folder.rglob("*.py")
-        if path.name != "__init__.py" and path not in generated
+        path for path in (ROOT / "hetsched").rglob("*.py") if path.name != "__init__.py"
     ]
     helpers = [
         path for path in (ROOT / "tests").rglob("*.py")

@@ -30,8 +30,11 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
 from hetsched.schedulers.adapter import BatsimSetupError, HetschedScheduler
-from hetsched.schedulers.maxVpr import MaxVpr
+from hetsched.schedulers.cli import scheduler_class
 from hetsched.schedulers.protocol import BatsimProtocolError
+
+MaxVpr = scheduler_class("max-vpr")
+"""pybatsim's class of ``schedulers/maxVpr.py``, as ``hetsched serve`` makes it."""
 
 Script = list[Decision] | Callable[[MappingEvent], list[Decision]]
 

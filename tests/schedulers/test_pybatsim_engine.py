@@ -31,7 +31,10 @@ from hetsched.heuristics import registry
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.platforms.spec import platform_from_dict
 from hetsched.schedulers.adapter import HetschedScheduler
-from hetsched.schedulers.maxVpr import MaxVpr
+from hetsched.schedulers.cli import scheduler_class
+
+MaxVpr = scheduler_class("max-vpr")
+"""pybatsim's class of ``schedulers/maxVpr.py``, as ``hetsched serve`` makes it."""
 
 ROOT = Path(__file__).resolve().parents[2]
 PYBATSIM = Path(sys.executable).parent / "pybatsim"

@@ -9,13 +9,13 @@ it builds the same scheduler class and serves Batsim through pybatsim's own
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 from typing import Any
 
 from hetsched import options as ranges
 from hetsched.heuristics import registry
+from hetsched.schedulers import generated
 from hetsched.schedulers.generated import module_of_class
 
 SCHEDULER_MODULES = {
@@ -31,12 +31,11 @@ DEFAULT_TIMEOUT_MS = 2000
 def scheduler_class(name: str) -> type:
     """The pybatsim scheduler class of heuristic ``name`` (e.g. ``max-vpr`` -> ``MaxVpr``)."""
     try:
-        module_name = SCHEDULER_MODULES[name]
+        cls = registry.HEURISTICS[name]
     except KeyError:
         known = ", ".join(SCHEDULER_MODULES)
         raise ValueError(f"unknown heuristic {name!r} (known: {known})") from None
-    module = importlib.import_module(f"hetsched.schedulers.{module_name}")
-    return getattr(module, module_name[0].upper() + module_name[1:])
+    return generated.scheduler_class(cls)
 
 
 def parse_options(text: str) -> dict[str, Any]:

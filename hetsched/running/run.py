@@ -40,8 +40,6 @@ import dataclasses
 import functools
 import gc
 import importlib
-import importlib.metadata
-import importlib.util
 import json
 import logging
 import os
@@ -49,7 +47,6 @@ import pkgutil
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -184,31 +181,12 @@ def parse_option(text: str) -> tuple[str, Any]:
 def stock_package() -> ModuleType:
     """pybatsim's top-level ``schedulers`` package, which its launcher imports by name.
 
-    hetsched's own source folder ``schedulers/`` shadows it when Python runs from the
-    repository root (``python -m pytest``, ``python -m hetsched.cli``): the current directory
-    comes first on ``sys.path``. hetsched never imports that folder as ``schedulers`` (it is
-    ``hetsched.schedulers``), so whatever else answers to that name is replaced, in
-    ``sys.modules``, by pybatsim's package, loaded from where pybatsim installed it.
+    hetsched's root folder ``schedulers/`` holds pybatsim scheduler files, not a package (it
+    has no ``__init__.py``), so even when Python runs from the repository root, where that
+    folder comes first on ``sys.path``, ``import schedulers`` finds pybatsim's package.
     """
     require("batsim")
-    location = importlib.metadata.distribution("pybatsim").locate_file("schedulers")
-    expected = Path(str(location)).resolve()
-    package = sys.modules.get("schedulers")
-    if package is None:
-        package = importlib.import_module("schedulers")
-    if Path(package.__file__ or "").parent.resolve() == expected:
-        return package
-    for name in [name for name in sys.modules if name.partition(".")[0] == "schedulers"]:
-        del sys.modules[name]  # the shadowing package and any of its modules
-    spec = importlib.util.spec_from_file_location(
-        "schedulers", expected / "__init__.py", submodule_search_locations=[str(expected)]
-    )
-    if spec is None or spec.loader is None:
-        raise ValueError(f"pybatsim's schedulers package is not in {expected}")
-    package = importlib.util.module_from_spec(spec)
-    sys.modules["schedulers"] = package
-    spec.loader.exec_module(package)
-    return package
+    return importlib.import_module("schedulers")
 
 
 def _stock_schedulers() -> list[str]:

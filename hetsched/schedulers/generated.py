@@ -24,9 +24,11 @@ from pathlib import Path
 
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.registry import HEURISTICS
+from hetsched.schedulers.adapter import HetschedScheduler
 
-FOLDER = Path(__file__).resolve().parent
-"""``schedulers/``: where the files live (the package folder itself)."""
+FOLDER = Path(__file__).resolve().parents[2] / "schedulers"
+"""``schedulers/`` at the repository root: where the files live (a folder of pybatsim files,
+not a package: it is never installed and never shadows pybatsim's own ``schedulers``)."""
 
 
 def module_name(cls: type[Heuristic]) -> str:
@@ -70,6 +72,24 @@ class {cls.__name__}(HetschedScheduler):
 
     heuristic_name = "{cls.name}"
 '''
+
+
+def scheduler_class(cls: type[Heuristic]) -> type[HetschedScheduler]:
+    """The pybatsim class that the file of ``cls`` defines, made in memory.
+
+    ``hetsched serve`` runs an installed hetsched, where ``schedulers/`` is not at hand; the
+    class it serves is the one the file holds: the same name, the same ``heuristic_name``.
+
+    >>> from hetsched.heuristics.registry import HEURISTICS
+    >>> scheduler = scheduler_class(HEURISTICS["max-vpr"])
+    >>> scheduler.__name__, scheduler.heuristic_name
+    ('MaxVpr', 'max-vpr')
+    """
+    return type(cls.__name__, (HetschedScheduler,), {
+        "__doc__": f"The ``{cls.name}`` heuristic behind pybatsim's scheduler interface.",
+        "__module__": module_name(cls),
+        "heuristic_name": cls.name,
+    })
 
 
 def expected_files() -> dict[str, str]:
