@@ -21,10 +21,13 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hetsched.core.mapping import Heuristic
 from hetsched.heuristics.registry import HEURISTICS
-from hetsched.schedulers.adapter import HetschedScheduler
+
+if TYPE_CHECKING:
+    from hetsched.schedulers.adapter import HetschedScheduler
 
 FOLDER = Path(__file__).resolve().parents[2] / "schedulers"
 """``schedulers/`` at the repository root: where the files live (a folder of pybatsim files,
@@ -85,6 +88,9 @@ def scheduler_class(cls: type[Heuristic]) -> type[HetschedScheduler]:
     >>> scheduler.__name__, scheduler.heuristic_name
     ('MaxVpr', 'max-vpr')
     """
+    # Lazy: pybatsim, which the adapter imports, is optional for `hetsched list` and --help.
+    from hetsched.schedulers.adapter import HetschedScheduler
+
     return type(cls.__name__, (HetschedScheduler,), {
         "__doc__": f"The ``{cls.name}`` heuristic behind pybatsim's scheduler interface.",
         "__module__": module_name(cls),
