@@ -140,7 +140,18 @@ class Wait:
 
     With a ``timeout``, the activity goes on after the timeout (SimGrid's ``wait_for`` does not
     cancel it); the kernel cancels it when its owner actor terminates. The timeout is a sleep
-    on ``host``.
+    on ``host``, created after the activity.
+
+    When the activity and its timeout end in the same step, the one created first answers
+    the wait, as in SimGrid 3.32: ``ActivityImpl::wait_for`` registers the waiting actor on
+    the activity, then on a ``SynchroImpl`` whose sleep action is the timeout; in
+    ``EngineImpl::handle_ended_actions`` the actions that end are posted in the order they
+    were started, and an ``ExecImpl::post`` that answers the actor drops its
+    ``waiting_synchro_``, the only reference to the synchro, whose sleep action is then
+    deleted before it is posted. So a parallel task started before the wait ends *done* when
+    its walltime ends with it (Batsim's ``execute_parallel_task``: ``start()``, then
+    ``wait_for(walltime)``). The timeout's sleep still changed state in that step: SimGrid's
+    energy plugin updates its host (:attr:`Kernel.on_sleep_end`).
     """
 
     activity: Activity
@@ -424,12 +435,13 @@ class Kernel:
                 timer, watched = timeout
                 if activity is timer:
                     result = "timeout"
+                    watched.waiters = [w for w in watched.waiters if w is not waiter]
                 elif id(timer) in ended_together:
-                    # The activity and its timeout end in the same step: SimGrid answers the
-                    # wait as a timeout (Synchro::finish runs after Exec::finish).
-                    continue
-                timer.done = True
-                watched.waiters = [w for w in watched.waiters if w is not waiter]
+                    # ended in this step after the activity (created after it): it ends
+                    # without answering (see Wait)
+                    timer.waiters = [w for w in timer.waiters if w is not waiter]
+                else:
+                    timer.done = True
                 del self._timeouts[key]
             self._waiting_on.pop(key, None)
             self._answer(waiter, result)
