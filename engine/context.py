@@ -44,6 +44,7 @@ class BatsimOptions:
     compute_sharing: bool = False
     storage_sharing: bool = True
     sched_config: str = ""
+    no_sched: bool = False
 
 
 class BatsimContext:
@@ -53,7 +54,7 @@ class BatsimContext:
         self,
         platform: Platform,
         workload_files: Sequence[WorkloadFile],
-        transport: Transport,
+        transport: Transport | None,
         options: BatsimOptions,
         progress: Callable[[float, int, int], None] | None,
     ) -> None:

@@ -37,9 +37,10 @@ _UNAVAILABLE = MachineState.UNAVAILABLE
 
 
 def execute_job_process(
-    context: BatsimContext, job: Job, mapping: tuple[int, ...]
+    context: BatsimContext, job: Job, mapping: tuple[int, ...], notify_server_at_end: bool = True
 ) -> Generator[Any, Any, None]:
-    """``execute_job_process``: ``job`` on its allocation, with the executor ``mapping``."""
+    """``execute_job_process``: ``job`` on its allocation, with the executor ``mapping``; a
+    JOB_COMPLETED to the server at the end, unless killed or not ``notify_server_at_end``."""
     kernel = context.kernel
     machines = context.machines
     host = machines.specs[job.allocation[0]].name
@@ -57,7 +58,7 @@ def execute_job_process(
     job.return_code = return_code
     job.state = JobState.of_return_code(return_code)
     yield from job_ended(context, job)
-    if job.state is not JobState.COMPLETED_KILLED:
+    if notify_server_at_end and job.state is not JobState.COMPLETED_KILLED:
         yield from send(SERVER, ipp.JobCompleted(job), host)
 
 

@@ -38,6 +38,7 @@ def request_reply_scheduler_process(
     kernel = context.kernel
     started = time.perf_counter()
     context.nb_messages += 1
+    assert context.transport is not None  # a run without scheduler sends no message
     try:
         reply = context.transport.exchange(text)
     except (SimulationError, UnsupportedFeature, WorkloadError, ProtocolError):

@@ -48,7 +48,10 @@ import batsim.batsim
 from hetsched import __version__
 from hetsched.engine.context import BatsimContext, BatsimOptions
 from hetsched.engine.errors import EngineWarning
-from hetsched.engine.job_submitter import static_job_submitter_process
+from hetsched.engine.job_submitter import (
+    batexec_job_launcher_process,
+    static_job_submitter_process,
+)
 from hetsched.engine.outputs import check_writable, output_paths, to_string
 from hetsched.engine.platform import DEFAULT_MASTER_HOST, load_platform
 from hetsched.engine.server import ServerData, server_process
@@ -104,6 +107,12 @@ def _run(context: BatsimContext) -> str | None:
     does the same, with an :class:`EngineWarning` that says why.
     """
     kernel = context.kernel
+    if context.options.no_sched:  # Batsim's BATEXEC program type: no server, no scheduler
+        for workload_file in context.workload_files:
+            kernel.spawn(batexec_job_launcher_process(context, workload_file))
+        kernel.run()
+        context.report_progress(force=True)
+        return None
     for workload_file in context.workload_files:
         kernel.spawn(static_job_submitter_process(context, workload_file))
     data = ServerData(context)
@@ -210,6 +219,7 @@ def simulate(
     sched_config: str = "",
     master_host: str = DEFAULT_MASTER_HOST,
     machine_state_tracing: bool = True,
+    no_sched: bool = False,
 ) -> SimulationResult:
     """Run Batsim 4.2.1's simulation of ``workloads`` on ``platform`` with ``scheduler``.
 
@@ -220,9 +230,11 @@ def simulate(
     ``--enable-compute-sharing`` (jobs may share machines; parallel tasks sharing one are
     refused), ``storage_sharing=False`` ``--disable-storage-sharing``, ``sched_config``
     ``--sched-cfg``, ``master_host`` ``-m``, ``machine_state_tracing=False``
-    ``--disable-machine-state-tracing`` (see :func:`batsim_command`,
-    :mod:`hetsched.engine.batsim_cli`). ``transport`` replaces the scheduler (e.g. a
-    :class:`~hetsched.engine.replay.ReplayTransport`).
+    ``--disable-machine-state-tracing``, ``no_sched`` ``--no-sched`` (every job started at
+    once on the first machines, without scheduler: see
+    :func:`~hetsched.engine.job_submitter.batexec_job_launcher_process`; give no scheduler) (see
+    :func:`batsim_command`, :mod:`hetsched.engine.batsim_cli`). ``transport`` replaces the
+    scheduler (e.g. a :class:`~hetsched.engine.replay.ReplayTransport`).
 
     ``scheduler`` is an unchanged pybatsim ``BatsimScheduler``. Without ``socket_endpoint`` it
     runs in process; with one, the engine talks to it over a real ZeroMQ socket (Batsim's
@@ -236,7 +248,9 @@ def simulate(
     """
     if transport is not None and (scheduler is not None or socket_endpoint is not None):
         raise ValueError("simulate(): give a transport, or a scheduler and/or socket_endpoint")
-    if transport is None and scheduler is None and socket_endpoint is None:
+    if no_sched and (transport is not None or scheduler is not None):
+        raise ValueError("simulate(no_sched=True) runs without a scheduler: give none")
+    if not no_sched and transport is None and scheduler is None and socket_endpoint is None:
         raise ValueError("simulate() needs a scheduler object or a socket_endpoint")
     if profile_reuse and not dynamic_jobs:
         raise ValueError(
@@ -254,6 +268,7 @@ def simulate(
             compute_sharing=compute_sharing,
             storage_sharing=storage_sharing,
             sched_config=sched_config,
+            no_sched=no_sched,
         )
         with _reading_inputs():
             loaded_platform = load_platform(platform, energy=energy, master_host=master_host)
@@ -262,7 +277,7 @@ def simulate(
             ]
         paths = output_paths(output_prefix, energy, machine_state_tracing)
         check_writable(paths, force)
-        if transport is not None:
+        if transport is not None or no_sched:
             pass
         elif socket_endpoint is None:
             assert scheduler is not None
@@ -274,9 +289,11 @@ def simulate(
             del workload_files  # the jobs' descriptions: the simulation holds what it needs
             deadlock = _run(context)
         except BaseException:
-            transport.close(check=False)  # keep the first error
+            if transport is not None:
+                transport.close(check=False)  # keep the first error
             raise
-        transport.close()
+        if transport is not None:
+            transport.close()
         figures = _schedule_figures(context)
         wall_time = time.perf_counter() - wall_start
         figures["simulation_time"] = to_string(wall_time)
