@@ -13,7 +13,7 @@ ones that change nothing in the engine's outputs are accepted (``--disable-sched
 the engine writes no Pajé trace anyway; ``--sg-log``, ``--redis-*`` without ``--enable-redis``,
 ``-v``/``-q`` levels); the ones it cannot honour are refused, with exit code 69
 (:data:`EXIT_UNSUPPORTED`), never ignored: workflows (``-W``, ``--WS``), ``--events``, ``-r``,
-Redis, ``--no-sched``, ``--dump-execution-context``, ``--sg-cfg``, ``--mmax``/
+Redis, ``--dump-execution-context``, ``--sg-cfg``, ``--mmax``/
 ``--mmax-workload``. One option is the engine's own: ``--timeout SECONDS``, the longest wait for
 a reply (Batsim waits forever).
 
@@ -64,7 +64,6 @@ DEFAULT_ENDPOINT = "tcp://localhost:28000"
 VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
 
 _REFUSED_FLAGS = {
-    "no_sched": "--no-sched (jobs run without a scheduler)",
     "dump_execution_context": "--dump-execution-context",
     "enable_redis": "--enable-redis (the engine talks JSON over ZeroMQ only)",
     "mmax_workload": "--mmax-workload",
@@ -306,7 +305,8 @@ def _run(options: argparse.Namespace) -> int:
                 options.export,
                 energy=options.energy,
                 dynamic_jobs=options.dynamic_jobs,
-                socket_endpoint=options.socket_endpoint,
+                socket_endpoint=None if options.no_sched else options.socket_endpoint,
+                no_sched=options.no_sched,
                 acknowledge_dynamic_jobs=options.acknowledge_dynamic_jobs,
                 forward_profiles=options.forward_profiles_on_submission,
                 profile_reuse=options.enable_profile_reuse,

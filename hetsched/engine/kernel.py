@@ -55,12 +55,12 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
+from hetsched.engine.activities import ActionSet, Activity, Comm, Execution, SleepActivity
 
-SURF_PRECISION = 1e-9
-"""SimGrid's ``surf/precision``: an activity with less than this left ends with the step."""
-_WORK_PRECISION = 1e-5 * SURF_PRECISION
-"""SimGrid's ``maxmin/precision x surf/precision``, the same for the work of an execution."""
+__all__ = [
+    "Activity", "Answered", "Cancel", "Comm", "Execution", "Irecv", "Isend", "Kernel", "Kill",
+    "Sleep", "Spawn", "Start", "Wait", "Walk", "Walker", "mailbox_empty", "receive", "send",
+]
 
 Actor = Generator[Any, Any, None]
 
@@ -140,7 +140,18 @@ class Wait:
 
     With a ``timeout``, the activity goes on after the timeout (SimGrid's ``wait_for`` does not
     cancel it); the kernel cancels it when its owner actor terminates. The timeout is a sleep
-    on ``host``.
+    on ``host``, created after the activity.
+
+    When the activity and its timeout end in the same step, the one created first answers
+    the wait, as in SimGrid 3.32: ``ActivityImpl::wait_for`` registers the waiting actor on
+    the activity, then on a ``SynchroImpl`` whose sleep action is the timeout; in
+    ``EngineImpl::handle_ended_actions`` the actions that end are posted in the order they
+    were started, and an ``ExecImpl::post`` that answers the actor drops its
+    ``waiting_synchro_``, the only reference to the synchro, whose sleep action is then
+    deleted before it is posted. So a parallel task started before the wait ends *done* when
+    its walltime ends with it (Batsim's ``execute_parallel_task``: ``start()``, then
+    ``wait_for(walltime)``). The timeout's sleep still changed state in that step: SimGrid's
+    energy plugin updates its host (:attr:`Kernel.on_sleep_end`).
     """
 
     activity: Activity
@@ -169,192 +180,6 @@ class Kill:
     actor: Actor
 
 
-class Activity:
-    """Something that takes simulated time; ``seq`` (creation order) orders activities ending
-    in the same step.
-
-    ``left`` is what is left of it: seconds for a sleep or a transfer (SimGrid's
-    ``max_duration``), work for an execution (SimGrid's ``remains``, 1.0 at start). While it
-    runs, ``left`` lives in the kernel's :class:`_Actions` table, which steps every activity
-    at once.
-    """
-
-    precision = SURF_PRECISION
-
-    def __init__(self, left: float = 0.0) -> None:
-        self.seq = -1
-        self._done = False
-        self.result: Any = None
-        self.waiters: list[Actor] = []
-        self._left = left
-        self._table: _Actions | None = None
-        self._slot = -1
-
-    @property
-    def left(self) -> float:
-        if self._table is not None:
-            return float(self._table.left[self._slot])
-        return self._left
-
-    @left.setter
-    def left(self, value: float) -> None:
-        if self._table is not None:
-            self._table.left[self._slot] = value
-        else:
-            self._left = value
-
-    def decrement(self) -> float:
-        """What one second takes away from ``left`` (1 for a sleep or a transfer)."""
-        return 1.0
-
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    @done.setter
-    def done(self, value: bool) -> None:
-        self._done = value
-        if value and self._table is not None:
-            self._left = self.left
-            self._table.remove(self)
-
-
-class Comm(Activity):
-    """A mailbox transfer from ``src_host`` to ``dst_host``."""
-
-    def __init__(self, payload: Any, src_host: str | None, dst_host: str | None) -> None:
-        super().__init__()
-        self.payload = payload
-        self.src_host = src_host
-        self.dst_host = dst_host
-
-
-class _SleepActivity(Activity):
-    def __init__(self, duration: float, host: Any = None) -> None:
-        super().__init__(duration)
-        self.host = host
-
-
-class Execution(Activity):
-    """Work (1.0 in all) done at ``rate`` per second, which its owner may change at any time.
-
-    ``on_end(kernel, cancelled)`` is called when it ends or is cancelled. A rate of
-    ``inf`` means there is nothing to do (it ends in the next step); 0 means it never ends.
-    """
-
-    precision = _WORK_PRECISION
-
-    def __init__(
-        self, rate: float = 0.0, on_end: Callable[[Kernel, bool], None] | None = None
-    ) -> None:
-        super().__init__(0.0 if rate == float("inf") else 1.0)
-        self._rate = rate
-        self.on_end = on_end
-
-    @property
-    def rate(self) -> float:
-        return self._rate
-
-    @rate.setter
-    def rate(self, value: float) -> None:
-        self._rate = value
-        if self._table is not None:
-            self._table.rate[self._slot] = self.decrement()
-
-    def decrement(self) -> float:
-        # An execution without work has nothing left: nothing to take away.
-        return 0.0 if self._rate == float("inf") else self._rate
-
-
-class _Actions:
-    """The running activities as arrays, stepped all at once as SimGrid's model loop does.
-
-    Slot ``i`` holds what is left, what a second takes away (``rate``) and the precision
-    under which what is left is rounded to 0 (``double_update``). A free slot holds
-    ``left = inf`` and ``rate = 0``, so the step needs no mask of the slots in use.
-    """
-
-    def __init__(self, capacity: int = 64) -> None:
-        self.left = np.full(capacity, np.inf)
-        self.rate = np.zeros(capacity)
-        self.precision = np.zeros(capacity)
-        self.items: list[Activity | None] = [None] * capacity
-        self.free = list(range(capacity - 1, -1, -1))
-        self.high = 0  # slots >= high are unused
-        self.count = 0
-        self.zero: list[Activity] = []  # added with nothing left: the next step is 0 s long
-        self.tiny: list[Activity] = []  # added with less than their precision left
-
-    def _grow(self) -> None:
-        capacity = len(self.items)
-        for name, free in (("left", np.inf), ("rate", 0.0), ("precision", 0.0)):
-            old = getattr(self, name)
-            new = np.full(2 * capacity, free)
-            new[:capacity] = old
-            setattr(self, name, new)
-        self.items.extend([None] * capacity)
-        self.free = list(range(2 * capacity - 1, capacity - 1, -1)) + self.free
-
-    def add(self, activity: Activity) -> None:
-        if not self.free:
-            self._grow()
-        slot = self.free.pop()
-        self.left[slot] = activity._left
-        self.rate[slot] = activity.decrement()
-        self.precision[slot] = activity.precision
-        self.items[slot] = activity
-        activity._table, activity._slot = self, slot
-        self.high = max(self.high, slot + 1)
-        self.count += 1
-        if activity._left <= 0:
-            self.zero.append(activity)
-        elif activity._left < activity.precision:
-            self.tiny.append(activity)
-
-    def remove(self, activity: Activity) -> None:
-        slot = activity._slot
-        self.left[slot], self.rate[slot] = np.inf, 0.0  # a free slot
-        self.items[slot] = None
-        activity._table, activity._slot = None, -1
-        self.free.append(slot)
-        self.count -= 1
-
-    def step(self) -> tuple[float, list[Activity]] | None:
-        """``delta``, then the activities that end, in creation order (None: nothing left).
-
-        ``delta`` is the smallest next event (``left / rate``; 0 for an activity with nothing
-        left; none for a rate of 0); every activity loses ``rate x delta`` and what is left
-        under its precision becomes 0.
-        """
-        if not self.count:
-            return None
-        if self.zero:  # a 0 s step: only what has (almost) nothing left ends, in this step
-            ending = [activity for activity in self.zero + self.tiny if not activity.done]
-            self.zero, self.tiny = [], []
-            if ending:
-                for activity in ending:
-                    activity.left = 0.0
-                ending.sort(key=lambda activity: activity.seq)
-                return 0.0, ending
-        self.tiny = []
-        high = self.high
-        left, rate = self.left[:high], self.rate[:high]
-        # Free slots hold left = inf and rate = 0: no event, nothing taken away, never ending.
-        events = np.full(high, np.inf)
-        np.divide(left, rate, out=events, where=rate > 0)
-        events[left <= 0] = 0.0
-        delta = float(events.min())
-        if delta == np.inf:
-            return None
-        after = left - rate * delta
-        after[after < self.precision[:high]] = 0.0
-        left[:] = after
-        ending_slots = np.flatnonzero(left <= 0).tolist()
-        ending = [self.items[slot] for slot in ending_slots]
-        ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
-        return delta, ending  # type: ignore[return-value]
-
-
 @dataclass
 class _Mailbox:
     sends: deque[Comm] = field(default_factory=deque)
@@ -377,11 +202,11 @@ class Kernel:
         self._seq = itertools.count()
         # (actor, value to send, sub-rounds to wait, walker in progress or None)
         self._run: list[tuple[Actor, Any, int, Walker | None]] = []
-        self._actions = _Actions()
+        self._actions = ActionSet()
         self._mailboxes: dict[str, _Mailbox] = {}
         self._waiting_on: dict[int, Activity] = {}  # id(actor) -> activity it blocks on
         self._owned: dict[int, list[Execution]] = {}  # id(actor) -> executions it started
-        self._timeouts: dict[int, tuple[_SleepActivity, Activity]] = {}
+        self._timeouts: dict[int, tuple[SleepActivity, Activity]] = {}
         self.on_transfer_end: Callable[[Comm], None] | None = None
         self.on_sleep_end: Callable[[Any], None] | None = None
         self.fast_forward: Callable[[int], int] | None = None
@@ -502,7 +327,7 @@ class Kernel:
     def _on_sleep(self, actor: Actor, request: Sleep) -> None:
         if not request.duration > 0:
             raise ValueError(f"Sleep({request.duration}): sleep_for(<= 0) is no simcall")
-        activity = _SleepActivity(request.duration, request.host)
+        activity = SleepActivity(request.duration, request.host)
         activity.waiters.append(actor)
         self._waiting_on[id(actor)] = activity
         self.start(activity)
@@ -565,7 +390,7 @@ class Kernel:
         activity.waiters.append(actor)
         self._waiting_on[id(actor)] = activity
         if request.timeout is not None:
-            timer = _SleepActivity(request.timeout, request.host)
+            timer = SleepActivity(request.timeout, request.host)
             timer.waiters.append(actor)
             self._timeouts[id(actor)] = (timer, activity)
             self.start(timer)
@@ -597,7 +422,7 @@ class Kernel:
             if activity.on_end is not None:
                 activity.on_end(self, False)
         elif (
-            isinstance(activity, _SleepActivity)
+            isinstance(activity, SleepActivity)
             and activity.host is not None
             and self.on_sleep_end is not None
         ):
@@ -610,12 +435,13 @@ class Kernel:
                 timer, watched = timeout
                 if activity is timer:
                     result = "timeout"
+                    watched.waiters = [w for w in watched.waiters if w is not waiter]
                 elif id(timer) in ended_together:
-                    # The activity and its timeout end in the same step: SimGrid answers the
-                    # wait as a timeout (Synchro::finish runs after Exec::finish).
-                    continue
-                timer.done = True
-                watched.waiters = [w for w in watched.waiters if w is not waiter]
+                    # ended in this step after the activity (created after it): it ends
+                    # without answering (see Wait)
+                    timer.waiters = [w for w in timer.waiters if w is not waiter]
+                else:
+                    timer.done = True
                 del self._timeouts[key]
             self._waiting_on.pop(key, None)
             self._answer(waiter, result)
@@ -642,7 +468,7 @@ class Kernel:
         activity = self._waiting_on.pop(key, None)
         if activity is not None:
             activity.waiters = [waiter for waiter in activity.waiters if waiter is not actor]
-            if isinstance(activity, (_SleepActivity, Execution)):
+            if isinstance(activity, (SleepActivity, Execution)):
                 self._cancel(activity)
         timeout = self._timeouts.pop(key, None)
         if timeout is not None:

@@ -271,9 +271,10 @@ class MachineStateTimes:
     """Time each machine spent in each state (``Machine::update_machine_state``): a ``long
     double`` per machine and state, summed over machines in order for ``time_<state>``.
 
+    >>> idle, computing = MACHINE_STATES.index("idle"), MACHINE_STATES.index("computing")
     >>> times = MachineStateTimes(2)
-    >>> times.change([0, 1], "idle", 0.1)
-    >>> times.change([1], "computing", 0.3)
+    >>> times.change([0, 1], idle, 0.1)
+    >>> times.change([1], computing, 0.3)
     >>> times.totals()["idle"], times.totals()["computing"]
     ('0.200000', '0.200000')
     """
@@ -282,17 +283,17 @@ class MachineStateTimes:
         self._time = np.zeros((len(MACHINE_STATES), nb_machines), dtype=LONG_DOUBLE)
         self._last = np.zeros(nb_machines, dtype=LONG_DOUBLE)
 
-    def change(self, machines: Sequence[int], old_state: str, now: float) -> None:
-        """``machines``, all in ``old_state`` until ``now``, change state at ``now``."""
+    def change(self, machines: Sequence[int], old_state: int, now: float) -> None:
+        """``machines``, all in ``old_state`` (its index in :data:`MACHINE_STATES`) until
+        ``now``, change state at ``now``."""
         date = LONG_DOUBLE(now)
         if len(machines) == 1:  # the same long double operations on scalars, without arrays
             machine = int(machines[0])
-            row = MACHINE_STATES.index(old_state)
-            self._time[row, machine] += date - self._last[machine]
+            self._time[old_state, machine] += date - self._last[machine]
             self._last[machine] = date
             return
         ids = np.asarray(machines, dtype=np.intp)
-        self._time[MACHINE_STATES.index(old_state), ids] += date - self._last[ids]
+        self._time[old_state, ids] += date - self._last[ids]
         self._last[ids] = date
 
     def totals(self) -> dict[str, str]:

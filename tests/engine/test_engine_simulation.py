@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import csv
 import gc
-import itertools
 import json
 import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 import pytest
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
 from schedulers.easyBackfill import EasyBackfill
 from schedulers.fillerSched import FillerSched
 
-from hetsched.engine import protocol, simulation
+from hetsched.engine import simulation
 from hetsched.engine.errors import (
     EngineWarning,
     ProtocolError,
@@ -30,11 +28,9 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
-from hetsched.engine.outputs import MACHINE_STATES
-from hetsched.engine.platform import load_platform
 from hetsched.engine.simulation import SimulationResult, simulate
+from hetsched.engine.task_execution import ParallelTask
 from hetsched.engine.transport import InProcessTransport
-from hetsched.engine.workload import load_workload
 from hetsched.metrics.outputs import JOBS_COLUMNS
 
 HOST = (
@@ -223,7 +219,7 @@ def test_ended_jobs_are_freed_without_a_collection(tmp_path: Path) -> None:
             super().onSimulationBegins()
 
         def onSimulationEnds(self) -> None:
-            alive.append(sum(isinstance(o, simulation._PTask) for o in gc.get_objects()))
+            alive.append(sum(isinstance(o, ParallelTask) for o in gc.get_objects()))
             super().onSimulationEnds()
 
     try:
@@ -437,7 +433,7 @@ def test_one_host_tasks_change_speed_as_general_ones(
     included, as when those tasks take the general path (an extra host entry with no work)."""
     jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2, 3)]
     paths = platform(tmp_path, cores=2), [workload(tmp_path, jobs, PROFILES)]  # half a host each
-    ptask = simulation._PTask
+    ptask = ParallelTask
     init, speed_changed = ptask.__init__, ptask.speed_changed
     changed: list[bool] = []
 
@@ -445,8 +441,9 @@ def test_one_host_tasks_change_speed_as_general_ones(
         changed.append(self.single is not None)
         speed_changed(self, now, host)
 
-    def general(self: Any, sim: Any, job: Any, hosts: list[int], flops: list[float]) -> None:
-        init(self, sim, job, [*hosts, hosts[0]], [*flops, 0.0])
+    def general(self: Any, machines: Any, energy: Any, hosts: list[int], flops: list[float]
+                ) -> None:
+        init(self, machines, energy, [*hosts, hosts[0]], [*flops, 0.0])
 
     monkeypatch.setattr(ptask, "speed_changed", spy)
     scalar = simulate(*paths, PStateDuringRun({}), tmp_path / "s", energy=True)
@@ -626,52 +623,6 @@ def test_one_machine_allocations_are_checked_as_any_other(
     jobs = [{"id": str(i), "subtime": 0, "res": 1, "profile": "c1e9"} for i in (1, 2)]
     with pytest.raises(ProtocolError, match=message):
         run_raw(tmp_path, make, jobs, **options)
-
-
-@pytest.mark.parametrize("compute_sharing", [False, True])
-def test_one_machine_path_and_allocation_check_agree(tmp_path: Path, compute_sharing: bool) -> None:
-    """``_one_machine_usable`` restates ``_check_allocation``'s rules for one machine: the same
-    one-machine allocations (machine 0 in each state, booked or computing, in a computation
-    P-state or not, a parallel task on it; machines -1 and 4; one or two executors) for jobs
-    of one and two machines. Without compute sharing it says True exactly when the check
-    passes; with it, never True when the check refuses (a busy machine takes the check)."""
-    jobs = [
-        {"id": "1", "subtime": 0, "res": 1, "profile": "d10"},
-        {"id": "2", "subtime": 0, "res": 2, "profile": "d10"},
-        {"id": "3", "subtime": 0, "res": 2, "profile": "t"},
-        {"id": "4", "subtime": 0, "res": 1, "profile": "c1e9"},
-    ]
-    profiles = {**PROFILES, "t": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0}}
-    sim = simulation._Batsim(
-        load_platform(platform(tmp_path), energy=True),
-        [load_workload(workload(tmp_path, jobs, profiles), "w0")],
-        InProcessTransport(FillerSched({})),
-        simulation.BatsimOptions(energy=True, compute_sharing=compute_sharing),
-        None,
-    )
-    ptask = sim.workloads["w0"].jobs["w0!4"]
-    ptask.allocation = (0,)
-    outcomes = []
-    for state in range(len(MACHINE_STATES)):
-        for booked, running, ptasks, computable in itertools.product((0, 1), repeat=4):
-            sim.machine_state[0], sim.booked[0], sim.running[0] = state, booked, running
-            sim.ptask_jobs[0], sim.computable[0] = ptasks, computable
-            sim.running_jobs = {ptask.id: ptask} if ptasks else {}
-            for machine, mapping, job in itertools.product(
-                (-1, 0, 4), ((), (0,), (0, 0)), sim.workloads["w0"].jobs.values()
-            ):
-                record = protocol.ExecuteJob(job.id, (machine,), mapping)
-                usable = sim._one_machine_usable(machine, job, record)
-                try:
-                    ids = np.array([machine], dtype=np.intp)
-                    sim._check_allocation(job, record, ids, str(machine), "event 0")
-                    passes = True
-                except (ProtocolError, UnsupportedFeature):
-                    passes = False
-                outcomes.append((usable, passes))
-                assert usable == passes or (compute_sharing and passes and not usable), (
-                    state, booked, running, ptasks, computable, machine, mapping, job.id)
-    assert {(True, True), (False, False)} <= set(outcomes)
 
 
 def test_a_shared_machine_ends_idle(tmp_path: Path) -> None:

@@ -1,0 +1,160 @@
+"""Batsim's job executors and killers (``src/jobs_execution.cpp``: ``execute_job_process``,
+``execute_task``, ``do_delay_task``, ``killer_process``).
+
+One job executor per executed job runs on the first host of its allocation; it takes the
+job's starting energy, marks its machines computing, runs its profile (a delay, or a parallel
+task: :mod:`hetsched.engine.task_execution`) against its walltime, then frees the machines and
+tells the server (:class:`~hetsched.engine.ipp.JobCompleted`). A killer, on the master host,
+ends the jobs of one KILL_JOB and tells the server (:class:`~hetsched.engine.ipp.KillingDone`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from hetsched.engine import ipp
+from hetsched.engine.energy import LONG_DOUBLE
+from hetsched.engine.jobs import Job, JobState
+from hetsched.engine.kernel import Answered, Kill, Sleep, send
+from hetsched.engine.kernel import Cancel as CancelActivity
+from hetsched.engine.machines import MachineState
+from hetsched.engine.pstate import add_energy_entry, consumed_energy_on_machines
+from hetsched.engine.task_execution import execute_parallel_task
+
+if TYPE_CHECKING:
+    from hetsched.engine.context import BatsimContext
+
+SERVER = "server"
+"""The server's mailbox."""
+NULL_RUNTIME = LONG_DOUBLE("1e-5")
+"""Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
+epsilon")."""
+
+_IDLE = MachineState.IDLE
+_COMPUTING = MachineState.COMPUTING
+_UNAVAILABLE = MachineState.UNAVAILABLE
+
+
+def execute_job_process(
+    context: BatsimContext, job: Job, mapping: tuple[int, ...], notify_server_at_end: bool = True
+) -> Generator[Any, Any, None]:
+    """``execute_job_process``: ``job`` on its allocation, with the executor ``mapping``; a
+    JOB_COMPLETED to the server at the end, unless killed or not ``notify_server_at_end``."""
+    kernel = context.kernel
+    machines = context.machines
+    host = machines.specs[job.allocation[0]].name
+    job.starting_time = kernel.now
+    if context.energy is not None:
+        job.consumed_energy = yield from consumed_energy_on_machines(context, job.ids)
+        yield from add_energy_entry(context, "s")
+    machines.booked[job.machines] -= 1
+    machines.running[job.machines] += 1
+    job.started = True
+    machines.update_machine_state(job.ids, _COMPUTING, kernel.now)
+    machines.trace_states(kernel.now)
+
+    return_code = yield from execute_task(context, job, mapping)
+    job.return_code = return_code
+    job.state = JobState.of_return_code(return_code)
+    yield from job_ended(context, job)
+    if notify_server_at_end and job.state is not JobState.COMPLETED_KILLED:
+        yield from send(SERVER, ipp.JobCompleted(job), host)
+
+
+def execute_task(
+    context: BatsimContext, job: Job, mapping: tuple[int, ...]
+) -> Generator[Any, Any, int]:
+    """``execute_task`` for delay and parallel-task profiles (-1: walltime, -2: killed)."""
+    profile = job.profile
+    alloc = job.allocation
+    if profile.type == "delay":
+        job.delay_start = context.kernel.now
+        delay = do_delay_task(profile.delay, job.walltime, alloc[0], profile.return_code)
+        return (yield from delay)
+    executors = [alloc[index] for index in mapping] if mapping else list(alloc)
+    return (
+        yield from execute_parallel_task(
+            context.machines, context.energy, job, executors, context.kernel.now
+        )
+    )
+
+
+def do_delay_task(
+    delay: float, walltime: float, host: int, return_code: int
+) -> Generator[Any, Any, int]:
+    """``do_delay_task``: sleep ``delay`` on ``host`` and return ``return_code``, unless the
+    walltime comes first *or at the same time*: then sleep until the walltime and return -1
+    (``sleeptime < remaining_time`` decides, so a delay equal to its walltime is killed)."""
+    if walltime < 0 or delay < walltime:
+        yield Sleep(delay, host)
+        return return_code
+    yield Sleep(walltime, host)
+    return -1
+
+
+def job_ended(context: BatsimContext, job: Job) -> Generator[Any, Any, None]:
+    """What ends a job's execution, whether it completed (``execute_job_process``) or was
+    killed (``killer_process``): its machines freed, its run time and, with energy, its
+    consumed energy and the energy trace's end entry."""
+    free_machines(context, job)
+    job.runtime = job_runtime(job.starting_time, context.kernel.now)
+    if context.energy is not None:
+        after = yield from consumed_energy_on_machines(context, job.ids)
+        job.consumed_energy = after - job.consumed_energy
+        context.energy_last_completion = yield from add_energy_entry(context, "e")
+
+
+def free_machines(context: BatsimContext, job: Job) -> None:
+    """The job's machines are freed: idle again when no other job computes on them and they
+    are not unavailable."""
+    machines = context.machines
+    indices = job.machines
+    if job.started:
+        machines.running[indices] -= 1
+    else:  # killed before its executor started
+        machines.booked[indices] -= 1
+    if job.profile.is_parallel_task:
+        machines.ptask_jobs[indices] -= 1
+    context.running_jobs.pop(job.id, None)
+    ids = job.ids
+    now = context.kernel.now
+    if isinstance(indices, int):
+        if not machines.running.item(indices) and machines.state.item(indices) != _UNAVAILABLE:
+            machines.update_machine_state(ids, _IDLE, now)
+    else:
+        idle = (machines.running[ids] == 0) & (machines.state[ids] != _UNAVAILABLE)
+        machines.update_machine_state(ids[idle], _IDLE, now)
+    machines.trace_states(now)
+
+
+def job_runtime(start: float, end: float) -> Any:
+    """``job->runtime``: ``long double`` end - start, :data:`NULL_RUNTIME` if 0."""
+    runtime = LONG_DOUBLE(end) - LONG_DOUBLE(start)
+    return NULL_RUNTIME if runtime == 0 else runtime
+
+
+def killer_process(context: BatsimContext, jobs: list[Job]) -> Generator[Any, Any, None]:
+    """``killer_process``: each running job of ``jobs`` killed, its progress reported."""
+    kernel = context.kernel
+    progress: dict[str, dict[str, Any]] = {}
+    for job in jobs:
+        if job.state is not JobState.RUNNING:
+            continue
+        now = kernel.now
+        if job.ptask is not None:
+            ratio = job.ptask.progress()
+            yield Answered(1)  # Exec::get_remaining_ratio is an answered simcall
+        elif job.profile.delay == 0:
+            ratio = 1.0
+        else:
+            ratio = (now - job.delay_start) / job.profile.delay
+        progress[job.id] = {"profile_name": job.profile.name, "progress": ratio}
+        if job.ptask is not None:
+            yield CancelActivity(job.ptask)
+            continue
+        assert job.actor is not None
+        yield Kill(job.actor)
+        job.state = JobState.COMPLETED_KILLED
+        yield from job_ended(context, job)
+    yield from send(SERVER, ipp.KillingDone(jobs, progress), context.master)
