@@ -1,0 +1,51 @@
+"""``hetsched check NAME|PATH:CLASS``: the conformance suite on one heuristic.
+
+``NAME`` is a built-in or installed heuristic (``hetsched list``), or a reference to a class,
+``path/to/file.py:ClassName`` or ``package.module:ClassName``
+(:func:`hetsched.heuristics.registry.find`). The class is built with no arguments and
+checked against every rule of :data:`hetsched.heuristics.conformance.RULES` (or those of
+``--rules``); each broken rule is one line, ``RULE: what happened; fix: how``. Exit status 0
+when every rule holds, 1 when one is broken, 2 when the name cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from hetsched import options as ranges
+from hetsched.heuristics import conformance, registry
+
+
+def _check(args: argparse.Namespace) -> int:
+    found = registry.find(args.name)
+    # pybatsim warns once per engine run that dynamic jobs are on: the suite turns them on
+    logging.getLogger("batsim").setLevel(logging.ERROR)
+    rules = args.rules or conformance.RULE_NAMES
+    failures = conformance.check_class(found, rules=rules)
+    where = registry.origin(args.name)
+    if not failures:
+        print(f"{args.name} ({where}): passed, {len(rules)} rule(s) checked")
+        return 0
+    print(f"{args.name} ({where}): {len(failures)} rule(s) broken")
+    for failure in failures:
+        print(failure.line())
+    return 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``check`` to the ``hetsched`` parser."""
+    parser = subparsers.add_parser(
+        "check",
+        help="run the conformance suite on a heuristic (yours: PATH.py:CLASS or MODULE:CLASS)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("name", metavar="NAME|PATH:CLASS",
+                        help="heuristic name, path/to/file.py:ClassName or"
+                        " package.module:ClassName")
+    parser.add_argument("--rules", type=ranges.names(conformance.RULE_NAMES, "rule"),
+                        action=ranges.ListOption,
+                        help="comma-separated rules to check (default: all: "
+                        + ", ".join(conformance.RULE_NAMES) + ")")
+    parser.set_defaults(func=_check)
