@@ -23,11 +23,14 @@ def _check(args: argparse.Namespace) -> int:
     logging.getLogger("batsim").setLevel(logging.ERROR)
     rules = args.rules or conformance.RULE_NAMES
     failures = conformance.check_class(found, rules=rules)
-    where = registry.origin(args.name)
+    name = getattr(found, "name", None)
+    title = (f"{name if isinstance(name, str) and name else args.name}"
+             f" ({getattr(found, '__name__', type(found).__name__)}"
+             f" from {registry.origin(args.name)})")
     if not failures:
-        print(f"{args.name} ({where}): passed, {len(rules)} rule(s) checked")
+        print(f"{title}: every rule holds ({len(rules)} checked)")
         return 0
-    print(f"{args.name} ({where}): {len(failures)} rule(s) broken")
+    print(f"{title}: {len(failures)} rule(s) broken")
     for failure in failures:
         print(failure.line())
     return 1
