@@ -14,10 +14,18 @@ import argparse
 import logging
 
 from hetsched import options as ranges
-from hetsched.heuristics import conformance, registry
+from hetsched.heuristics import registry
 
 
 def _check(args: argparse.Namespace) -> int:
+    """Load, check, print (the suite and numpy are imported here: ``hetsched --help`` and the
+    other commands do without them)."""
+    from hetsched.heuristics import conformance
+
+    unknown = sorted(set(args.rules or ()) - set(conformance.RULE_NAMES))
+    if unknown:
+        raise ValueError(f"--rules: unknown rule(s) {', '.join(unknown)} (rules:"
+                         f" {', '.join(conformance.RULE_NAMES)})")
     found = registry.find(args.name)
     # pybatsim warns once per engine run that dynamic jobs are on: the suite turns them on
     logging.getLogger("batsim").setLevel(logging.ERROR)
@@ -47,8 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("name", metavar="NAME|PATH:CLASS",
                         help="heuristic name, path/to/file.py:ClassName or"
                         " package.module:ClassName")
-    parser.add_argument("--rules", type=ranges.names(conformance.RULE_NAMES, "rule"),
-                        action=ranges.ListOption,
-                        help="comma-separated rules to check (default: all: "
-                        + ", ".join(conformance.RULE_NAMES) + ")")
+    parser.add_argument("--rules", type=ranges.ItemList(str), action=ranges.ListOption,
+                        help="comma-separated rules to check (default: all; their names and"
+                        " fixes: docs/api.md)")
     parser.set_defaults(func=_check)
