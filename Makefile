@@ -10,7 +10,7 @@ BATSIM_PY := batsim-py==1.0.5
 
 # `$(PY) -m venv` needs ensurepip, which Debian ships apart in python3-venv (absent from a
 # fresh Debian 12): installed here when run as root, else named in the error.
-$(BIN)/hetsched: pyproject.toml
+$(BIN)/hetsched: pyproject.toml examples/my-heuristic/pyproject.toml
 	@if ! $(PY) -c 'import ensurepip' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; \
@@ -29,6 +29,10 @@ $(BIN)/hetsched: pyproject.toml
 	# real needs are the [batsim-py] extra (docs/batsim-py.md).
 	$(BIN)/pip install -q --no-deps $(BATSIM_PY)
 	$(BIN)/pip install -q -e '.[dev,batsim-py]'
+	# the example of a heuristic of one's own (docs/your-heuristic.md): its entry point is
+	# what the tests run through hetsched list, check, run and compare; it needs nothing
+	# beyond hetsched, hence --no-deps
+	$(BIN)/pip install -q --no-deps -e examples/my-heuristic
 	touch $@
 
 setup: $(BIN)/hetsched

@@ -21,6 +21,7 @@ COMMAND_GROUPS = {
     "hetsched.platforms.cli": ("platform",),
     "hetsched.workloads.cli": ("workload",),
     "hetsched.schedulers.cli": ("serve", "list"),
+    "hetsched.heuristics.check_cli": ("check",),
     "hetsched.running.cli": ("run",),
     "hetsched.studies.cli": ("compare", "experiment"),
     "hetsched.running.plot_cli": ("plot",),

@@ -251,6 +251,7 @@ LIST_OPTIONS = [
     (["experiment", "hwang-model"], "--interarrival", "5,10", [5.0, 10.0]),
     (["experiment", "hwang-model"], "--policies", "pa-rr/rpa/maf-raw,fairness/-/allcore",
      ["pa-rr/rpa/maf-raw", "fairness/-/allcore"]),
+    (["check"], "--rules", "clone,metadata", ["clone", "metadata"]),
 ]
 """Each option that takes a list, a list in comma form and what it parses to."""
 
@@ -265,9 +266,13 @@ def test_list_options_take_commas_spaces_or_both(
     parser = dict(commands())[tuple(path)]
     dest = parser._option_string_actions[option].dest
     words = text.split(",")
-    assert getattr(parser.parse_args([option, text]), dest) == expected
-    assert getattr(parser.parse_args([option, *words]), dest) == expected
-    assert getattr(parser.parse_args([option, text, words[0]]), dest) == [*expected, expected[0]]
+    # a command's required positional arguments (hetsched check NAME) come first
+    given = ["x" for action in parser._actions if not action.option_strings and action.required]
+    assert getattr(parser.parse_args([*given, option, text]), dest) == expected
+    assert getattr(parser.parse_args([*given, option, *words]), dest) == expected
+    assert getattr(parser.parse_args([*given, option, text, words[0]]), dest) == [
+        *expected, expected[0]
+    ]
 
 
 BAD_ITEMS = [

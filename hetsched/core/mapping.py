@@ -49,6 +49,17 @@ class MappingEvent:
             self.system = SystemView.detached(list(self.schedule.clusters.values()), self.time)
 
 
+def parameter_names(cls: type) -> tuple[str, ...]:
+    """The named parameters of ``cls``'s constructor, ``self`` and ``*args``/``**kwargs``
+    left out."""
+    signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+    return tuple(
+        name for name, parameter in signature.parameters.items()
+        if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL,
+                                                      parameter.VAR_KEYWORD)
+    )
+
+
 class Heuristic(ABC):
     """Base class of all heuristics: parameters in the constructor, one ``map`` method.
 
@@ -66,13 +77,9 @@ class Heuristic(ABC):
     respects_energy_budget: ClassVar[bool] = False
 
     def get_params(self) -> dict[str, object]:
-        """The constructor's parameters and their current values."""
-        signature = inspect.signature(type(self).__init__)
-        return {
-            name: getattr(self, name)
-            for name in signature.parameters
-            if name != "self"
-        }
+        """The constructor's parameters and their current values (none for a class without a
+        constructor of its own: ``object``'s ``*args, **kwargs`` are no parameters)."""
+        return {name: getattr(self, name) for name in parameter_names(type(self))}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

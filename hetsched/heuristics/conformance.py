@@ -1,41 +1,55 @@
 """The conformance suite: what every heuristic must do, checked the same way for all of them.
 
-In the spirit of scikit-learn's ``check_estimator``: :func:`check_heuristic` runs one
-heuristic through every check on two small systems (one cluster; three heterogeneous
-clusters with three P-states each) and a synthetic workload that carries every annotation the
-papers use (value and utility functions, ETC per P-state, power, task types, applications and
-users, a moldable speedup, Hansen's serial times, slowdowns and makespan goal), and raises
-:class:`ConformanceError` naming the check and the task at the first failure. The checks:
+In the spirit of scikit-learn's ``check_estimator``: :func:`check` runs one heuristic through
+every rule of :data:`RULES` on two small systems (one cluster; three heterogeneous clusters
+with three P-states each) and a synthetic workload that carries every annotation the papers
+use (value and utility functions, ETC per P-state, power, task types, applications and users,
+a moldable speedup, Hansen's serial times, slowdowns and makespan goal), and returns one
+:class:`Failure` per broken rule: the rule, what happened (system, task, time) and how to fix
+it. ``hetsched check NAME|PATH:CLASS`` prints them one a line; the project's own tests call
+:func:`check_heuristic`, which raises :class:`ConformanceError` with the same lines.
 
-* ``parameters``: ``get_params`` rebuilds the heuristic; ``clone`` gives an equal, separate,
-  unused one;
-* ``empty-and-one-task``: an event with no mappable task gives no decision; an event with one
-  task gives valid decisions for that task only;
-* ``deterministic``: two clones, and one heuristic after :meth:`reset`, give the very same
-  schedule in model time (:class:`~hetsched.core.runner.ModelTimeRunner`);
-* ``sound-schedule``: in the runs' outcome, checked independently of the driver's own
-  validation, no resource runs two tasks at once, no task starts before it arrives, every
-  task runs inside one cluster at an existing P-state for its planned time, on enough nodes
-  for its cores (fewer only for a moldable task planned for its time on that many: Downey's
-  speedup), every task ends done or dropped;
-* ``hard-deadlines`` (when the heuristic claims ``respects_hard_deadlines``): no task with a
-  value function completes after its hard deadline;
-* ``energy-budget`` (when it claims ``respects_energy_budget``): given half the energy that
-  a run of the same heuristic without a budget uses, the run keeps within it;
+Each rule is data (:class:`Rule`: name, requirement, fix). How they are checked:
+
+* on the class and one object built with no arguments: ``heuristic-class``,
+  ``default-construction``, ``metadata``, ``get-params``, ``clone``; when one of the last three
+  fails, nothing else runs (every run uses a clone);
+* on every mapping event, as the heuristic returns (a wrapper between the driver and the
+  heuristic, before the driver's own validation): ``map-runs``, ``returns-decisions``,
+  ``mappable-tasks-only``, ``start-now``, ``placement``; what the driver refuses beyond those
+  is an overlap with booked work (``no-overlap``), and a run that leaves tasks waiting for ever
+  breaks ``every-task-ends``;
+* on single events: ``empty-event``, and the rules above on an event with one task;
+* on model-time runs (:class:`~hetsched.core.runner.ModelTimeRunner`): ``deterministic`` (two
+  clones give the very same schedule), ``reset-forgets`` (one object run twice, the driver
+  calling :meth:`~hetsched.core.mapping.Heuristic.reset` in between, gives it again);
+* on the outcome of the first run, independently of the driver: ``every-task-ends``,
+  ``starts-after-arrival``, ``placement``, ``enough-cores`` (fewer nodes than the task's cores
+  need only for a moldable task planned for its time on that many: Downey's speedup, Hansen et
+  al. sec. II.B.2), ``planned-time`` (a task runs for its planned time), ``no-overlap``;
+* on claims: ``hard-deadlines`` (with ``respects_hard_deadlines``: no task with a value function
+  completes after its hard deadline), ``energy-budget`` (with ``respects_energy_budget``: given
+  half the energy that a run without a budget uses, the run keeps within it);
 * ``adapter-matches-runner``: through the pybatsim adapter on the embedded engine (Batsim's
   protocol, execution twins, SimGrid's times) the schedule is the one of the model-time run.
+
+A rule is reported once (its first failure); a run that fails stops there, so the later rules
+of that system are not checked on it.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import tempfile
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.runner import ModelTimeRunner
@@ -44,15 +58,114 @@ from hetsched.core.state import TaskRecord, TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 
-CHECKS = (
-    "parameters", "empty-and-one-task", "deterministic", "sound-schedule", "hard-deadlines",
-    "energy-budget", "adapter-matches-runner",
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the suite: its ``name``, what a heuristic must do, and how to fix it."""
+
+    name: str
+    requirement: str
+    fix: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("heuristic-class", "the class is a subclass of hetsched.api.Heuristic with map()",
+         "subclass hetsched.api.Heuristic and define map(self, event) -> list[Decision]"),
+    Rule("default-construction", "the class builds with no arguments",
+         "give every constructor parameter a default value"),
+    Rule("metadata", "the class attributes name, paper and summary are non-empty strings",
+         "set name (the name users type), paper (first author, venue, section) and summary"
+         " (one line) on the class"),
+    Rule("get-params", "every constructor parameter is an attribute of the same name, and"
+         " get_params() rebuilds an equal heuristic",
+         "take each parameter as a named keyword argument and store it unchanged under its own"
+         " name (self.alpha = alpha); keep derived values in other attributes"),
+    Rule("clone", "clone() gives a separate object of the same class with equal parameters",
+         "do not override clone(), or return type(self)(**self.get_params())"),
+    Rule("map-runs", "map() returns for every event of the test systems",
+         "handle every event: tasks whose ETC leaves out a cluster, tasks wider than a"
+         " cluster, busy clusters, an empty event; the message names the line that raised"),
+    Rule("returns-decisions", "map() returns a list of Decision objects",
+         "return a list of hetsched.api.Decision, [] when there is nothing to decide"),
+    Rule("empty-event", "an event with no mappable task gives no decision",
+         "return [] when event.mappable is empty (completion and periodic events often are)"),
+    Rule("mappable-tasks-only", "decisions name only tasks of event.mappable, one each",
+         "decide only for tasks in event.mappable, once each; running and reserved tasks are"
+         " in event.system, to read, not to decide"),
+    Rule("start-now", "a START begins at the event's time; a RESERVE or PLACEHOLDER not before",
+         "START only a slot that begins at event.time (event.schedule.earliest_slot(...,"
+         " event.time)); book a later slot as RESERVE or PLACEHOLDER"),
+    Rule("placement", "a decision's nodes are all in its cluster, and its P-state exists",
+         "take the cluster and nodes from a slot of event.schedule (slot.cluster, slot.nodes)"
+         " and a P-state index below len(cluster.pstates)"),
+    Rule("no-overlap", "no node holds two tasks at once (running, reserved, or booked earlier in"
+         " the event)",
+         "search slots in event.schedule and book each decision there (hetsched.api.commit),"
+         " so that later searches see it"),
+    Rule("enough-cores", "a task gets cluster.nodes_for(task.cores) nodes, fewer only when it"
+         " is moldable and planned for that many",
+         "ask for cluster.nodes_for(task.cores) nodes; a moldable task on n nodes lasts"
+         " task.duration(cluster, pstate, n)"),
+    Rule("planned-time", "a task runs for the interval its decision planned",
+         "plan end - start = task.duration(cluster, pstate) (its ETC at P-state 0)"),
+    Rule("starts-after-arrival", "no task starts before it arrives",
+         "never START or RESERVE a task before event.time"),
+    Rule("every-task-ends", "every task ends done or dropped; none waits for ever",
+         "DROP (Action.DROP) a task you will never start, and map what waits once"
+         " event.system.more_tasks_expected is False"),
+    Rule("deterministic", "two clones give the very same schedule",
+         "draw random numbers only from a generator seeded by a parameter and made in"
+         " reset(); never depend on the wall clock, id() or the order of a set"),
+    Rule("reset-forgets", "one object, run again after reset(), gives the same schedule",
+         "keep what a run learns in attributes ending with _ and set them all in reset()"),
+    Rule("hard-deadlines", "with respects_hard_deadlines, no task completes after its hard"
+         " deadline",
+         "drop or never start a task that would end after arrival + value.hard_deadline, or do"
+         " not claim respects_hard_deadlines"),
+    Rule("energy-budget", "with respects_energy_budget, a run keeps within the energy budget",
+         "plan each option's energy with hetsched.api.EnergyLedger.at(event) and book only"
+         " affordable ones, or do not claim respects_energy_budget"),
+    Rule("adapter-matches-runner", "behind pybatsim on the embedded engine, the schedule is the"
+         " model-time one",
+         "decide from the event alone (time, mappable tasks, schedule, system view), never"
+         " from module-level state or the wall clock"),
 )
-"""The names of the checks, in the order :func:`check_heuristic` runs them."""
+"""Every rule, in the order :func:`check` reports them."""
+
+RULE_NAMES = tuple(rule.name for rule in RULES)
+_RULES = {rule.name: rule for rule in RULES}
+_BASICS = ("default-construction", "metadata", "get-params", "clone")
+"""The rules checked on the object itself, before any mapping event."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A broken rule: the rule and what happened."""
+
+    rule: Rule
+    message: str
+
+    def line(self) -> str:
+        """The failure on one line: ``RULE: what happened; fix: how``."""
+        return f"{self.rule.name}: {' '.join(self.message.split())}; fix: {self.rule.fix}"
 
 
 class ConformanceError(AssertionError):
-    """A heuristic failed a check; the message names the heuristic, the check and the task."""
+    """A heuristic broke rules; the message names the heuristic, then one failure a line."""
+
+    def __init__(self, heuristic: str, failures: Sequence[Failure]) -> None:
+        self.failures = tuple(failures)
+        lines = "\n".join(failure.line() for failure in self.failures)
+        super().__init__(f"heuristic {heuristic}:\n{lines}")
+
+
+class _Broken(Exception):
+    """Raised inside a check or a run: rule ``rule`` is broken."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -64,10 +177,6 @@ class System:
     tasks: tuple[Task, ...]
     platform_xml: Path
     workload_json: Path
-
-
-def _fail(heuristic: Heuristic, check: str, message: str) -> ConformanceError:
-    return ConformanceError(f"heuristic {heuristic.name}: check {check}: {message}")
 
 
 # ------------------------------------------------------------------------------ systems
@@ -171,122 +280,241 @@ def _schedule(records: Sequence[TaskRecord]) -> list[tuple]:
     ]
 
 
-def _run(heuristic: Heuristic, system: System, check: str, **driver: object) -> ModelTimeRunner:
-    """A model-time run; a decision the driver refuses, or tasks left unmapped for ever, fail
-    ``check``."""
-    runner = ModelTimeRunner(system.clusters, heuristic, system.tasks, **driver)  # type: ignore[arg-type]
+def _where(error: BaseException) -> str:
+    """The innermost frame of ``error``'s traceback, as ``file:line in function``."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "?"
+    frame = frames[-1]
+    return f"{frame.filename}:{frame.lineno} in {frame.name}"
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Observed(Heuristic):
+    """``inner`` between the driver and the heuristic: each event's decisions are checked
+    against the per-event rules before the driver sees them."""
+
+    name = "observed"
+    paper = summary = "the conformance suite's wrapper"
+
+    def __init__(self, inner: Heuristic) -> None:
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc] (the driver's messages name the heuristic)
+
+    def reset(self) -> None:
+        try:
+            self.inner.reset()
+        except Exception as error:
+            raise _Broken("map-runs", f"reset() raised {type(error).__name__}: {error}"
+                          f" ({_where(error)})") from None
+
+    def map(self, event: MappingEvent) -> list[Decision]:
+        when = f"at t={event.time:g} ({len(event.mappable)} mappable)"
+        try:
+            decisions = self.inner.map(event)
+        except Exception as error:
+            raise _Broken("map-runs", f"map() raised {type(error).__name__}: {error} {when}"
+                          f" ({_where(error)})") from None
+        if not isinstance(decisions, list | tuple) or not all(
+            isinstance(decision, Decision) for decision in decisions
+        ):
+            raise _Broken("returns-decisions", f"map() returned {_short(decisions)} {when}")
+        mappable = {task.id for task in event.mappable}
+        seen: set[str] = set()
+        clusters = event.schedule.clusters
+        for decision in decisions:
+            task = decision.task_id
+            if task not in mappable or task in seen:
+                how = "twice" if task in seen else "though it is not in event.mappable"
+                raise _Broken("mappable-tasks-only",
+                              f"{decision.action.value} of task {task} {how} {when}")
+            seen.add(task)
+            if decision.action is Action.DROP:
+                continue
+            cluster = clusters.get(decision.cluster or "")
+            if cluster is None or not set(decision.nodes) <= set(cluster.resource_ids):
+                raise _Broken("placement", f"task {task}: nodes {decision.nodes} are not all in"
+                              f" cluster {decision.cluster!r} {when}")
+            if not 0 <= decision.pstate < max(1, len(cluster.pstates)):
+                raise _Broken("placement", f"task {task}: P-state {decision.pstate} does not"
+                              f" exist on cluster {cluster.name} {when}")
+            if decision.action is Action.START and abs(decision.start - event.time) > EPSILON:
+                raise _Broken("start-now", f"task {task}: START at {decision.start:g} {when}")
+            if decision.start < event.time - EPSILON:
+                raise _Broken("start-now", f"task {task}: {decision.action.value} at"
+                              f" {decision.start:g}, in the past, {when}")
+        return list(decisions)
+
+
+def _run(heuristic: Heuristic, system: System, **driver: object) -> ModelTimeRunner:
+    """A model-time run of ``heuristic`` (observed); a decision the driver refuses beyond the
+    per-event rules breaks ``no-overlap``, tasks left unmapped for ever ``every-task-ends``."""
+    runner = ModelTimeRunner(system.clusters, _Observed(heuristic), system.tasks,  # type: ignore[arg-type]
+                             **driver)
     try:
         runner.run()
+    except _Broken as broken:
+        raise _Broken(broken.rule, f"on system {system.name}: {broken.message}") from None
     except ValueError as error:  # MappingError included
-        raise _fail(heuristic, check, f"on system {system.name}: {error}") from None
+        rule = "every-task-ends" if "unmapped" in str(error) else "no-overlap"
+        raise _Broken(rule, f"on system {system.name}: {error}") from None
     return runner
 
 
-def check_parameters(heuristic: Heuristic) -> None:
-    params = heuristic.get_params()
-    rebuilt = type(heuristic)(**params)
-    if rebuilt.get_params() != params:
-        raise _fail(heuristic, "parameters", f"get_params() {params} does not rebuild it")
-    twin = heuristic.clone()
-    if twin is heuristic or type(twin) is not type(heuristic) or twin.get_params() != params:
-        raise _fail(heuristic, "parameters", "clone() is not a separate copy with equal params")
-    if not (heuristic.name and heuristic.paper and heuristic.summary):
-        raise _fail(heuristic, "parameters", "name, paper and summary must be set")
+def check_basics(heuristic: Heuristic) -> list[Failure]:
+    """The rules on the object itself: ``metadata``, ``get-params``, ``clone``."""
+    failures = []
+    cls = type(heuristic)
+    missing = [attribute for attribute in ("name", "paper", "summary")
+               if not isinstance(getattr(cls, attribute, None), str)
+               or not getattr(cls, attribute)]
+    if missing:
+        failures.append(Failure(_RULES["metadata"], f"{', '.join(missing)} not set on"
+                                f" {cls.__name__}"))
+    if cls.__init__ is not object.__init__:
+        signature = inspect.signature(cls.__init__)
+        hidden = [name for name, parameter in signature.parameters.items()
+                  if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+        if hidden:
+            failures.append(Failure(_RULES["get-params"], f"the constructor takes"
+                                    f" {', '.join(hidden)}, which get_params() cannot see"))
+            return failures
+    try:
+        params = heuristic.get_params()
+    except AttributeError as error:
+        hidden = getattr(error, "name", None) or str(error)
+        failures.append(Failure(_RULES["get-params"], f"get_params() cannot see parameter"
+                                f" {hidden!r}: the constructor does not store it under that name"))
+        return failures
+    try:
+        rebuilt = cls(**params).get_params()
+    except Exception as error:
+        rebuilt = f"an error: {type(error).__name__}: {error}"
+    if rebuilt != params:
+        failures.append(Failure(_RULES["get-params"], f"get_params() gives {_short(params)},"
+                                f" from which the constructor builds {_short(rebuilt)}"))
+        return failures
+    try:
+        twin = heuristic.clone()
+    except Exception as error:
+        twin = error
+    if twin is heuristic or type(twin) is not cls or twin.get_params() != params:
+        failures.append(Failure(_RULES["clone"], f"clone() gave {_short(twin)}"))
+    return failures
 
 
-def check_empty_and_one_task(heuristic: Heuristic, system: System) -> None:
-    heuristic = heuristic.clone()
-    heuristic.reset()
+def check_single_events(heuristic: Heuristic, system: System) -> None:
+    """``empty-event``, and the per-event rules on an event with one task."""
+    observed = _Observed(heuristic.clone())
     schedule = SystemSchedule(system.clusters)
-    decisions = heuristic.map(MappingEvent(0.0, (), schedule.copy()))
-    if decisions:
-        raise _fail(heuristic, "empty-and-one-task", f"decided {decisions} with no task")
-    task = next(t for t in system.tasks if t.arrival == 0.0)
-    decisions = heuristic.map(MappingEvent(0.0, (task,), schedule.copy()))
-    for decision in decisions:
-        if decision.task_id != task.id:
-            raise _fail(heuristic, "empty-and-one-task", f"decided for unknown {decision}")
-    if len(decisions) > 1:
-        raise _fail(heuristic, "empty-and-one-task", f"{len(decisions)} decisions for one task")
+    try:
+        observed.reset()
+        decisions = observed.map(MappingEvent(0.0, (), schedule.copy()))
+        if decisions:
+            raise _Broken("empty-event", f"{_short(decisions)} for an event with no mappable"
+                          " task")
+        task = next(t for t in system.tasks if t.arrival == 0.0)
+        observed.map(MappingEvent(0.0, (task,), schedule.copy()))
+    except _Broken as broken:
+        raise _Broken(broken.rule, f"on system {system.name}, a single event:"
+                      f" {broken.message}") from None
 
 
 def check_deterministic(heuristic: Heuristic, system: System) -> list[TaskRecord]:
-    check = "deterministic"
-    first = _run(heuristic.clone(), system, check).driver.tasks
-    second = _run(heuristic.clone(), system, check).driver.tasks
+    """``deterministic`` and ``reset-forgets``; the first run's records."""
+    first = _records(heuristic.clone(), system)
     reused = heuristic.clone()
-    _run(reused, system, check)
-    third = _run(reused, system, check).driver.tasks  # the driver resets it
-    for other, how in ((second, "another clone"), (third, "the same object, reset")):
+    _run(reused, system)
+    for rule, how, other in (
+        ("deterministic", "another clone", _records(heuristic.clone(), system)),
+        ("reset-forgets", "the same object, reset", _records(reused, system)),
+    ):
         for a, b in zip(_schedule(first), _schedule(other), strict=True):
             if a != b:
-                raise _fail(heuristic, "deterministic", f"{how} differs on {a[0]}: {a} vs {b}")
-    return list(first)
+                raise _Broken(rule, f"on system {system.name}: {how} differs on task {a[0]}:"
+                              f" {a[1:]} vs {b[1:]}")
+    return first
 
 
-def check_sound_schedule(
-    heuristic: Heuristic, system: System, records: Sequence[TaskRecord]
-) -> None:
-    def fail(task: str, message: str) -> ConformanceError:
-        return _fail(heuristic, "sound-schedule", f"task {task}: {message}")
+def _records(heuristic: Heuristic, system: System) -> list[TaskRecord]:
+    """The task records of a model-time run (the driver resets the heuristic first)."""
+    return list(_run(heuristic, system).driver.tasks)
+
+
+def check_sound_schedule(system: System, records: Sequence[TaskRecord]) -> list[Failure]:
+    """The outcome's rules, checked independently of the driver (one failure per rule)."""
+    found: dict[str, str] = {}
+
+    def fail(rule: str, task: str, message: str) -> None:
+        found.setdefault(rule, f"on system {system.name}: task {task}: {message}")
 
     clusters = {cluster.name: cluster for cluster in system.clusters}
     busy: dict[int, list[tuple[float, float, str]]] = {}
     for record in records:
         task, decision = record.task, record.decision
         if record.state not in (TaskState.DONE, TaskState.DROPPED):
-            raise fail(task.id, f"ended {record.state.value}, not done nor dropped")
+            fail("every-task-ends", task.id, f"ended {record.state.value}, not done nor dropped")
+            continue
         if record.state is TaskState.DROPPED:
             continue
         assert decision is not None and record.started is not None and record.ended is not None
         if record.started < task.arrival - EPSILON:
-            raise fail(task.id, f"started at {record.started}, before its arrival {task.arrival}")
+            fail("starts-after-arrival", task.id,
+                 f"started at {record.started}, before its arrival {task.arrival}")
         cluster = clusters.get(decision.cluster or "")
         if cluster is None or not set(decision.nodes) <= set(cluster.resource_ids):
-            raise fail(task.id, f"nodes {decision.nodes} are not all in {decision.cluster}")
+            fail("placement", task.id, f"nodes {decision.nodes} are not all in"
+                 f" {decision.cluster}")
+            continue
         if not 0 <= decision.pstate < len(cluster.pstates):
-            raise fail(task.id, f"P-state {decision.pstate} does not exist")
+            fail("placement", task.id, f"P-state {decision.pstate} does not exist")
+            continue
         count = len(decision.nodes)
-        if count * cluster.cores_per_resource < task.cores:
-            # fewer nodes than its cores need: only a moldable task, planned for its time on
-            # that many nodes (Downey's speedup, Hansen sec. II.B.2)
-            planned = decision.end - decision.start
-            if task.speedup is None or count < 1 or abs(
+        planned = decision.end - decision.start
+        if count * cluster.cores_per_resource < task.cores and (
+            task.speedup is None or abs(
                 planned - task.duration(cluster, decision.pstate, count)
-            ) > 1e-6 * max(1.0, planned):
-                raise fail(task.id, f"{count} node(s) give fewer than {task.cores} cores")
+            ) > 1e-6 * max(1.0, planned)
+        ):
+            fail("enough-cores", task.id, f"{count} node(s) of {cluster.name} give fewer than"
+                 f" its {task.cores} cores")
         ran = record.ended - record.started
-        if abs(ran - (decision.end - decision.start)) > 1e-6 * max(1.0, ran):
-            raise fail(task.id, f"ran {ran} s, planned {decision.end - decision.start} s")
+        if abs(ran - planned) > 1e-6 * max(1.0, ran):
+            fail("planned-time", task.id, f"ran {ran} s, planned {planned} s")
         for node in decision.nodes:
             busy.setdefault(node, []).append((record.started, record.ended, task.id))
     for node, intervals in busy.items():
         intervals.sort()
         for (_, end, first), (start, _, second) in itertools.pairwise(intervals):
             if start < end - EPSILON:
-                raise fail(second, f"runs on node {node} while {first} still runs there")
+                fail("no-overlap", second, f"runs on node {node} while {first} still runs"
+                     " there")
+    return [Failure(_RULES[rule], message) for rule, message in found.items()]
 
 
-def check_hard_deadlines(heuristic: Heuristic, records: Sequence[TaskRecord]) -> None:
+def check_hard_deadlines(system: System, records: Sequence[TaskRecord]) -> None:
     for record in records:
         value = record.task.value
         if value is None or record.ended is None:
             continue
         if record.ended - record.task.arrival > value.hard_deadline + EPSILON:
-            raise _fail(heuristic, "hard-deadlines", f"task {record.task.id} completed after"
-                        f" its hard deadline ({record.ended} > arrival + {value.hard_deadline})")
+            raise _Broken("hard-deadlines", f"on system {system.name}: task {record.task.id}"
+                          f" completed at {record.ended:g}, after its hard deadline (arrival"
+                          f" {record.task.arrival:g} + {value.hard_deadline:g})")
 
 
 def check_energy_budget(heuristic: Heuristic, system: System) -> None:
-    check = "energy-budget"
-    unconstrained = _run(heuristic.clone(), system, check).driver.system.energy_consumed or 0.0
+    unconstrained = _run(heuristic.clone(), system).driver.system.energy_consumed or 0.0
     budget = unconstrained / 2
-    spent = _run(
-        heuristic.clone(), system, check, energy_budget=budget
-    ).driver.system.energy_consumed
+    spent = _run(heuristic.clone(), system, energy_budget=budget).driver.system.energy_consumed
     if (spent or 0.0) > budget * (1 + 1e-9):
-        raise _fail(heuristic, "energy-budget", f"spent {spent:.1f} J of a {budget:.1f} J budget"
-                    " (the whole run; half of what the heuristic spends without a budget)")
+        raise _Broken("energy-budget", f"on system {system.name}: spent {spent:.1f} J of a"
+                      f" {budget:.1f} J budget (the whole run; half of what it spends without"
+                      " a budget)")
 
 
 def check_adapter_matches_runner(
@@ -295,46 +523,96 @@ def check_adapter_matches_runner(
     from hetsched.engine.simulation import simulate
     from hetsched.schedulers.adapter import HetschedScheduler
 
+    def broken(message: str) -> _Broken:
+        return _Broken("adapter-matches-runner", f"on system {system.name}: {message}")
+
     scheduler = HetschedScheduler(heuristic=heuristic.clone())
-    simulate(system.platform_xml, [system.workload_json], scheduler, str(folder / "out"),
-             energy=True, dynamic_jobs=True)
+    try:
+        simulate(system.platform_xml, [system.workload_json], scheduler, str(folder / "out"),
+                 energy=True, dynamic_jobs=True)
+    except Exception as error:
+        raise broken(f"the engine run failed: {type(error).__name__}: {error}") from None
     engine = {r.task.id: r for r in scheduler.driver.tasks}  # type: ignore[union-attr]
     for record in records:
         ran = engine.get(record.task.id)
         if ran is None or ran.state is not record.state or (
             (ran.decision is None) != (record.decision is None)
         ):
-            raise _fail(heuristic, "adapter-matches-runner", f"task {record.task.id} differs")
+            raise broken(f"task {record.task.id} ended {None if ran is None else ran.state.value}"
+                         f" on the engine, {record.state.value} in model time")
         if record.decision is not None and ran.decision is not None:
             same = (ran.decision.cluster, ran.decision.nodes, ran.decision.pstate) == (
                 record.decision.cluster, record.decision.nodes, record.decision.pstate
             ) and abs((ran.started or 0.0) - (record.started or 0.0)) <= 1e-5
             if not same:
-                raise _fail(heuristic, "adapter-matches-runner",
-                            f"task {record.task.id}: engine {ran} vs model time {record}")
+                raise broken(f"task {record.task.id}: engine {ran.decision} from"
+                             f" {ran.started}, model time {record.decision} from"
+                             f" {record.started}")
 
 
-def check_heuristic(heuristic: Heuristic, *, checks: Sequence[str] = CHECKS) -> None:
-    """Run ``checks`` (default: all) on ``heuristic``; ConformanceError at the first failure."""
-    unknown = sorted(set(checks) - set(CHECKS))
+def check_class(cls: object, *, rules: Sequence[str] = RULE_NAMES) -> list[Failure]:
+    """``heuristic-class`` and ``default-construction`` on what a name names, then every other
+    rule on the object built with no arguments (:func:`check`)."""
+    if not (isinstance(cls, type) and issubclass(cls, Heuristic)):
+        return [Failure(_RULES["heuristic-class"], f"{_short(cls)} is not a subclass of"
+                        " hetsched.api.Heuristic")]
+    if getattr(cls, "__abstractmethods__", None):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        return [Failure(_RULES["heuristic-class"], f"{cls.__name__} does not define {missing}")]
+    try:
+        heuristic = cls()
+    except Exception as error:
+        return [Failure(_RULES["default-construction"],
+                        f"{cls.__name__}() raised {type(error).__name__}: {error}")]
+    return check(heuristic, rules=rules)
+
+
+_STOPPING = ("get-params", "clone", "map-runs", "returns-decisions", "mappable-tasks-only",
+             "start-now", "placement", "no-overlap", "every-task-ends")
+"""Rules whose failure stops a run (or every run): reported even when not asked for, since
+the rules asked for could not be checked past them."""
+
+
+def check(heuristic: Heuristic, *, rules: Sequence[str] = RULE_NAMES) -> list[Failure]:
+    """Check ``rules`` (default: all) on ``heuristic``; its failures, in :data:`RULES` order
+    ([] when it conforms), with those of :data:`_STOPPING` rules even when not asked for."""
+    unknown = sorted(set(rules) - set(RULE_NAMES))
     if unknown:
-        raise ValueError(f"unknown check(s) {', '.join(unknown)} (checks: {', '.join(CHECKS)})")
-    if "parameters" in checks:
-        check_parameters(heuristic)
-    with tempfile.TemporaryDirectory(prefix="hetsched-conformance-") as tmp:
-        for name in _SYSTEMS:
-            folder = Path(tmp) / name
-            folder.mkdir()
-            system = make_system(name, folder)
-            if "empty-and-one-task" in checks:
-                check_empty_and_one_task(heuristic, system)
-            records = check_deterministic(heuristic, system) if "deterministic" in checks \
-                else list(_run(heuristic.clone(), system, "sound-schedule").driver.tasks)
-            if "sound-schedule" in checks:
-                check_sound_schedule(heuristic, system, records)
-            if "hard-deadlines" in checks and heuristic.respects_hard_deadlines:
-                check_hard_deadlines(heuristic, records)
-            if "energy-budget" in checks and heuristic.respects_energy_budget:
-                check_energy_budget(heuristic, system)
-            if "adapter-matches-runner" in checks:
-                check_adapter_matches_runner(heuristic, system, records, folder)
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} (rules: {', '.join(RULE_NAMES)})")
+    wanted = set(rules)
+    found = {failure.rule.name: failure for failure in check_basics(heuristic)}
+
+    def attempt(task: object, *arguments: object) -> object:
+        try:
+            return task(*arguments)  # type: ignore[operator]
+        except _Broken as broken:
+            found.setdefault(broken.rule, Failure(_RULES[broken.rule], broken.message))
+            return None
+
+    if not ({"get-params", "clone"} & set(found)) and wanted - {"heuristic-class", *_BASICS}:
+        with tempfile.TemporaryDirectory(prefix="hetsched-conformance-") as tmp:
+            for name in _SYSTEMS:
+                folder = Path(tmp) / name
+                folder.mkdir()
+                system = make_system(name, folder)
+                attempt(check_single_events, heuristic, system)
+                records = attempt(check_deterministic, heuristic, system)
+                if records is None:
+                    continue
+                for failure in check_sound_schedule(system, records):  # type: ignore[arg-type]
+                    found.setdefault(failure.rule.name, failure)
+                if "hard-deadlines" in wanted and heuristic.respects_hard_deadlines:
+                    attempt(check_hard_deadlines, system, records)
+                if "energy-budget" in wanted and heuristic.respects_energy_budget:
+                    attempt(check_energy_budget, heuristic, system)
+                if "adapter-matches-runner" in wanted:
+                    attempt(check_adapter_matches_runner, heuristic, system, records, folder)
+    return [found[name] for name in RULE_NAMES
+            if name in found and (name in wanted or name in _STOPPING)]
+
+
+def check_heuristic(heuristic: Heuristic, *, rules: Sequence[str] = RULE_NAMES) -> None:
+    """:func:`check`, raising :class:`ConformanceError` with every failure when there is one."""
+    failures = check(heuristic, rules=rules)
+    if failures:
+        raise ConformanceError(heuristic.name, failures)

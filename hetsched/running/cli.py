@@ -18,6 +18,7 @@ from hetsched.running.run import (
     BatschedError,
     BatsimError,
     ExternalTools,
+    folder_name,
     parse_option,
     run_heuristic,
 )
@@ -216,8 +217,9 @@ def utility_energy_block(summary: RunSummary) -> str | None:
 
 
 def default_outdir(name: str, workload: str) -> Path:
-    """``runs/<workload file stem>/<NAME>`` (``:`` of ``pybatsim:`` names becomes ``-``)."""
-    return Path("runs") / Path(workload).stem / name.replace(":", "-")
+    """``runs/<workload file stem>/<NAME>`` (:func:`~hetsched.running.run.folder_name`: ``:``
+    becomes ``-``, the ``/`` of a file reference ``_``)."""
+    return Path("runs") / Path(workload).stem / folder_name(name)
 
 
 RUN_FAILURES = (ScheduleViolation, BatsimError, BatschedError, DockerError)
@@ -313,7 +315,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Run NAME on a SimGrid platform and a Batsim workload, through the embedded"
             " engine, a real batsim found on PATH or real Batsim in Docker; check the"
             " schedule and print a summary"
-            " of the metrics. NAME is a hetsched heuristic (see 'hetsched list'), a stock"
+            " of the metrics. NAME is a hetsched heuristic (see 'hetsched list'), a class of"
+            " your own (path/to/file.py:ClassName or package.module:ClassName), a stock"
             " pybatsim scheduler, pybatsim:<module> (pybatsim:easyBackfill,"
             " pybatsim:fillerSched, ...), or batsched, batsched:<variant> (batsched:easy_bf,"
             " batsched:conservative_bf, ...)."

@@ -3,7 +3,9 @@
 :func:`run_heuristic` is what ``hetsched run`` and the experiment harness call:
 
 1. the scheduler: a hetsched heuristic by name (``easy``, ``max-vpr-ph``, ...: the
-   names of :data:`hetsched.heuristics.registry.HEURISTICS`), served by
+   names of :data:`hetsched.heuristics.registry.HEURISTICS`; an installed heuristic's name,
+   or a class of one's own, ``path/to/file.py:ClassName`` or ``package.module:ClassName``:
+   :mod:`hetsched.heuristics.registry`), served by
    :class:`hetsched.schedulers.adapter.HetschedScheduler`, or a stock pybatsim
    scheduler ``pybatsim:<module>`` (``pybatsim:easyBackfill``,
    ``pybatsim:fillerSched``, ...) instantiated by pybatsim's own launcher, or batsched
@@ -58,7 +60,13 @@ import zmq
 
 from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
-from hetsched.heuristics.registry import HEURISTICS
+from hetsched.heuristics.registry import (
+    HEURISTICS,
+    heuristic_class,
+    installed,
+    is_reference,
+    names,
+)
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_files
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import RunSummary, summarize_files
@@ -77,6 +85,7 @@ __all__ = [
     "BatsimError",
     "ExternalTools",
     "RunSummary",
+    "folder_name",
     "parse_option",
     "run_heuristic",
     "stock_package",
@@ -224,12 +233,14 @@ def make_scheduler(
             )
         launcher = require("batsim.tools.launcher")
         return launcher.instanciate_scheduler(module, dict(options))
-    heuristics = sorted(HEURISTICS)
-    if name not in heuristics:
+    if is_reference(name) or name in installed():
+        heuristic_class(name)  # a reference that does not load: the loader's message
+    elif name not in HEURISTICS:
+        heuristics = ", ".join(sorted(names()))
         raise ValueError(
-            f"unknown scheduler {name!r}: choose a hetsched heuristic ({', '.join(heuristics)})"
-            f", a stock pybatsim scheduler ({STOCK_PREFIX}easyBackfill, ...) or batsched"
-            f" ({BATSCHED_PREFIX}easy_bf, ...)"
+            f"unknown scheduler {name!r}: choose a hetsched heuristic ({heuristics}; or"
+            " path/to/file.py:ClassName, package.module:ClassName), a stock pybatsim scheduler"
+            f" ({STOCK_PREFIX}easyBackfill, ...) or batsched ({BATSCHED_PREFIX}easy_bf, ...)"
         )
     reserved = sorted(set(options) & set(RESERVED_OPTIONS))
     if reserved:
@@ -238,6 +249,16 @@ def make_scheduler(
     return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
+
+
+def folder_name(name: str, colon: str = "-") -> str:
+    """A scheduler's name (or a spec's label) as one folder name: each ``:`` becomes ``colon``,
+    each ``/`` and ``\\`` of a file reference ``_``.
+
+    >>> folder_name("pybatsim:easyBackfill"), folder_name("work/mine.py:Mine", "+")
+    ('pybatsim-easyBackfill', 'work_mine.py+Mine')
+    """
+    return name.replace("/", "_").replace("\\", "_").replace(":", colon)
 
 
 def check_scheduler(

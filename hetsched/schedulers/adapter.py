@@ -49,8 +49,9 @@ host's initial P-state). Every message from Batsim passes a
 the scheduler its ``Batsim`` object): a malformed or out-of-order message, and silence past
 pybatsim's timeout, are a :class:`~hetsched.schedulers.protocol.BatsimProtocolError`.
 
-Options (pybatsim's ``-o`` JSON): ``heuristic`` (a name of
-:data:`hetsched.heuristics.registry.HEURISTICS`), ``period`` (seconds between
+Options (pybatsim's ``-o`` JSON): ``heuristic`` (a built-in or installed heuristic's name,
+or ``path/to/file.py:ClassName``, ``package.module:ClassName``:
+:func:`hetsched.heuristics.registry.find`), ``period`` (seconds between
 mapping events, or null for event-driven mapping), ``export_prefix`` (write, at the
 end, ``<prefix>_mapping_events.csv``: time, nb_mappable, nb_decisions, seconds of
 each heuristic call; and ``<prefix>_tasks.csv``: each task's final state, its
@@ -231,8 +232,8 @@ class HetschedScheduler(BatsimScheduler):
         name = options.get("heuristic", self.heuristic_name)
         if name is None:
             raise ValueError(
-                "option heuristic is required (one of: "
-                f"{', '.join(sorted(registry.HEURISTICS))})"
+                f"option heuristic is required (one of: {', '.join(registry.names())};"
+                " or path/to/file.py:ClassName, package.module:ClassName)"
             )
         if self.heuristic_name is not None and name != self.heuristic_name:
             raise ValueError(

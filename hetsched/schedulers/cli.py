@@ -3,7 +3,12 @@
 ``hetsched serve max-vpr -s tcp://*:28000 -o '{"period": 60}'`` does what
 ``pybatsim schedulers/maxVpr.py -s tcp://*:28000 -o '{"period": 60}'`` does:
 it builds the same scheduler class and serves Batsim through pybatsim's own
-``launch_scheduler``. ``hetsched list`` prints every heuristic with its paper.
+``launch_scheduler``. Any other heuristic, installed or a reference
+(``path/to/file.py:ClassName``, ``package.module:ClassName``:
+:mod:`hetsched.heuristics.registry`), is served as
+``pybatsim schedulers/anyHeuristic.py -o '{"heuristic": NAME, ...}'`` serves it, by
+:class:`~hetsched.schedulers.adapter.HetschedScheduler` itself. ``hetsched list`` prints
+every heuristic, built in or installed, with where it comes from and its paper.
 """
 
 from __future__ import annotations
@@ -29,13 +34,28 @@ DEFAULT_TIMEOUT_MS = 2000
 
 
 def scheduler_class(name: str) -> type:
-    """The pybatsim scheduler class of heuristic ``name`` (e.g. ``max-vpr`` -> ``MaxVpr``)."""
+    """The pybatsim scheduler class of built-in heuristic ``name`` (e.g. ``max-vpr`` ->
+    ``MaxVpr``)."""
     try:
         cls = registry.HEURISTICS[name]
     except KeyError:
         known = ", ".join(SCHEDULER_MODULES)
         raise ValueError(f"unknown heuristic {name!r} (known: {known})") from None
     return generated.scheduler_class(cls)
+
+
+def make_scheduler(name: str, options: dict[str, Any]) -> Any:
+    """The pybatsim scheduler serving heuristic ``name`` with ``options``: a built-in one's
+    class of ``schedulers/``, or :class:`HetschedScheduler` told ``name`` as its
+    ``heuristic`` option (ValueError for an unknown name, or options naming another)."""
+    if name in SCHEDULER_MODULES:
+        return scheduler_class(name)(options)
+    from hetsched.schedulers.adapter import HetschedScheduler
+
+    registry.heuristic_class(name)  # an unknown name: its own message
+    if options.get("heuristic", name) != name:
+        raise ValueError(f"option heuristic: serving {name}, not {options['heuristic']!r}")
+    return HetschedScheduler({**options, "heuristic": name})
 
 
 def parse_options(text: str) -> dict[str, Any]:
@@ -57,16 +77,19 @@ def _serve(args: argparse.Namespace) -> int:
         level=logging.WARNING,
     )
     options = parse_options(args.options)
-    scheduler = scheduler_class(args.name)(options)
+    scheduler = make_scheduler(args.name, options)
     return launch_scheduler(
         scheduler, args.socket_endpoint, None, options, args.timeout, False
     )
 
 
 def _list(args: argparse.Namespace) -> int:
-    width = max(len(name) for name in registry.HEURISTICS)
-    for name, cls in registry.HEURISTICS.items():
-        print(f"{name:<{width}}  {cls.paper}")
+    rows = [(name, registry.origin(name), registry.heuristic_class(name).paper)
+            for name in registry.names()]
+    width = max(len(name) for name, _, _ in rows)
+    origin = max(len(where) for _, where, _ in rows)
+    for name, where, paper in rows:
+        print(f"{name:<{width}}  {where:<{origin}}  {paper}")
     return 0
 
 
@@ -79,8 +102,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " ZeroMQ, like `pybatsim schedulers/<module>.py`.",
     )
     serve.add_argument(
-        "name", choices=list(SCHEDULER_MODULES), metavar="NAME",
-        help="heuristic name (see `hetsched list`)",
+        "name", metavar="NAME|PATH:CLASS",
+        help="heuristic name (see `hetsched list`), path/to/file.py:ClassName or"
+        " package.module:ClassName",
     )
     serve.add_argument(
         "-s", "--socket-endpoint", default=DEFAULT_ENDPOINT,
@@ -97,5 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f" as hetsched batsim's --timeout); 0 = forever (default: {DEFAULT_TIMEOUT_MS})",
     )
     serve.set_defaults(func=_serve)
-    listing = subparsers.add_parser("list", help="list the heuristics and their papers")
+    listing = subparsers.add_parser(
+        "list", help="list the heuristics, built in and installed, with their origin and paper"
+    )
     listing.set_defaults(func=_list)

@@ -193,8 +193,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         default=",".join(DEFAULT_HEURISTICS),
                         help="comma-separated schedulers: hetsched heuristics, each NAME or"
                         " NAME:option=value[+option=value] (e.g."
-                        " max-upr-ph:energy_filter=per-resource), pybatsim:<module>,"
-                        " batsched:<variant> (default: %(default)s)")
+                        " max-upr-ph:energy_filter=per-resource; NAME may be"
+                        " path/to/file.py:ClassName or package.module:ClassName),"
+                        " pybatsim:<module>, batsched:<variant> (default: %(default)s)")
     add_engine_argument(parser)
     add_tool_arguments(parser)
     parser.add_argument("--no-energy", action="store_true",
@@ -231,7 +232,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     study.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
                        default=",".join(khemka.HEURISTICS),
                        help="comma-separated, each NAME or NAME:option=value[+option=value]"
-                       " (default: %(default)s)")
+                       " (NAME may be path/to/file.py:ClassName or package.module:ClassName;"
+                       " default: %(default)s)")
     study.add_argument("--seed", type=ranges.seed, default=1,
                        help="seed of scenario 0 (then +1 ...; default: %(default)s)")
     study.add_argument("--arrivals", default=f"{khemka.ARRIVALS[0]}:{khemka.ARRIVALS[1]}",

@@ -17,9 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hetsched.heuristics.registry import is_reference
 from hetsched.metrics.summary import SUMMARY_VERSION, RunSummary, summarize
 from hetsched.running.batsched import BATSCHED_PREFIX
-from hetsched.running.run import OUTPUT_PREFIX, STOCK_PREFIX, ExternalTools, run_heuristic
+from hetsched.running.run import (
+    OUTPUT_PREFIX,
+    STOCK_PREFIX,
+    ExternalTools,
+    folder_name,
+    run_heuristic,
+)
 
 SUMMARY_FILE = "summary.json"
 
@@ -41,13 +48,19 @@ class HeuristicSpec:
     ``NAME:option=value[+option=value...]`` (``hetsched compare --heuristics`` and
     ``hetsched experiment khemka --heuristics``); a value is read as JSON when it is JSON. A
     stock scheduler (``pybatsim:<module>``, ``batsched:<variant>``) takes no options: its
-    name is the whole text.
+    name is the whole text. A class of one's own, ``path/to/file.py:ClassName`` or
+    ``package.module:ClassName`` (:func:`~hetsched.heuristics.registry.is_reference`: an
+    identifier after the colon, where an option has ``=``), takes its options after a second
+    colon.
 
     >>> spec = HeuristicSpec.parse("max-vpr:book_zero_value=true")
     >>> spec.name, dict(spec.options), spec.folder
     ('max-vpr', {'book_zero_value': True}, 'max-vpr+book_zero_value=true')
     >>> HeuristicSpec.parse("pybatsim:easyBackfill")
     HeuristicSpec(label='pybatsim:easyBackfill', name='pybatsim:easyBackfill', options={})
+    >>> spec = HeuristicSpec.parse("work/mine.py:Mine:alpha=2")
+    >>> spec.name, dict(spec.options), spec.folder
+    ('work/mine.py:Mine', {'alpha': 2}, 'work_mine.py+Mine+alpha=2')
     """
 
     label: str
@@ -61,6 +74,9 @@ class HeuristicSpec:
         if text.startswith((STOCK_PREFIX, BATSCHED_PREFIX)):
             return cls(text, text, {})
         name, _, rest = text.partition(":")
+        attribute, _, more = rest.partition(":")
+        if is_reference(f"{name}:{attribute}"):
+            name, rest = f"{name}:{attribute}", more
         options: dict[str, Any] = {}
         for item in filter(None, (part.strip() for part in rest.split("+"))):
             key, sep, value = item.partition("=")
@@ -75,7 +91,7 @@ class HeuristicSpec:
     @property
     def folder(self) -> str:
         """The label as a folder name (``hetsched experiment khemka``'s)."""
-        return self.label.replace(":", "+")
+        return folder_name(self.label, "+")
 
 
 def run_or_resume(
@@ -129,8 +145,9 @@ def compare(
     energy: bool = True,
 ) -> list[RunSummary]:
     """Run every heuristic on ``platform`` and ``workload``; outputs in ``outdir/<heuristic>/``
-    (``:`` of ``pybatsim:`` and ``batsched:`` names, and of ``NAME:option=value`` specs
-    (:class:`HeuristicSpec`), becomes ``-``); each summary is labelled with its spec.
+    (:func:`~hetsched.running.run.folder_name` of the label: ``:`` of ``pybatsim:`` and
+    ``batsched:`` names, and of ``NAME:option=value`` specs (:class:`HeuristicSpec`), becomes
+    ``-``, the ``/`` of a file reference ``_``); each summary is labelled with its spec.
     ``tools``: where batsched is and how real Batsim starts
     (:class:`~hetsched.running.run.ExternalTools`); ``energy=False`` runs without SimGrid's
     energy model (Batsim without ``-E``)."""
@@ -138,7 +155,7 @@ def compare(
     for heuristic in heuristics:
         spec = HeuristicSpec.parse(heuristic)
         summary, resumed = run_or_resume(
-            spec.name, platform, workload, outdir / spec.label.replace(":", "-"), engine=engine,
+            spec.name, platform, workload, outdir / folder_name(spec.label), engine=engine,
             options=spec.options, tools=tools, energy=energy,
         )
         summary = dataclasses.replace(summary, heuristic=spec.label)

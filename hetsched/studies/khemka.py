@@ -29,7 +29,9 @@ accounting is chosen when the study is summarised, without running anything agai
 
 Heuristics are given as names of the registry, optionally with options after a colon,
 joined by ``+``: ``max-vpr:book_zero_value=true`` runs ``max-vpr`` with that option, under
-that label.
+that label. An installed heuristic's name, or a class of one's own
+(``path/to/file.py:ClassName``, ``package.module:ClassName``, options after a second colon),
+is taken as well.
 """
 
 from __future__ import annotations

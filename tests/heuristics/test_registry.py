@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
+from hetsched.heuristics import registry
 from hetsched.heuristics.registry import HEURISTICS, create, parameters
 
 NAMES = list(HEURISTICS)
@@ -157,3 +161,129 @@ def test_readme_table_gives_every_heuristic_its_registry_paper() -> None:
     section = text.split("\n## Heuristics\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([a-z-]+)` \| .+ \| ([^|]+) \|$", section, re.MULTILINE)
     assert rows == [(name, HEURISTICS[name].paper) for name in NAMES]
+
+
+# ------------------------------------------------------- heuristics from outside the repository
+MINE = '''
+from hetsched.api import Decision, Heuristic, MappingEvent
+
+
+class Mine(Heuristic):
+    name, paper, summary = "mine", "a test", "drops everything"
+
+    def __init__(self, label: str = "x", anything=None) -> None:
+        self.label = label
+        self.anything = anything
+
+    def map(self, event: MappingEvent) -> list[Decision]:
+        return []
+
+
+class Abstract(Heuristic):
+    name, paper, summary = "abstract", "a test", "no map"
+
+
+NOT_A_CLASS = 3
+'''
+
+
+@pytest.fixture
+def mine(tmp_path: Path) -> Path:
+    path = tmp_path / "work" / "mine.py"
+    path.parent.mkdir()
+    path.write_text(MINE)
+    return path
+
+
+def test_a_file_reference_names_a_class_loaded_once(mine: Path) -> None:
+    reference = f"{mine}:Mine"
+    assert registry.is_reference(reference)
+    heuristic = create(reference, label="y", anything=[1, 2])
+    assert type(heuristic).__name__ == "Mine" and heuristic.get_params() == {
+        "label": "y", "anything": [1, 2]
+    }
+    assert registry.heuristic_class(reference) is type(heuristic)  # not executed again
+    assert parameters(reference) == {"label": "x", "anything": None}
+    assert registry.origin(reference) == f"file {mine}"
+    with pytest.raises(ValueError, match=f"heuristic {re.escape(reference)}: parameter label"
+                                         " must be a string, got 1"):
+        create(reference, label=1)
+
+
+def test_a_module_reference(mine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(mine.parent))
+    monkeypatch.delitem(sys.modules, "mine", raising=False)
+    assert create("mine:Mine").label == "x"
+    assert registry.origin("mine:Mine") == "module mine"
+
+
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("Nope", "work/mine.py defines no Nope"),
+        ("NOT_A_CLASS", "3 is not a subclass of hetsched.api.Heuristic"),
+        ("Abstract", "Abstract does not define map"),
+    ],
+)
+def test_a_reference_that_names_no_heuristic(mine: Path, attribute: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        create(f"{mine}:{attribute}")
+
+
+def test_a_reference_that_does_not_load(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"heuristic file .*absent\.py: no such file"):
+        create(f"{tmp_path}/absent.py:Mine")
+    with pytest.raises(ValueError, match="no module 'no_such_module' "):
+        create("no_such_module.sub:Mine")
+
+
+def _entry_points(monkeypatch: pytest.MonkeyPatch, *entries: tuple[str, str]) -> None:
+    points = [importlib.metadata.EntryPoint(name, value, registry.ENTRY_POINT_GROUP)
+              for name, value in entries]
+    monkeypatch.setattr(registry.importlib.metadata, "entry_points",
+                        lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    registry.installed.cache_clear()
+
+
+@pytest.fixture
+def fresh_entry_points() -> Iterator[None]:
+    registry.installed.cache_clear()
+    yield
+    registry.installed.cache_clear()
+
+
+def test_an_entry_point_names_an_installed_heuristic(
+    mine: Path, monkeypatch: pytest.MonkeyPatch, fresh_entry_points: None
+) -> None:
+    monkeypatch.syspath_prepend(str(mine.parent))
+    monkeypatch.delitem(sys.modules, "mine", raising=False)
+    _entry_points(monkeypatch, ("mine", "mine:Mine"))
+    assert registry.names() == [*HEURISTICS, "mine"]
+    assert create("mine", label="z").label == "z"
+    assert registry.origin("mine") == "entry point mine:Mine (an unknown distribution)"
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ([("easy", "mine:Mine")], "entry point easy = mine:Mine of an unknown distribution"
+                                  " (group hetsched.heuristics) takes the name of a built-in"),
+        ([("mine", "a:B"), ("mine", "c:D")], "two installed heuristics are named mine: a:B"),
+    ],
+)
+def test_entry_points_may_not_share_a_name(
+    entries: list[tuple[str, str]], message: str, monkeypatch: pytest.MonkeyPatch,
+    fresh_entry_points: None,
+) -> None:
+    _entry_points(monkeypatch, *entries)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        registry.names()
+
+
+def test_an_entry_point_that_does_not_load(
+    monkeypatch: pytest.MonkeyPatch, fresh_entry_points: None
+) -> None:
+    _entry_points(monkeypatch, ("gone", "no_such_module:Gone"))
+    with pytest.raises(ValueError, match="heuristic gone: entry point no_such_module:Gone of an"
+                                         " unknown distribution does not load"):
+        create("gone")

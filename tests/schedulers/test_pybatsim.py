@@ -62,14 +62,14 @@ def test_one_scheduler_file_per_heuristic() -> None:
 
 
 def test_scheduler_files_are_generated_from_the_registry() -> None:
-    """Each file is exactly what `python -m hetsched.schedulers.generated` writes, and
-    schedulers/ holds no other file (no stale scheduler file)."""
+    """Each file is exactly what `python -m hetsched.schedulers.generated` writes, and the
+    only other file of schedulers/ is the generic scheduler (no stale scheduler file)."""
     expected = generated.expected_files()
     for name, text in expected.items():
         assert (SCHEDULERS / name).read_text() == text, (
             f"schedulers/{name} is stale: run python -m hetsched.schedulers.generated"
         )
-    assert {p.name for p in SCHEDULERS.glob("*.py")} == set(expected)
+    assert {p.name for p in SCHEDULERS.glob("*.py")} == {"anyHeuristic.py"} | set(expected)
 
 
 @pytest.mark.parametrize("name", list(SCHEDULER_MODULES))
@@ -101,12 +101,37 @@ def test_no_scheduler_file_shadows_a_module() -> None:
         assert importlib.util.find_spec(name) is None, name
 
 
-def test_list_prints_every_heuristic_with_its_paper(capsys: pytest.CaptureFixture) -> None:
+def test_list_prints_every_heuristic_with_its_origin_and_paper(
+    capsys: pytest.CaptureFixture,
+) -> None:
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == list(registry.HEURISTICS)
-    for line, cls in zip(lines, registry.HEURISTICS.values(), strict=True):
+    assert [line.split()[0] for line in lines] == registry.names()
+    for line, name in zip(lines, registry.names(), strict=True):
+        cls = registry.heuristic_class(name)
         assert line.endswith(cls.paper)
+        assert f"  {registry.origin(name)}  " in line
+        assert (registry.origin(name) == "hetsched") == (name in registry.HEURISTICS)
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_the_generic_scheduler_loads_any_heuristic(
+    inside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_import_state: None
+) -> None:
+    """``anyHeuristic.py`` by pybatsim's launcher, from the root and from inside schedulers/
+    (where a file named ``hetsched.py`` would be imported as the package ``hetsched``), told a
+    built-in name or a file reference, options passed to the heuristic."""
+    (tmp_path / "mine.py").write_text(
+        "from hetsched.heuristics.baselines.backfilling import EasyBackfilling as Mine\n"
+    )
+    monkeypatch.chdir(SCHEDULERS if inside else ROOT)
+    path = "anyHeuristic.py" if inside else "schedulers/anyHeuristic.py"
+    for name in ("easy", f"{tmp_path / 'mine.py'}:Mine"):
+        scheduler = instanciate_scheduler(path, {"heuristic": name, "textbook": True})
+        assert type(scheduler).__name__ == "AnyHeuristic"
+        assert scheduler.heuristic.name == "easy" and scheduler.heuristic.textbook
+    with pytest.raises(ValueError, match="option heuristic is required"):
+        instanciate_scheduler(path, {})
 
 
 @pytest.mark.parametrize(
@@ -193,8 +218,15 @@ def _at(now: float, *events: dict[str, Any]) -> dict[str, Any]:
     return {"now": now, "events": [{"timestamp": now, **e} for e in events]}
 
 
-@pytest.mark.parametrize("path", [str(SCHEDULERS / "maxVpr.py"), "schedulers/maxVpr.py"])
-def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "options"),
+    [
+        (str(SCHEDULERS / "maxVpr.py"), {}),
+        ("schedulers/maxVpr.py", {}),
+        ("schedulers/anyHeuristic.py", {"heuristic": "max-vpr"}),
+    ],
+)
+def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str, options: dict[str, str]) -> None:
     """Max VPR (Khemka 3.3), two tasks at 0, value / (ETC x NC) per choice:
 
     w0!1: 8 cores, ETC fast 10 s / slow 30 s, value 100 until 100 s.
@@ -205,7 +237,8 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
       slow: 3 nodes, NC 24, completes at 15 -> 60 / (15 x 24) = 0.167
     Best first: w0!1 on fast nodes 0-1 now (cpu 10 s x 2e9 = 2e10), then w0!2 on
     slow nodes 2-4 now (cpu 15 s x 1e9 = 1.5e10); nothing left: registration_finished.
-    The scheduler file is given as an absolute path and relative to the repository root.
+    The scheduler file is given as an absolute path and relative to the repository root, and
+    the generic one, told the heuristic by its option.
     """
     port = free_port()
     value = {"final": 0.0, "soft_deadline": 100.0, "hard_deadline": 200.0}
@@ -216,7 +249,7 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
              value={"start": 60.0, **value}),
     ]
     command = [str(BIN / "pybatsim"), path,
-               "-s", f"tcp://127.0.0.1:{port}", "-o", json.dumps({"period": None})]
+               "-s", f"tcp://127.0.0.1:{port}", "-o", json.dumps({"period": None, **options})]
     run = _play_batsim(command, port, [
         (_begins(), []),
         ({"now": 0.0, "events": [*jobs, {"timestamp": 0.0, **NO_MORE_JOBS}]},
@@ -226,10 +259,11 @@ def test_pybatsim_launcher_runs_max_vpr_over_zeromq(path: str) -> None:
         ({"now": 15.0, "events": [_completed(15.0, "hetsched!w0.2", "2-4")]}, []),
         (_at(15.0, {"type": "SIMULATION_ENDS", "data": {}}), []),
     ])
-    assert "Scheduler: MaxVpr" in run.stdout
+    assert f"Scheduler: {Path(path).stem[0].upper()}{Path(path).stem[1:]}" in run.stdout
 
 
-def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reference", [False, True])
+def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path, reference: bool) -> None:
     """FCFS (Machovec III.D; cluster = earliest start, ties to the first cluster):
 
     at 0: w0!1 (8 cores) fits now on fast (2 nodes, 10 s, cpu 2e10);
@@ -237,12 +271,19 @@ def test_hetsched_serve_runs_fcfs_over_zeromq(tmp_path: Path) -> None:
     at 5: w0!3 (8 cores) cannot start now (fast busy to 10, slow to 30): nothing;
     at 10: w0!1's twin completes; w0!3 starts on fast nodes 0-1 (10 s, cpu 2e10) and,
            the workload being exhausted since 5, registration_finished follows.
-    The mapping-event latencies (one row per heuristic call: 0, 5, 10) are exported.
+    The mapping-event latencies (one row per heuristic call: 0, 5, 10) are exported. Served by
+    name, and as a class of a file of one's own (``path/to/file.py:ClassName``).
     """
+    name = "fcfs"
+    if reference:
+        (tmp_path / "mine.py").write_text(
+            "from hetsched.heuristics.baselines.backfilling import Fcfs as MyFcfs\n"
+        )
+        name = f"{tmp_path / 'mine.py'}:MyFcfs"
     port = free_port()
     etc = {"fast": 10.0, "slow": 30.0}
     prefix = tmp_path / "fcfs"
-    command = [str(BIN / "hetsched"), "serve", "fcfs", "-s", f"tcp://127.0.0.1:{port}",
+    command = [str(BIN / "hetsched"), "serve", name, "-s", f"tcp://127.0.0.1:{port}",
                "-o", json.dumps({"export_prefix": str(prefix)})]
     _play_batsim(command, port, [
         (_begins(), []),

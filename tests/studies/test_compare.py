@@ -100,3 +100,28 @@ def test_the_energy_filter_of_max_upr_ph_is_a_compare_option() -> None:
     spec = HeuristicSpec.parse("max-upr-ph:energy_filter=per-resource")
     assert (spec.name, dict(spec.options)) == ("max-upr-ph", {"energy_filter": "per-resource"})
     check_scheduler(spec.name, spec.options)  # accepted: no error
+
+
+def test_a_class_of_one_s_own_by_its_file(
+    tiny: Path, capsys: pytest.CaptureFixture[str]  # noqa: F811
+) -> None:
+    """``path/to/file.py:ClassName`` with options after a second colon: checked before any
+    run, run under its label, in one folder named for it (``/`` -> ``_``, ``:`` -> ``-``)."""
+    (tiny / "work").mkdir()
+    (tiny / "work" / "mine.py").write_text(
+        "from hetsched.heuristics.baselines.backfilling import Fcfs as Mine\n"
+    )
+    label = "work/mine.py:Mine:drop_zero_value=false"
+    spec = HeuristicSpec.parse(label)
+    assert (spec.name, dict(spec.options)) == ("work/mine.py:Mine", {"drop_zero_value": False})
+    check_scheduler(spec.name, spec.options)
+    with pytest.raises(ValueError, match=r"unknown option 'nope' for heuristic work/mine\.py:Mine"):
+        check_scheduler(spec.name, {"nope": 1})
+    assert main(["compare", "--platform", "platform.xml", "--workload", "workload.json",
+                 "--heuristics", f"{label},fcfs", "-o", "out"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:3]]
+    assert [row[0] for row in rows] == [label, "fcfs"]
+    assert rows[0][1:5] == rows[1][1:5]  # FCFS under another name
+    summary = json.loads((tiny / "out" / "work_mine.py-Mine-drop_zero_value=false"
+                          / "summary.json").read_text())
+    assert summary["heuristic"] == "work/mine.py:Mine"
