@@ -2,7 +2,8 @@
 
 Batsim 4.2.1 (``src/machines.cpp``) numbers the compute hosts (role ``compute_node``
 or no role) from 0 in the order of SimGrid's ``Engine::get_all_hosts()``, which is
-ascending host name (byte order: ``n10`` before ``n2``); the master host gets no id.
+ascending host name (byte order: ``n10`` before ``n2``); the master host (role ``master``, or
+named ``master_host``, Batsim's ``-m`` default) gets no id.
 A host's cluster is the one a hetsched scheduler sees from what Batsim forwards
 (:func:`hetsched.platforms.properties.clusters_from_compute_resources`): its ``cluster``
 property (the hetsched host-property contract, ``docs/architecture.md``; SimGrid gives a
@@ -32,6 +33,9 @@ from hetsched.platforms.properties import DEFAULT_CLUSTER
 
 COMPUTE_ROLES = ("", "compute_node")
 """Roles Batsim turns into compute resources (``src/permissions.cpp``)."""
+MASTER_HOST = "master_host"
+"""Batsim 4.2.1's default ``-m/--master-host`` (hetsched runs Batsim with it): a host of that
+name is the master, whatever its role property (``src/machines.cpp`` appends ``master``)."""
 
 CACHE_VERSION = 2
 """Format version of this module's results in the input cache (:mod:`hetsched.cache`)."""
@@ -125,7 +129,8 @@ def _compute_hosts(path: Path) -> list[_Host]:
     for host in hosts:
         if host.role not in (*COMPUTE_ROLES, "master", "storage"):
             raise PlatformError(f"{path}: host {host.name}: unknown Batsim role {host.role!r}")
-    compute = sorted((host for host in hosts if host.role in COMPUTE_ROLES),
+    compute = sorted((host for host in hosts
+                      if host.role in COMPUTE_ROLES and host.name != MASTER_HOST),
                      key=lambda host: host.name)  # fmt: skip
     if not compute:
         raise PlatformError(f"{path}: no compute host")
