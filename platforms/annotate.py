@@ -33,9 +33,11 @@ sorted), which is what the reader does without ``node_index``. No ``role`` is wr
 A property the file already has (on the host, its ``<cluster>`` element or a ``<zone>``
 around it) is kept; ``cores_per_node`` and ``speed_per_pstate`` must then say what the file's
 hosts are, and a given ``cluster`` must hold identical hosts, else the file is refused. Also
-refused, each naming the file, line, element and attribute: what Batsim or SimGrid would
-refuse (the file is read by the embedded engine's reader, :mod:`hetsched.engine.platform`),
-a compute host that starts at a P-state other than 0 (Batsim does not forward a host's
+refused, each naming the file, line, element and attribute: what Batsim would refuse of the
+hosts (read as Batsim forwards them, :func:`hetsched.platforms.view.forwarded_hosts`, whatever
+the routing, links and configuration, so files the embedded engine does not run are
+annotated too), a ``wattage_per_state`` that does not give one power per P-state, a compute
+host that starts at a P-state other than 0 (Batsim does not forward a host's
 P-state: hetsched's schedulers take every host to start at P-state 0), and a host of several
 SimGrid cores that has power (an execution twin loads one core of a host, so SimGrid would
 charge ``epsilon + (full - epsilon) / cores`` where the scheduler plans ``full``; give such a
@@ -53,15 +55,19 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from xml.parsers import expat
 from xml.sax.saxutils import quoteattr
 
 from hetsched.core.system import Cluster
-from hetsched.engine.platform import DEFAULT_MASTER_HOST, Machine, load_platform
 from hetsched.errors import PlatformError
 from hetsched.files import write_atomically
 from hetsched.platforms.properties import forwarded_pstates, special_pstates
-from hetsched.platforms.view import POWER_PROPERTY, platform_clusters
+from hetsched.platforms.view import (
+    DEFAULT_MASTER_HOST,
+    POWER_PROPERTY,
+    Host,
+    forwarded_hosts,
+    platform_clusters,
+)
 
 WRITTEN = ("cluster", "node_type", "cores_per_node", "speed_per_pstate")
 """The properties :func:`annotate_platform` writes, in this order."""
@@ -69,62 +75,6 @@ WRITTEN = ("cluster", "node_type", "cores_per_node", "speed_per_pstate")
 _START_TAG = re.compile(
     rb"<[^\s/>]+(?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*(/?)>"
 )
-
-
-@dataclass
-class _Element:
-    """A ``<host>`` or ``<cluster>`` element of the file: where it is and what is around it."""
-
-    tag: str
-    ident: str
-    line: int
-    start: int
-    """Byte offset of its ``<``."""
-    zone: str
-    """The ``id`` of its innermost ``<zone>`` (or ``<AS>``)."""
-    attributes: dict[str, str]
-
-    def where(self, path: Path) -> str:
-        return f"{path}:{self.line}: <{self.tag} id={self.ident!r}>"
-
-
-def _elements(path: Path, data: bytes) -> tuple[dict[str, _Element], int]:
-    """Every host name -> the element that defines it; and the offset of the XML in ``data``
-    (white space before the declaration, which SimGrid accepts, is skipped)."""
-    stripped = data.lstrip()
-    skipped = len(data) - len(stripped)
-    lines_skipped = data[:skipped].count(b"\n")
-    parser = expat.ParserCreate()
-    zones: list[str] = []
-    hosts: dict[str, _Element] = {}
-
-    def start(tag: str, attributes: dict[str, str]) -> None:
-        if tag in ("zone", "AS"):
-            zones.append(attributes.get("id", ""))
-            return
-        if tag not in ("host", "cluster"):
-            return
-        element = _Element(tag, attributes.get("id", ""),
-                           parser.CurrentLineNumber + lines_skipped,
-                           parser.CurrentByteIndex + skipped, zones[-1] if zones else "",
-                           attributes)
-        if tag == "host":
-            hosts[element.ident] = element
-            return
-        prefix, suffix = attributes.get("prefix", ""), attributes.get("suffix", "")
-        for group in attributes.get("radical", "").split(","):
-            low, _, high = group.partition("-")
-            for number in range(int(low), int(high or low) + 1):
-                hosts[f"{prefix}{number}{suffix}"] = element
-
-    def end(tag: str) -> None:
-        if tag in ("zone", "AS"):
-            zones.pop()
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.Parse(stripped, True)
-    return hosts, skipped
 
 
 @dataclass(frozen=True)
@@ -139,55 +89,51 @@ class _Hardware:
     sleep: frozenset[int]
 
 
-def _hardware(path: Path, element: _Element, machine: Machine) -> _Hardware:
-    where = element.where(path)
-    if machine.initial_pstate != 0:
+def _hardware(path: Path, host: Host) -> _Hardware:
+    where = host.where(path)
+    if host.pstate != 0:
         raise PlatformError(
-            f"{where}: attribute pstate={element.attributes.get('pstate')!r}: hetsched's"
+            f"{where}: attribute pstate={host.attributes.get('pstate')!r}: hetsched's"
             " schedulers take every host to start at P-state 0 (Batsim forwards no host"
             " P-state): list the starting P-state first and give pstate=\"0\""
         )
-    properties = machine.properties
-    wattage = properties.get(POWER_PROPERTY)
-    sleep_text = properties.get("sleep_pstates")
-    pstates = None
-    speeds = ",".join(repr(speed) for speed in machine.speeds)
-    if wattage is not None:
-        if machine.cores > 1:
-            raise PlatformError(
-                f"{where}: attribute core={str(machine.cores)!r} with {POWER_PROPERTY}: an"
-                " execution twin loads one SimGrid core of a host, so SimGrid would charge"
-                f" epsilon + (full - epsilon) / {machine.cores} where hetsched plans the full"
-                " power; give each node core=\"1\" (docs/platforms.md, \"Energy on multicore"
-                " nodes\")"
-            )
-        try:
-            computing = forwarded_pstates(speeds, wattage, sleep_text)
-        except ValueError as error:
-            raise PlatformError(f"{where}: properties {POWER_PROPERTY}/sleep_pstates: {error}"
-                                ) from None
-        pstates = tuple((p.speed, p.idle_watts, p.full_watts) for p in computing)
+    wattage = host.properties.get(POWER_PROPERTY)
+    sleep_text = host.properties.get("sleep_pstates")
+    if wattage is None:
+        return _Hardware(host.speeds, host.cores, None, host.properties.get("wattage_off"),
+                         frozenset())
+    if host.cores > 1:
+        raise PlatformError(
+            f"{where}: attribute core={str(host.cores)!r} with {POWER_PROPERTY}: an execution"
+            " twin loads one SimGrid core of a host, so SimGrid would charge epsilon + (full -"
+            f" epsilon) / {host.cores} where hetsched plans the full power; give each node"
+            " core=\"1\" (docs/platforms.md, \"Energy on multicore nodes\")"
+        )
     try:
-        sleep = special_pstates(sleep_text) if sleep_text and wattage is not None else frozenset()
+        computing = forwarded_pstates(",".join(repr(s) for s in host.speeds), wattage,
+                                      sleep_text)
+        sleep = special_pstates(sleep_text) if sleep_text else frozenset()
     except ValueError as error:
-        raise PlatformError(f"{where}: property sleep_pstates: {error}") from None
-    kept = machine.speeds[:len(pstates)] if pstates is not None else machine.speeds
-    return _Hardware(kept, machine.cores, pstates, properties.get("wattage_off"), sleep)
+        raise PlatformError(f"{where}: properties speed/{POWER_PROPERTY}/sleep_pstates: {error}"
+                            ) from None
+    pstates = tuple((p.speed, p.idle_watts, p.full_watts) for p in computing)
+    return _Hardware(host.speeds[:len(pstates)], host.cores, pstates,
+                     host.properties.get("wattage_off"), sleep)
 
 
-def _existing(machine: Machine, name: str) -> str | None:
+def _existing(host: Host, name: str) -> str | None:
     """A hetsched property the file already gives this host (host, else zones)."""
-    value = machine.properties.get(name)
-    return machine.zone_properties.get(name) if value is None else value
+    value = host.properties.get(name)
+    return host.zone_properties.get(name) if value is None else value
 
 
-def _names(groups: list[list[tuple[Machine, _Element]]], given: list[str | None]) -> list[str]:
+def _names(groups: list[list[Host]], given: list[str | None]) -> list[str]:
     """Each group's cluster name (module docstring)."""
     bases = []
     for members, name in zip(groups, given, strict=True):
-        element = members[0][1]
+        first = members[0]
         bases.append(name if name is not None
-                     else element.ident if element.tag == "cluster" else element.zone)
+                     else first.ident if first.tag == "cluster" else first.zone)
     counts: dict[str, int] = {}
     for base, name in zip(bases, given, strict=True):
         if name is None:
@@ -220,7 +166,7 @@ def _properties(hardware: _Hardware, name: str) -> dict[str, str]:
     }
 
 
-def _insertion(data: bytes, element: _Element, properties: Mapping[str, str],
+def _insertion(data: bytes, element: Host, properties: Mapping[str, str],
                path: Path) -> tuple[int, int, bytes]:
     """``(start, end, replacement)``: the element's start tag with ``properties`` after it."""
     match = _START_TAG.match(data, element.start)
@@ -249,48 +195,41 @@ def annotated_platform(path: str | Path, master_host: str = DEFAULT_MASTER_HOST)
     host). :class:`~hetsched.errors.PlatformError` naming the file, line, element and
     attribute for a platform it cannot annotate."""
     path = Path(path)
-    machines = load_platform(path, master_host=master_host).machines
-    if all(POWER_PROPERTY in m.properties for m in machines):  # Batsim -E's own checks
-        load_platform(path, energy=True, master_host=master_host)
-    data = path.read_bytes()
-    elements, _ = _elements(path, data)
     keys: list[tuple[str | None, _Hardware]] = []
-    groups: dict[tuple[str | None, _Hardware], list[tuple[Machine, _Element]]] = {}
-    for machine in machines:  # resource-id order
-        element = elements[machine.name]
-        key = (_existing(machine, "cluster"), _hardware(path, element, machine))
+    groups: dict[tuple[str | None, _Hardware], list[Host]] = {}
+    for host in forwarded_hosts(path, master_host):  # resource-id order
+        key = (_existing(host, "cluster"), _hardware(path, host))
         if key not in groups:
             keys.append(key)
             groups[key] = []
-        groups[key].append((machine, element))
+        groups[key].append(host)
     given = [name for name, _ in keys]
     for name in set(given) - {None}:
         kinds = [key for key in keys if key[0] == name]
         if len(kinds) > 1:
-            machine, element = groups[kinds[1]][0]
-            first = groups[kinds[0]][0][0].name
+            other, first = groups[kinds[1]][0], groups[kinds[0]][0]
             raise PlatformError(
-                f"{element.where(path)}: property cluster={name!r}, but its speeds, cores or"
-                f" power differ from host {first!r} of that cluster: the nodes of a cluster"
-                " are identical"
+                f"{other.where(path)}: property cluster={name!r}, but its speeds, cores or"
+                f" power differ from host {first.name!r} of that cluster: the nodes of a"
+                " cluster are identical"
             )
-    names = _names([groups[key] for key in keys], given)
+    data = path.read_bytes()
     edits: dict[int, tuple[int, int, bytes]] = {}
-    for key, name in zip(keys, names, strict=True):
+    for key, name in zip(keys, _names([groups[key] for key in keys], given), strict=True):
         written = _properties(key[1], name)
-        for machine, element in groups[key]:
+        for host in groups[key]:
             add = {}
             for prop, value in written.items():
-                existing = _existing(machine, prop)
+                existing = _existing(host, prop)
                 if existing is None:
                     add[prop] = value
                 elif prop in ("cores_per_node", "speed_per_pstate") and existing != value:
                     raise PlatformError(
-                        f"{element.where(path)}: property {prop}={existing!r}, but the host"
+                        f"{host.where(path)}: property {prop}={existing!r}, but the host"
                         f" says {value!r} (attributes core and speed): remove the property"
                     )
-            if add and element.start not in edits:
-                edits[element.start] = _insertion(data, element, add, path)
+            if add and host.start not in edits:
+                edits[host.start] = _insertion(data, host, add, path)
     result = bytearray(data)
     for start in sorted(edits, reverse=True):
         begin, end, replacement = edits[start]

@@ -20,7 +20,6 @@ from simgrid_probe import SIMGRID, simgrid_hosts
 
 from hetsched.cli import main
 from hetsched.core.system import Cluster, PState
-from hetsched.engine.errors import PlatformError as EnginePlatformError
 from hetsched.engine.platform import load_platform
 from hetsched.errors import PlatformError
 from hetsched.metrics.resources import resource_clusters
@@ -244,6 +243,29 @@ def test_host_and_zone_forms_with_units(tmp_path: Path) -> None:
     assert resource_clusters(out) == ("east-0", "east-0", "east-1", "east-0", "gpu")
 
 
+def test_platforms_for_real_batsim_only_are_annotated_too(tmp_path: Path) -> None:
+    # Cluster routing, a storage host and a configuration item the embedded engine does not
+    # run: annotate reads the hosts as Batsim forwards them and keeps the rest.
+    text = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <config><prop id="network/coordinates" value="yes"/></config>
+  <zone id="main" routing="Cluster">
+    <host id="master_host" speed="1Gf"/>
+    <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
+    <host id="n0" speed="2Gf"/>
+    <host id="n1" speed="2Gf"/>
+  </zone>
+</platform>
+"""
+    source = tmp_path / "real.xml"
+    source.write_text(text)
+    out = tmp_path / "out.xml"
+    assert annotate_platform(source, out) == [
+        Cluster("main", 1, (0, 1), (), "main-1c", nominal_speed=2e9)]
+    assert without_added_props(out.read_bytes()) == source.read_bytes()
+
+
 @pytest.mark.parametrize(
     ("host", "message"),
     [
@@ -259,7 +281,17 @@ def test_host_and_zone_forms_with_units(tmp_path: Path) -> None:
          '<host id="i" speed="2Gf"><prop id="cluster" value="c"/></host>',
          r"<host id='i'>: property cluster='c', but its speeds, cores or power differ from"
          " host 'h'"),
-        ('<host id="h" speed="fast"/>', r"p\.xml:4: <host>: bad speed"),
+        ('<host id="h" speed="fast"/>',
+         r"p\.xml:4: <host id='h'>: attribute speed='fast': cannot parse number"),
+        ('<host id="h" speed="2Gf, 1Gf"><prop id="wattage_per_state" value="1:2"/></host>',
+         r"p\.xml:4: <host id='h'>: properties speed/wattage_per_state/sleep_pstates: 2 speeds"
+         " in speed_per_pstate but 1 P-states"),
+        ('<host id="h" speed="1Gf"><prop id="role" value="login"/></host>',
+         r"<host id='h'>: host 'h': Batsim 4.2.1 knows no role 'login'"),
+        ('<host id="h" speed="1Gf"><prop id="role" value="master"/></host>',
+         r"Batsim needs one master host .* found 'master_host', 'h'"),
+        ('<cluster id="h" prefix="n" suffix="" radical="0-x" speed="1Gf" bw="1Gbps" lat="0"/>',
+         r"p\.xml:4: <cluster id='h'>: attribute radical='0-x'"),
         ('<host id="h" speed="1Gf">', r"p\.xml: invalid XML"),
     ],
 )
@@ -273,7 +305,7 @@ def test_refusals_name_file_line_element_and_attribute(
 {host}
 </zone></platform>
 """)
-    with pytest.raises((PlatformError, EnginePlatformError), match=message):
+    with pytest.raises(PlatformError, match=message):
         annotate_platform(path, tmp_path / "out.xml")
     assert not (tmp_path / "out.xml").exists()
 
