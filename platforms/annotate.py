@@ -183,7 +183,7 @@ def _insertion(data: bytes, element: Host, properties: Mapping[str, str],
     )
     tag = match.group(0)
     if match.group(1):  # self-closing: <host .../> -> <host ...> props </host>
-        opening = tag[:-2].rstrip() + b">"
+        opening = tag[:-2] + b">"
         closing = b"\n" + indent + f"</{element.tag}>".encode()
         return match.start(), match.end(), opening + props + closing
     return match.start(), match.end(), tag + props

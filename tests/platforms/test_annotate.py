@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from pathlib import Path
 
 import pytest
+from platform_files import without_added_props
 from simgrid_probe import SIMGRID, simgrid_hosts
 
 from hetsched.cli import main
@@ -23,7 +23,7 @@ from hetsched.core.system import Cluster, PState
 from hetsched.engine.platform import load_platform
 from hetsched.errors import PlatformError
 from hetsched.metrics.resources import resource_clusters
-from hetsched.platforms.annotate import WRITTEN, annotate_platform, annotated_platform
+from hetsched.platforms.annotate import annotate_platform, annotated_platform
 from hetsched.platforms.properties import DEFAULT_CLUSTER
 from hetsched.platforms.view import platform_clusters
 from hetsched.running.run import run_heuristic
@@ -69,15 +69,6 @@ LAB_CLUSTERS = [
     Cluster("thin", 1, (5, 6, 7, 8), (PState(2e9, 95.0, 190.0), PState(1.5e9, 80.0, 150.0),
                                       PState(1e9, 70.0, 120.0)), "thin-1c"),
 ]
-
-
-def without_added_props(annotated: bytes) -> bytes:
-    """The annotated bytes with annotate's additions undone (its ``<prop>`` lines, and the
-    closing tag of a self-closing element it opened)."""
-    text = annotated.decode()
-    names = "|".join(WRITTEN)
-    text = re.sub(rf'\n[ \t]*<prop id="(?:{names})" value="[^"]*"/>', "", text)
-    return re.sub(r"(<(host|cluster)\b[^<>]*?)>\n[ \t]*</\2>", r"\1/>", text).encode()
 
 
 @pytest.fixture
