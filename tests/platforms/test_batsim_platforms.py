@@ -13,6 +13,7 @@ baselines (no annotation needed) run to the end on the raw and the annotated fil
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,29 @@ def test_batsim_hpc_workload_runs_to_the_end_on_raw_and_annotated(
                       for row in rows if row["workload_name"] == "hetsched"})
     assert len(times[0]) == 250
     assert times[0] == times[1]
+
+
+def test_annotated_small_platform_gives_mct_its_two_speeds(tmp_path: Path) -> None:
+    # small_platform.xml: Fafard and Jupiter at 76.296 Mf (resources 1, 3), Bourassa and
+    # Ginette at 48.492 Mf (0, 2), no power. Three one-host tasks of 762.96 Mflop, no etc:
+    # 10 s on the fast hosts, 15.73 s on the slow ones. MCT puts two on the fast hosts, the
+    # third on a slow one, and each twin (parallel_homogeneous at the nominal speed) lasts
+    # its planned time.
+    annotated = tmp_path / "small.xml"
+    annotate_platform(_platform("small_platform.xml"), annotated)
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({
+        "nb_res": 4,
+        "jobs": [{"id": str(i), "subtime": 0, "res": 1, "profile": "p", "walltime": 100}
+                 for i in range(3)],
+        "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 7.6296e8, "com": 0}},
+    }))
+    summary = run_heuristic("mct-online", annotated, workload, tmp_path / "run", energy=False)
+    assert summary.tasks_completed == 3
+    with (tmp_path / "run" / "out_jobs.csv").open() as stream:
+        twins = [row for row in csv.DictReader(stream) if row["workload_name"] == "hetsched"]
+    runs = sorted((row["allocated_resources"], float(row["execution_time"])) for row in twins)
+    assert [resource for resource, _ in runs] in (["0", "1", "3"], ["1", "2", "3"])
+    assert [seconds for resource, seconds in runs if resource in ("1", "3")] == [10.0, 10.0]
+    [slow] = [seconds for resource, seconds in runs if resource in ("0", "2")]
+    assert slow == pytest.approx(7.6296e8 / 48.492e6, abs=1e-6)
