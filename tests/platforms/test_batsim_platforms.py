@@ -209,3 +209,14 @@ def test_annotated_small_platform_gives_mct_its_two_speeds(tmp_path: Path) -> No
     assert [seconds for resource, seconds in runs if resource in ("1", "3")] == [10.0, 10.0]
     [slow] = [seconds for resource, seconds in runs if resource in ("0", "2")]
     assert slow == pytest.approx(7.6296e8 / 48.492e6, abs=1e-6)
+
+
+def test_stock_scheduler_runs_on_the_blank_line_platform(tmp_path: Path) -> None:
+    # energy_platform_homogeneous_no_net_128.xml starts with a blank line, which SimGrid and
+    # Batsim accept: so do the checker's and the metrics' readers after the run.
+    path = _platform("energy_platform_homogeneous_no_net_128.xml")
+    assert path.read_bytes().startswith(b"\n")
+    workload = batsim_file("workloads/test_delays.json")
+    summary = run_heuristic("pybatsim:easyBackfill", path, workload, tmp_path / "run")
+    assert summary.tasks_completed == 10
+    assert summary.energy_joules == pytest.approx(128 * 95.0 * 37.0)  # all idle: delay jobs
