@@ -121,9 +121,11 @@ def simulator_handler(tcp_address: str | None = None) -> Any:
     return _exact_clock_handler_class()(tcp_address)
 
 
-def static_run_time(profile: Mapping[str, Any], speed: float, nb_hosts: int) -> float | None:
+def static_run_time(profile: Mapping[str, Any], speed: float | None, nb_hosts: int
+                    ) -> float | None:
     """Seconds a Batsim profile runs on ``nb_hosts`` hosts of ``speed`` flop/s per core, or
-    ``None`` when that needs SimGrid (communication, traces, sequences).
+    ``None`` when that needs SimGrid (communication, traces, sequences) or a speed the
+    platform does not give (``speed`` ``None``: :attr:`hetsched.core.system.Cluster.speed`).
 
     ``delay``: its delay; ``parallel_homogeneous`` with ``com`` 0: ``cpu / speed``;
     ``parallel_homogeneous_total`` with ``com`` 0: ``cpu / nb_hosts / speed``.
@@ -131,7 +133,8 @@ def static_run_time(profile: Mapping[str, Any], speed: float, nb_hosts: int) -> 
     kind = profile.get("type")
     if kind == "delay":
         return float(profile["delay"])
-    if kind in ("parallel_homogeneous", "parallel_homogeneous_total") and not profile.get("com"):
+    if (kind in ("parallel_homogeneous", "parallel_homogeneous_total")
+            and not profile.get("com") and speed is not None):
         flops = float(profile["cpu"])
         if kind == "parallel_homogeneous_total":
             flops /= nb_hosts
@@ -297,7 +300,7 @@ class BatsimPyMapper:
                 " profiles (cpu = ETC x speed, com 0)"
             )
         planned = decision.end - decision.start
-        speed = cluster.pstates[decision.pstate].speed if cluster.pstates else 1.0
+        speed = cluster.pstates[decision.pstate].speed if cluster.pstates else cluster.speed
         runs = static_run_time(profile, speed, job.res)
         if runs is None or abs(runs - planned) > EPSILON * max(1.0, planned):
             what = "a time only SimGrid knows" if runs is None else f"{runs!r} s"

@@ -65,6 +65,14 @@ class Cluster:
     P-state per DVFS P-state)``: host P-state ``d x (1 + j) + k`` is level ``j``'s P-state
     ``k`` (``d`` DVFS P-states), with the speed of P-state ``k``.
 
+    ``nominal_speed`` is the flop/s per core of a cluster whose platform gives its speed but
+    no power model (no ``wattage_per_state``): it then has no ``pstates`` (Batsim refuses
+    P-state changes without energy, ``-E``, which needs power on every host), and
+    :attr:`speed` is that speed. A platform may also say nothing of speed (Batsim 4.2.1 forwards
+    no host speed, so a platform without hetsched's host properties): :attr:`speed` is
+    ``None`` and run times come from the workload's own profiles
+    (:func:`hetsched.platforms.properties.clusters_from_compute_resources`).
+
     >>> c = Cluster("thin", cores_per_node=8, resource_ids=(0, 1, 2))
     >>> c.nodes_for(12), c.allocated_cores(12)
     (2, 16)
@@ -84,9 +92,17 @@ class Cluster:
     node_type: str = ""
     node_of: tuple[int, ...] = ()
     power_levels: tuple[tuple[str, tuple[PState, ...]], ...] = ()
+    nominal_speed: float | None = None
 
     def __post_init__(self) -> None:
         self._check_power_levels()
+        if self.nominal_speed is not None:
+            if self.pstates:
+                raise ValueError(f"cluster {self.name}: a nominal speed is for a cluster without"
+                                 " P-states (their speeds say it)")
+            if not (math.isfinite(self.nominal_speed) and self.nominal_speed > 0):
+                raise ValueError(f"cluster {self.name}: nominal speed must be > 0 flop/s,"
+                                 f" got {self.nominal_speed}")
         if self.cores_per_node < 1:
             raise ValueError(f"cluster {self.name}: cores_per_node must be >= 1")
         if not self.resource_ids:
@@ -161,6 +177,18 @@ class Cluster:
                 " generate --workload)"
             )
         return len(self.pstates) * (1 + j) + pstate
+
+    @property
+    def speed(self) -> float | None:
+        """flop/s per core at P-state 0: P-state 0's speed, else :attr:`nominal_speed`;
+        ``None`` when the platform does not say.
+
+        >>> Cluster("a", 1, (0,), (PState(2e9, 1.0, 2.0),)).speed
+        2000000000.0
+        >>> Cluster("b", 1, (0,), nominal_speed=1e9).speed, Cluster("c", 1, (0,)).speed
+        (1000000000.0, None)
+        """
+        return self.pstates[0].speed if self.pstates else self.nominal_speed
 
     @property
     def nb_nodes(self) -> int:

@@ -184,10 +184,10 @@ class Platform:
 
     def compute_resources(self) -> list[dict[str, object]]:
         """The compute machines as SIMULATION_BEGINS lists them to a scheduler (``id``,
-        ``name``, ``properties``): what :func:`hetsched.platforms.properties.
-        clusters_from_compute_resources` reads."""
-        return [{"id": m.id, "name": m.name, "properties": dict(m.properties)}
-                for m in self.machines]
+        ``name``, ``properties``, ``zone_properties``): what :func:`hetsched.platforms.
+        properties.clusters_from_compute_resources` reads."""
+        return [{"id": m.id, "name": m.name, "properties": dict(m.properties),
+                 "zone_properties": dict(m.zone_properties)} for m in self.machines]
 
     # ----------------------------------------------------------------- routing
     def message_delay(self, src: str, dst: str) -> float:
@@ -310,7 +310,7 @@ def _latency(links: list[str] | tuple[str, ...], reader: Reader) -> float:
     return sum(reader.links[_base_link(link, reader)].latency for link in links)
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Format version of a parsed :class:`Platform` in the input cache (:mod:`hetsched.cache`):
 bump it when :class:`Platform`, :class:`Machine` or the reader's classes change or move
 (2: the reader moved to :mod:`hetsched.engine.platform_reader`)."""

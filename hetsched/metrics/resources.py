@@ -2,10 +2,16 @@
 
 Batsim 4.2.1 (``src/machines.cpp``) numbers the compute hosts (role ``compute_node``
 or no role) from 0 in the order of SimGrid's ``Engine::get_all_hosts()``, which is
-ascending host name (byte order: ``n10`` before ``n2``); the master host gets no id.
-A host's cluster is its ``cluster`` property (the hetsched host-property contract,
-``docs/architecture.md``), else the ``id`` of the ``<cluster>`` element that
-defines it, else the ``id`` of its innermost ``<zone>``.
+ascending host name (byte order: ``n10`` before ``n2``); the master host (role ``master``, or
+named ``master_host``, Batsim's ``-m`` default) gets no id.
+A host's cluster is the one a hetsched scheduler sees from what Batsim forwards
+(:func:`hetsched.platforms.properties.clusters_from_compute_resources`): its ``cluster``
+property (the hetsched host-property contract, ``docs/architecture.md``; SimGrid gives a
+``<cluster>`` element's ``<prop>`` to each of its hosts), else the ``cluster`` property of
+its innermost ``<zone>`` that has one (Batsim's ``zone_properties``), else
+:data:`~hetsched.platforms.properties.DEFAULT_CLUSTER`. Element ids are not used: Batsim
+forwards none, so no scheduler could know them. White space before the XML declaration is
+accepted, as SimGrid accepts it.
 
 This reader is deliberately independent of the platform generator and of the
 embedded engine: the schedule checker must not share code with what it checks. What it
@@ -23,11 +29,15 @@ from pathlib import Path
 
 from hetsched import cache
 from hetsched.errors import PlatformError
+from hetsched.platforms.properties import DEFAULT_CLUSTER
 
 COMPUTE_ROLES = ("", "compute_node")
 """Roles Batsim turns into compute resources (``src/permissions.cpp``)."""
+MASTER_HOST = "master_host"
+"""Batsim 4.2.1's default ``-m/--master-host`` (hetsched runs Batsim with it): a host of that
+name is the master, whatever its role property (``src/machines.cpp`` appends ``master``)."""
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Format version of this module's results in the input cache (:mod:`hetsched.cache`)."""
 
 
@@ -56,11 +66,11 @@ class _Host:
 
 
 def _hosts(element: ET.Element, zone: str, path: Path) -> list[_Host]:
-    """Every host defined under ``element``."""
+    """Every host defined under ``element``, whose zones say cluster ``zone``."""
     hosts: list[_Host] = []
     for child in element:
         if child.tag in ("zone", "AS"):
-            hosts.extend(_hosts(child, child.get("id", zone), path))
+            hosts.extend(_hosts(child, _properties(child).get("cluster", zone), path))
         elif child.tag == "host":
             props = _properties(child)
             name = child.get("id")
@@ -69,12 +79,11 @@ def _hosts(element: ET.Element, zone: str, path: Path) -> list[_Host]:
             hosts.append(_Host(name, props.get("role", ""), props.get("cluster", zone), child))
         elif child.tag == "cluster":
             props = _properties(child)
-            cluster_id = child.get("id", "")
-            where = f"{path}: cluster {cluster_id!r}"
+            where = f"{path}: cluster {child.get('id', '')!r}"
             for number in _radical(child.get("radical", ""), where):
                 name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
                 hosts.append(
-                    _Host(name, props.get("role", ""), props.get("cluster", cluster_id), child)
+                    _Host(name, props.get("role", ""), props.get("cluster", zone), child)
                 )
     return hosts
 
@@ -83,17 +92,20 @@ def resource_clusters(platform: str | Path) -> tuple[str, ...]:
     """Cluster name of every Batsim compute resource, indexed by resource id.
 
     >>> import tempfile, os
-    >>> xml = '''<platform version="4.1"><zone id="z" routing="Full">
+    >>> xml = '''
+    ... <?xml version='1.0'?><platform version="4.1"><zone id="z" routing="Full">
     ...   <host id="master" speed="1Gf"><prop id="role" value="master"/></host>
     ...   <host id="n10" speed="1Gf"><prop id="cluster" value="big"/></host>
     ...   <host id="n2" speed="1Gf"><prop id="cluster" value="small"/></host>
-    ...   <cluster id="gpu" prefix="g" suffix="" radical="0-1" speed="1Gf" bw="1Gbps" lat="0"/>
+    ...   <cluster id="gpu" prefix="g" suffix="" radical="0-1" speed="1Gf" bw="1Gbps" lat="0">
+    ...     <prop id="cluster" value="gpus"/></cluster>
+    ...   <host id="x" speed="1Gf"/>
     ... </zone></platform>'''
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "p.xml")
     ...     _ = open(path, "w").write(xml)
     ...     resource_clusters(path)
-    ('gpu', 'gpu', 'big', 'small')
+    ('gpus', 'gpus', 'big', 'small', 'compute')
     """
     return cache.load(platform, _resource_clusters, version=CACHE_VERSION)
 
@@ -105,11 +117,11 @@ def _resource_clusters(path: Path) -> tuple[str, ...]:
 
 def _compute_hosts(path: Path) -> list[_Host]:
     """The compute hosts in Batsim resource id order."""
-    try:
-        root = ET.parse(path).getroot()
+    try:  # SimGrid accepts white space before the XML declaration
+        root = ET.fromstring(path.read_bytes().lstrip())
     except ET.ParseError as error:
         raise PlatformError(f"{path}: not a SimGrid platform XML file: {error}") from None
-    hosts = _hosts(root, "", path)
+    hosts = _hosts(root, DEFAULT_CLUSTER, path)
     counts = Counter(host.name for host in hosts)
     duplicates = sorted(name for name, count in counts.items() if count > 1)
     if duplicates:
@@ -117,7 +129,8 @@ def _compute_hosts(path: Path) -> list[_Host]:
     for host in hosts:
         if host.role not in (*COMPUTE_ROLES, "master", "storage"):
             raise PlatformError(f"{path}: host {host.name}: unknown Batsim role {host.role!r}")
-    compute = sorted((host for host in hosts if host.role in COMPUTE_ROLES),
+    compute = sorted((host for host in hosts
+                      if host.role in COMPUTE_ROLES and host.name != MASTER_HOST),
                      key=lambda host: host.name)  # fmt: skip
     if not compute:
         raise PlatformError(f"{path}: no compute host")

@@ -5,6 +5,8 @@
 * ``hetsched platform generate --spec FILE.json|FILE.toml -o FILE.xml [--force]``
 * either with ``--workload W.json``: one power level per task type of ``W`` on each cluster
   (Machovec et al.'s per-task-type APC, :mod:`hetsched.platforms.power_levels`)
+* ``hetsched platform annotate IN.xml -o OUT.xml [--force] [-m MASTER_HOST]``: hetsched's host
+  properties written into a copy of any platform (:mod:`hetsched.platforms.annotate`)
 * ``hetsched platform show FILE.xml``
 * ``hetsched platform presets``
 """
@@ -15,6 +17,9 @@ import argparse
 from collections.abc import Sequence
 
 from hetsched import options as ranges
+from hetsched.core.system import Cluster
+from hetsched.engine.platform import DEFAULT_MASTER_HOST
+from hetsched.platforms.annotate import annotate_platform
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import PRESETS, generate
@@ -23,7 +28,7 @@ from hetsched.platforms.spec import load_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``platform generate|show|presets`` to the ``hetsched`` parser."""
+    """Add ``platform generate|annotate|show|presets`` to the ``hetsched`` parser."""
     platform = subparsers.add_parser("platform", help="SimGrid platforms for Batsim")
     commands = platform.add_subparsers(dest="platform_command", required=True)
 
@@ -62,6 +67,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     generate_parser.set_defaults(func=run_generate)
 
+    annotate_parser = commands.add_parser(
+        "annotate",
+        help="copy any SimGrid platform with hetsched's host properties added (clusters,"
+             " cores, speeds), everything else unchanged",
+    )
+    annotate_parser.add_argument("file", metavar="IN.xml", help="a SimGrid platform for Batsim")
+    annotate_parser.add_argument("-o", "--output", required=True, metavar="OUT.xml",
+                                 help="platform XML to write")
+    annotate_parser.add_argument(
+        "--force", action="store_true", help="overwrite the output file if it exists"
+    )
+    annotate_parser.add_argument(
+        "-m", "--master-host", default=DEFAULT_MASTER_HOST,
+        help=f"Batsim's -m: the host of that name is Batsim's master (default"
+             f" {DEFAULT_MASTER_HOST})",
+    )
+    annotate_parser.set_defaults(func=run_annotate)
     show_parser = commands.add_parser("show", help="print the clusters of a platform XML")
     show_parser.add_argument("file", help="a platform XML written by hetsched")
     show_parser.set_defaults(func=run_show)
@@ -162,6 +184,38 @@ def platform_table(platform: PlatformSpec) -> list[str]:
     ]
     return [f"platform {platform.name}: {len(platform.clusters)} clusters", *_table(header, rows),
             *levels]
+
+
+def run_annotate(args: argparse.Namespace) -> int:
+    clusters = annotate_platform(args.file, args.output, master_host=args.master_host,
+                                 force=args.force)
+    print(f"wrote {args.output} (from {args.file}): {len(clusters)} clusters,"
+          f" {sum(c.nb_nodes for c in clusters):,} nodes")
+    for line in view_table(clusters):
+        print(line)
+    return 0
+
+
+def view_table(clusters: Sequence[Cluster]) -> list[str]:
+    """One row per P-state of each cluster a scheduler sees (``-`` where the platform does
+    not say: no power, or no speed)."""
+    header = ("cluster", "node type", "nodes", "cores/node", "resource ids", "P-state",
+              "Gflop/s/core", "idle W", "full W")
+    rows = []
+    for cluster in clusters:
+        ids = cluster.resource_ids
+        span = (f"{min(ids)}-{max(ids)}" if len(ids) == max(ids) - min(ids) + 1
+                else f"{len(ids)} ids from {min(ids)}")
+        first = [cluster.name, cluster.node_type, f"{cluster.nb_nodes:,}",
+                 str(cluster.cores_per_node), span]
+        if not cluster.pstates:
+            speed = "-" if cluster.speed is None else f"{cluster.speed / 1e9:.4g}"
+            rows.append([*first, "0", speed, "-", "-"])
+        for index, pstate in enumerate(cluster.pstates):
+            rows.append([*(first if index == 0 else [""] * 5), str(index),
+                         f"{pstate.speed / 1e9:.4g}", f"{pstate.idle_watts:.6g}",
+                         f"{pstate.full_watts:.6g}"])
+    return _table(header, rows)
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -176,8 +176,8 @@ class _Reader:
         return properties
 
     def zone(self) -> ElementTree.Element:
-        try:
-            root = ElementTree.parse(self.path).getroot()
+        try:  # SimGrid accepts white space before the XML declaration
+            root = ElementTree.fromstring(self.path.read_bytes().lstrip())
         except ElementTree.ParseError as error:
             raise PlatformError(f"{self.path}: not well-formed XML: {error}") from None
         for element in root.iter():

@@ -71,6 +71,7 @@ from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_files
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import RunSummary, summarize_files
 from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
+from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.preflight import preflight
@@ -615,10 +616,12 @@ def run_heuristic(
     ``progress`` draws a progress bar on standard error when it is a terminal and the
     run is long; ``force`` lets the run replace a previous run's files in ``outdir``;
     ``energy`` runs with SimGrid's energy model (Batsim ``-E``; the platform must
-    then describe host power); ``tools`` says where batsched is and how real Batsim is
-    started (default: both on ``PATH``). Raises ``ValueError`` (bad name, option or file),
-    ``FileNotFoundError`` (also batsched or batsim not installed), ``FileExistsError``,
-    :class:`BatsimError`, :class:`~hetsched.running.batsched.BatschedError`,
+    then give every compute host SimGrid's ``wattage_per_state``, else ValueError naming
+    ``--no-energy`` before anything is written:
+    :func:`~hetsched.platforms.view.require_power_model`); ``tools`` says where batsched is
+    and how real Batsim is started (default: both on ``PATH``). Raises ``ValueError`` (bad
+    name, option or file), ``FileNotFoundError`` (also batsched or batsim not installed),
+    ``FileExistsError``, :class:`BatsimError`, :class:`~hetsched.running.batsched.BatschedError`,
     :class:`~hetsched.dependencies.MissingDependencyError` or
     :class:`~hetsched.metrics.checker.ScheduleViolation`.
     """
@@ -628,6 +631,8 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
+    if energy:  # Batsim -E aborts on a host without power: refused before anything runs
+        require_power_model(platform)
     with collector_paused():  # the parse of the workload makes no cyclic garbage
         checked = preflight(workload, platform)
     release_freed_memory()  # what the preflight's parse of the workload left (issue 23)

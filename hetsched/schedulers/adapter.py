@@ -25,7 +25,9 @@ holds, in this order:
    heuristic never sees it); ``speed(c, p)`` is the per-core speed of P-state
    ``p`` (host property ``speed_per_pstate``). A node's speed counts one core:
    SimGrid's ptask model computes a parallel task's part on a host at the
-   host's ``speed``, whatever its core count, so the twin lasts exactly ``d``;
+   host's ``speed``, whatever its core count, so the twin lasts exactly ``d``. On a
+   cluster whose speed the platform does not give (no ``speed_per_pstate``: Batsim
+   forwards no host speed), ``{"type": "delay", "delay": d}`` (:func:`twin_profile`);
 3. REGISTER_JOB ``hetsched!<w>.<j>`` (``res`` = ``len(N)``, ``walltime`` -1,
    ``subtime`` now);
 4. EXECUTE_JOB of the twin on ``N``;
@@ -83,6 +85,7 @@ from hetsched.core.energy import (
     is_measure_window,
 )
 from hetsched.core.mapping import Heuristic
+from hetsched.core.system import Cluster
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
@@ -122,6 +125,32 @@ def mapping_events_path(export_prefix: str) -> Path:
 def tasks_path(export_prefix: str) -> Path:
     """Where the tasks' planned and actual times go for ``export_prefix``."""
     return Path(f"{export_prefix}_tasks.csv")
+
+
+def twin_profile(cluster: Cluster, pstate: int, seconds: float) -> dict[str, object]:
+    """The profile of an execution twin that lasts ``seconds`` on nodes of ``cluster`` at
+    ``pstate`` (module docstring): ``parallel_homogeneous`` with ``cpu = seconds x speed``
+    where the platform gives the speed (``speed_per_pstate``); on a cluster whose speed is
+    unknown (a platform without hetsched's host properties: Batsim forwards no speed,
+    :attr:`Cluster.speed` is ``None``), a ``delay`` of ``seconds``, which Batsim runs for
+    exactly that long whatever the hosts' speed. SimGrid charges idle power to a host during
+    a ``delay`` job, as for the workload's own ``delay`` jobs run by any scheduler; the
+    scheduler has no power model on such a cluster anyway.
+
+    >>> from hetsched.core.system import PState
+    >>> twin_profile(Cluster("c", 1, (0,), (PState(2e9, 1.0, 2.0),)), 0, 3.0)
+    {'type': 'parallel_homogeneous', 'cpu': 6000000000.0, 'com': 0}
+    >>> twin_profile(Cluster("c", 1, (0,), nominal_speed=1e9), 0, 3.0)["cpu"]
+    3000000000.0
+    >>> twin_profile(Cluster("c", 1, (0,)), 0, 3.0)
+    {'type': 'delay', 'delay': 3.0}
+    """
+    if cluster.pstates:
+        return {"type": "parallel_homogeneous", "cpu": seconds * cluster.pstates[pstate].speed,
+                "com": 0}
+    if cluster.speed is None:
+        return {"type": "delay", "delay": seconds}
+    return {"type": "parallel_homogeneous", "cpu": seconds * cluster.speed, "com": 0}
 
 
 def node_set(nodes: Iterable[int]) -> ProcSet:
@@ -461,10 +490,8 @@ class HetschedScheduler(BatsimScheduler):
         actual = self._actual.pop(original, None)
         if actual is not None:
             seconds = actual.duration(cluster.name, seconds)
-        flops = seconds * cluster.pstates[decision.pstate].speed
         self.bs.register_profiles(
-            TWIN_WORKLOAD,
-            {profile_name: {"type": "parallel_homogeneous", "cpu": flops, "com": 0}},
+            TWIN_WORKLOAD, {profile_name: twin_profile(cluster, decision.pstate, seconds)}
         )
         twin = self.bs.register_job(twin_job_id(original), len(decision.nodes), -1, profile_name)
         twin.allocation = node_set(decision.nodes)

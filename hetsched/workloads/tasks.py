@@ -78,12 +78,12 @@ def _etc_from_profile(
             flops /= max(res, 1)
         etc = {}
         for cluster in clusters:
-            if not cluster.pstates:
+            if cluster.speed is None:
                 raise ValueError(
                     f"job {job_id}: cluster {cluster.name} has no P-state speed"
                     " (host property speed_per_pstate) to derive its ETC from"
                 )
-            etc[cluster.name] = flops / cluster.pstates[0].speed
+            etc[cluster.name] = flops / cluster.speed
         return etc
     raise ValueError(
         f"job {job_id}: no etc annotation, and its profile type {kind!r} gives no ETC:"

@@ -7,6 +7,7 @@ import pytest
 from hetsched.core.system import Cluster, PState
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec, SpecError
 from hetsched.platforms.properties import (
+    DEFAULT_CLUSTER,
     clusters_from_compute_resources,
     host_properties,
     parse_speeds,
@@ -143,19 +144,23 @@ def test_clusters_from_compute_resources_groups_and_orders_nodes() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"cluster": None}, "host '0-c1-1' (resource 1): property 'cluster' is missing"),
         ({"node_index": "one"}, "host '0-c1-1' (resource 1): property 'node_index': 'one' is not"),
         ({"cores_per_node": "0"}, "property 'cores_per_node': must be >= 1, got 0"),
         ({"node_index": "-1"}, "property 'node_index': must be >= 0, got -1"),
-        ({"wattage_per_state": "90.0:120.0:180.0, 60:100"},
+        ({"wattage_per_state": "90.0:120.0:150.0:180.0, 60:100"},
          "host '0-c1-1' (resource 1): properties 'speed_per_pstate'/'wattage_per_state':"
-         " P-state 0: '90.0:120.0:180.0' is not 'idle:full'"),
+         " P-state 0: '90.0:120.0:150.0:180.0' is not 'idle:full' nor 'idle:epsilon:full'"),
+        ({"wattage_per_state": "90:180, 60:100, 9:9", "sleep_pstates": "0:2:2"},
+         "sleep_pstates [0, 2] are not the last P-states"),
+        ({"sleep_pstates": "1:x:2"}, "'1:x:2' is not three P-states 'sleep:off:on'"),
+        ({"node_index": None}, "property 'node_index' is missing where other hosts of"),
+        ({"power_levels": "g00", "wattage_per_state": None},
+         "property 'power_levels' needs 'wattage_per_state'"),
         ({"wattage_per_state": "90:180"}, "2 speeds in speed_per_pstate but 1 P-states"),
         ({"speed_per_pstate": "2e9,fast"}, "P-state 1: 'fast' is not a number"),
         ({"wattage_per_state": "-1:180, 60:100"}, "idle_watts: must be >= 0"),
         ({"cores_per_node": "16"},
          "host '0-c1-1' (resource 1): property 'cores_per_node' differs from host '0-c1-0'"),
-        ({"node_index": "0"}, "property 'node_index': node 0 of cluster 'c1' is also resource 0"),
     ],
 )
 def test_bad_compute_resources_name_host_and_property(changes: dict, message: str) -> None:
@@ -163,6 +168,63 @@ def test_bad_compute_resources_name_host_and_property(changes: dict, message: st
     with pytest.raises(ValueError) as caught:
         clusters_from_compute_resources(resources)
     assert message in str(caught.value)
+
+
+def test_hosts_without_hetsched_properties_are_one_cluster_of_one_core_nodes() -> None:
+    # Batsim 4.2.1 forwards the host properties a platform has (here none but Batsim's role)
+    # and no speed: one cluster of one-core nodes, speed and power unknown, resource order.
+    bare = [{"id": i, "name": n, "state": "idle", "properties": {"role": ""},
+             "zone_properties": {}} for i, n in ((1, "b"), (0, "a"), (2, "c"))]
+    [cluster] = clusters_from_compute_resources(bare)
+    assert cluster == Cluster(DEFAULT_CLUSTER, 1, (0, 1, 2), (), DEFAULT_CLUSTER)
+    assert cluster.speed is None and cluster.nominal_speed is None
+    # no zone_properties at all (pybatsim's own tests' messages) reads the same
+    for resource in bare:
+        del resource["zone_properties"]
+    assert clusters_from_compute_resources(bare) == [cluster]
+
+
+def test_zone_properties_apply_where_the_host_has_none() -> None:
+    # A <zone> (or <cluster> element) property reaches its hosts; a host's own one wins.
+    zone = {"cluster": "z", "cores_per_node": "4", "speed_per_pstate": "1e9"}
+    resources = [
+        {"id": 0, "name": "a", "properties": {}, "zone_properties": zone},
+        {"id": 1, "name": "b", "properties": {"cluster": "own"}, "zone_properties": zone},
+    ]
+    z, own = clusters_from_compute_resources(resources)
+    assert z == Cluster("z", 4, (0,), (), "z", nominal_speed=1e9)
+    assert own == Cluster("own", 4, (1,), (), "own", nominal_speed=1e9)
+    assert own.speed == 1e9
+
+
+def test_speeds_and_simgrid_power_forms() -> None:
+    # idle:epsilon:full (Batsim's energy platforms) and trailing sleep P-states left out.
+    props = {"cluster": "c", "speed_per_pstate": "1e8,5e7",
+             "wattage_per_state": "95:95:190, 90:90:150, 9.75:9.75:9.75, 100:100:100, 125:125:125",
+             "sleep_pstates": "2:3:4"}
+    [cluster] = clusters_from_compute_resources(
+        [{"id": 0, "name": "h", "properties": props, "zone_properties": {}}])
+    assert cluster.pstates == (PState(1e8, 95.0, 190.0), PState(5e7, 90.0, 150.0))
+    # speed_per_pstate may also list every P-state's speed, the sleep ones included
+    props["speed_per_pstate"] = "1e8,5e7,1e-3,0.16,0.006"
+    assert clusters_from_compute_resources(
+        [{"id": 0, "name": "h", "properties": props, "zone_properties": {}}]) == [cluster]
+
+
+def test_node_index_shared_by_every_host_is_resource_order() -> None:
+    # A SimGrid <cluster> element's <prop> is on every host of the element: all hosts carry
+    # the same node_index, so they take Batsim's resource order. Distinct indices order the
+    # nodes; some shared and some not is an error naming the host.
+    def host(resource_id: int, node: str) -> dict:
+        return _resource(resource_id, f"h{resource_id}", node_index=node)
+
+    [cluster] = clusters_from_compute_resources([host(2, "0"), host(0, "0"), host(1, "0")])
+    assert cluster.resource_ids == (0, 1, 2)
+    [cluster] = clusters_from_compute_resources([host(2, "0"), host(0, "2"), host(1, "1")])
+    assert cluster.resource_ids == (2, 1, 0)
+    with pytest.raises(ValueError, match=r"host 'h1' \(resource 1\): property 'node_index':"
+                       " node 0 of cluster 'c1' is also resource 0"):
+        clusters_from_compute_resources([host(0, "0"), host(1, "0"), host(2, "1")])
 
 
 def test_compute_resources_must_have_ids_and_properties() -> None:

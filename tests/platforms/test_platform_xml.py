@@ -181,6 +181,13 @@ def test_reader_rejects_a_cluster_whose_nodes_differ(tmp_path: Path) -> None:
         read_platform(path)
 
 
+def test_reader_accepts_white_space_before_the_declaration(tmp_path: Path) -> None:
+    # as SimGrid does (Batsim's energy_platform_homogeneous_no_net_128.xml starts with "\n")
+    path = tmp_path / "p.xml"
+    path.write_text("\n  \n" + platform_to_xml(DEMO))
+    assert read_platform(path) == DEMO
+
+
 def test_reading_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_platform(tmp_path / "nothing.xml")
