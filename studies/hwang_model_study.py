@@ -77,6 +77,7 @@ from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
+from hetsched.parser import CommandParser
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
 from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, shared_runs
@@ -745,7 +746,7 @@ def register(studies: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     return experiment_command(parser.parse_args(argv))
 
