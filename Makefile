@@ -22,13 +22,14 @@ $(BIN)/hetsched: pyproject.toml examples/my-heuristic/pyproject.toml
 	fi
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# pybatsim 3.2.1 pins pyzmq<23 (no build on Python 3.11): install it alone, its
-	# real run-time needs come from our pyproject (pyzmq>=25, docopt, procset, ...).
-	$(BIN)/pip install -q --no-deps $(PYBATSIM)
-	# batsim-py 1.0.5 pins pandas==0.25.3 (no build on Python 3.11): same treatment, its
-	# real needs are the [batsim-py] extra (docs/batsim-py.md).
-	$(BIN)/pip install -q --no-deps $(BATSIM_PY)
 	$(BIN)/pip install -q -e '.[dev,batsim-py]'
+	# pybatsim 3.2.1 pins pyzmq<23 (no build on Python 3.11): installed alone, its real
+	# run-time needs came with our pyproject above (pyzmq>=25, docopt, procset, ...).
+	# batsim-py 1.0.5 pins pandas==0.25.3 (no build on Python 3.11): same treatment, its
+	# real needs are the [batsim-py] extra (docs/batsim-py.md). Last, and with --no-deps,
+	# pip checks neither's pins, so it prints no "dependency resolver" ERROR lines for
+	# them; any other pip error still stops make.
+	$(BIN)/pip install -q --no-deps $(PYBATSIM) $(BATSIM_PY)
 	# the example of a heuristic of one's own (docs/your-heuristic.md): its entry point is
 	# what the tests run through hetsched list, check, run and compare; it needs nothing
 	# beyond hetsched, hence --no-deps

@@ -16,6 +16,7 @@ from typing import NoReturn, TextIO
 from hetsched import __version__, cache
 from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
+from hetsched.parser import CommandParser
 
 COMMAND_GROUPS = {
     "hetsched.platforms.cli": ("platform",),
@@ -71,8 +72,10 @@ class UserError(Exception):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``hetsched`` parser: every command, or only ``command`` when it is one of
-    :data:`COMMAND_GROUPS` (its module alone is imported)."""
-    parser = argparse.ArgumentParser(
+    :data:`COMMAND_GROUPS` (its module alone is imported). It and every sub-command's parser
+    are a :class:`~hetsched.parser.CommandParser`: no abbreviations, a sub-command's own
+    usage and the closest option on a typo."""
+    parser = CommandParser(
         prog="hetsched",
         description="Scheduling heuristics for heterogeneous HPC systems on Batsim.",
     )

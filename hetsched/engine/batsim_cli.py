@@ -122,7 +122,19 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """Batsim's command line as docopt (docopt.cpp, which Batsim 4.2.1 parses it with) reads
+    it: a long option may be given by a unique prefix (``--enable-dyn``, docopt's
+    ``parse_long``); an unknown option is an error, here named with the closest option."""
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        from hetsched.parser import closest
+
+        if message.startswith("unrecognized arguments: "):
+            words = message.split(": ", 1)[1].split(" ")
+            near = [closest(self, word) if word.startswith("--") else None for word in words]
+            hints = [f"{word} (did you mean {option}?)" if option else word
+                     for word, option in zip(words, near, strict=True)]
+            message = "unrecognized arguments: " + " ".join(hints)
         raise UsageError(message)
 
 
@@ -131,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="hetsched batsim",
         add_help=False,
-        allow_abbrev=False,
+        allow_abbrev=True,  # docopt's unique prefixes
         description="The embedded engine with Batsim 4.2.1's command line (a drop-in batsim).",
     )
     add = parser.add_argument

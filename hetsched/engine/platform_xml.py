@@ -116,8 +116,11 @@ def read_xml(path: Path) -> Element:
     offset = data[: len(data) - len(stripped)].count(b"\n")
     try:
         parser.Parse(stripped, True)
-    except expat.ExpatError as error:
-        raise PlatformError(f"{path}: invalid XML: {error} (+{offset} lines)") from None
+    except expat.ExpatError as error:  # its line in the file, the white space counted
+        where = f"{path}:{error.lineno + offset}"
+        raise PlatformError(
+            f"{where}: invalid XML: {expat.ErrorString(error.code)} (column {error.offset + 1})"
+        ) from None
     if not top.children:
         raise PlatformError(f"{path}: no XML element")
     if offset:

@@ -6,6 +6,7 @@ See ``docs/run.md`` for the options and every key of the ``--json`` summary.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from pathlib import Path
@@ -216,6 +217,50 @@ def utility_energy_block(summary: RunSummary) -> str | None:
     return "\n".join(lines)
 
 
+def schedule_csv_notes(summary: RunSummary) -> list[str]:
+    """What ``out_schedule.csv`` (Batsim's own summary of the run) says differently from the
+    table, and why; nothing when it agrees or is not there.
+
+    * With execution twins (docs/architecture.md) every task is two Batsim jobs: the original,
+      rejected, and its twin, run. Batsim counts both: ``nb_jobs`` is about twice the tasks,
+      ``nb_jobs_rejected`` counts the originals and ``success_rate`` (successes over
+      ``nb_jobs``) is under one half, however well the run went. The table counts tasks.
+    * Batsim's ``consumed_joules`` is the energy from the first job's submission to the last
+      job's completion (``src/export.cpp``: ``energy_last_job_completion -
+      energy_first_job_submission``); the table's energy is the whole run's, from time 0 (the
+      last row of ``out_consumed_energy.csv``), the idle platform before the first
+      submission included.
+    """
+    path = Path(summary.outdir) / "out_schedule.csv"
+    try:
+        with path.open(newline="") as stream:
+            row = next(csv.DictReader(stream))
+    except (OSError, StopIteration):
+        return []
+    notes = []
+    try:
+        jobs, rejected = int(row["nb_jobs"]), int(row["nb_jobs_rejected"])
+        rate = float(row["success_rate"])
+    except (KeyError, ValueError):
+        return []
+    if jobs > summary.tasks_total:  # the execution twins, registered as dynamic jobs
+        notes.append(
+            f"out_schedule.csv counts each task twice, its original job rejected and its"
+            f" execution twin run: nb_jobs {jobs}, nb_jobs_rejected {rejected}, success_rate"
+            f" {rate:g} for {summary.tasks_total} tasks, {summary.tasks_completed} completed"
+        )
+    consumed = row.get("consumed_joules")
+    if consumed and summary.energy_joules is not None:
+        joules = float(consumed)
+        if abs(joules - summary.energy_joules) > 1e-9 * max(1.0, abs(summary.energy_joules)):
+            notes.append(
+                f"out_schedule.csv's consumed_joules {joules:,.3f} is the energy from the first"
+                f" job's submission to the last one's completion; the energy above"
+                f" ({summary.energy_joules:,.3f} J) is the whole run's, from time 0"
+            )
+    return notes
+
+
 def default_outdir(name: str, workload: str) -> Path:
     """``runs/<workload file stem>/<NAME>`` (:func:`~hetsched.running.run.folder_name`: ``:``
     becomes ``-``, the ``/`` of a file reference ``_``)."""
@@ -293,6 +338,8 @@ def run_command(args: argparse.Namespace) -> int:
         block = utility_energy_block(summary)
         if block is not None:
             print(block)
+        for note in schedule_csv_notes(summary):
+            print(f"note: {note}")
     return 0
 
 

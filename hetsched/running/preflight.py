@@ -195,6 +195,24 @@ def check_clusters(document: Mapping, filename: str, platform: PlatformView) -> 
             )
 
 
+def oversized_nb_res(document: Mapping, filename: str, platform: PlatformView) -> str | None:
+    """The warning for a workload whose ``nb_res`` exceeds the platform's compute hosts, or
+    ``None``. Batsim 4.2.1 requires ``nb_res`` to be a positive integer (``src/workload.cpp``)
+    and uses it only with ``--mmax-workload``, to limit the machines simulated
+    (``src/batsim.cpp``; docs/input-workload.rst: "how many resources this workload has been
+    designed for"); each job runs on its own ``res`` hosts, which are checked one by one. So a
+    larger ``nb_res`` is no error for Batsim, but it says the workload was made for a larger
+    platform than this one: a warning."""
+    nb_res = document.get("nb_res")
+    if not isinstance(nb_res, int) or nb_res <= platform.nb_hosts:
+        return None
+    return (
+        f"{filename}: nb_res {nb_res} exceeds the {platform.nb_hosts} compute hosts of platform"
+        f" {platform.name}: the workload was made for a larger platform (Batsim uses nb_res"
+        " only with --mmax-workload; each job's res is checked against the hosts)"
+    )
+
+
 def check_batch_models(document: Mapping, filename: str) -> None:
     """The applications of a Hansen et al. batch (jobs with every annotation of the model,
     sec. II) share one makespan goal and one slowdown per processor type: the robust
@@ -236,6 +254,9 @@ def preflight(
         for index, job in enumerate(document["jobs"])
         if not check_job(job, f"{filename}: job '{job['id']}' (jobs[{index}])", view)
     )
+    oversized = oversized_nb_res(document, filename, view)
+    if oversized is not None:
+        warnings.warn(InputWarning(oversized), stacklevel=2)
     if unrunnable:
         shown = ", ".join(unrunnable[:5]) + (", ..." if len(unrunnable) > 5 else "")
         warnings.warn(

@@ -205,6 +205,9 @@ class HetschedScheduler(BatsimScheduler):
     """
 
     heuristic_name: ClassVar[str | None] = None
+    bounded_first_wait = False
+    """True: the wait for Batsim's first message is bounded by pybatsim's timeout
+    (``hetsched serve -t``; :class:`~hetsched.schedulers.protocol.ProtocolGuard`)."""
 
     def __init__(
         self, options: Mapping[str, Any] | None = None, *, heuristic: Heuristic | None = None
@@ -296,7 +299,7 @@ class HetschedScheduler(BatsimScheduler):
     def bs(self, bs: Batsim) -> None:
         network = getattr(bs, "network", None)
         if network is not None and not isinstance(network, ProtocolGuard):
-            bs.network = ProtocolGuard(network)
+            bs.network = ProtocolGuard(network, bounded_first_wait=self.bounded_first_wait)
         self._bs = bs
 
     # ----------------------------------------------------------- simulation

@@ -78,6 +78,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     options = parse_options(args.options)
     scheduler = make_scheduler(args.name, options)
+    scheduler.bounded_first_wait = True  # -t bounds the wait for Batsim from the start
     return launch_scheduler(
         scheduler, args.socket_endpoint, None, options, args.timeout, False
     )
@@ -117,7 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "-t", "--timeout", type=ranges.non_negative_int, default=DEFAULT_TIMEOUT_MS,
-        help="how long to wait for Batsim, in milliseconds as pybatsim's -t (not seconds,"
+        help="how long to wait for each message of Batsim, the first one included (no"
+        " Batsim: an error once it is over), in milliseconds as pybatsim's -t (not seconds,"
         f" as hetsched batsim's --timeout); 0 = forever (default: {DEFAULT_TIMEOUT_MS})",
     )
     serve.set_defaults(func=_serve)

@@ -33,7 +33,9 @@ message, the event and the fault:
 A silent peer is pybatsim's timeout (``hetsched serve -t``, default 2 s):
 :meth:`HetschedScheduler.onDeadlock` raises a :class:`BatsimProtocolError`. ZeroMQ hides a
 closed connection from the bound REP socket, so Batsim dying mid-run is seen the same way:
-as silence past the timeout (with ``-t 0``, waiting forever, it is not seen at all).
+as silence past the timeout (with ``-t 0``, waiting forever, it is not seen at all). pybatsim
+waits for the first message forever; ``hetsched serve`` bounds that wait by the same timeout
+(``bounded_first_wait``), so no Batsim at all is an error too.
 
 >>> guard = ProtocolGuard(None)
 >>> try:
@@ -239,13 +241,20 @@ class ProtocolGuard:
 
     ``network``: the handler pybatsim built (``NetworkHandler`` or the embedded engine's
     loopback); every attribute the guard does not define is the handler's.
+    ``bounded_first_wait``: the wait for Batsim's first message is bounded by the handler's
+    timeout (pybatsim's ``-t``, milliseconds), as every later wait is, and a silence past it
+    is a :class:`BatsimProtocolError` saying that no Batsim connected (``hetsched serve``);
+    pybatsim itself waits for SIMULATION_BEGINS forever (``Batsim._read_bat_msg`` reads it
+    blocking), which a guard without the flag keeps.
     """
 
     _OWN = ("_network", "_count", "_now", "_begun", "_nb_resources", "_forward_unknown",
-            "_arrived", "_known", "_executed", "_completed", "_platform")
+            "_arrived", "_known", "_executed", "_completed", "_platform",
+            "_bounded_first_wait")
 
-    def __init__(self, network: Any) -> None:
+    def __init__(self, network: Any, *, bounded_first_wait: bool = False) -> None:
         self._network = network
+        self._bounded_first_wait = bounded_first_wait
         self._count = 0
         self._now: float | None = None
         self._begun = False
@@ -268,7 +277,15 @@ class ProtocolGuard:
 
     # ------------------------------------------------- pybatsim's handler interface
     def recv(self, blocking: bool = False) -> dict[str, Any] | None:
-        text = self._network.recv_string(blocking=blocking)
+        first = self._bounded_first_wait and not self._count
+        text = self._network.recv_string(blocking=blocking and not first)
+        if text is None and first:
+            raise BatsimProtocolError(
+                f"no message from Batsim within {self._network.timeout} ms on"
+                f" {self._network.socket_endpoint}: start Batsim with -s set to this"
+                " endpoint (tcp://localhost:PORT) and --enable-dynamic-jobs, or wait longer"
+                " with -t MILLISECONDS (0 waits forever)"
+            )
         return None if text is None else self.check(text)
 
     def send(self, msg: dict[str, Any]) -> None:

@@ -2,34 +2,37 @@
 
 A study is a grid of *cells*: one heuristic (with its options) on one scenario. The cells of
 one scenario form a :class:`ScenarioCells` group: its inputs (platform and workload) are
-prepared once, in the scenario's folder, then its cells run one after the other, each in its
-own sub-folder and resumable on its own (:func:`hetsched.studies.compare.run_or_resume`:
-a finished cell is read back, never rerun). :func:`run_groups` runs the groups in ``jobs``
+prepared once, in the scenario's folder, then its cells run, each in its own sub-folder and
+resumable on its own (:func:`hetsched.studies.compare.run_or_resume`: a finished cell is read
+back, never rerun). :func:`run_groups` runs the groups in ``jobs``
 worker processes (in this process with ``jobs=1``), preparation included, and yields each
-cell as its group finishes; the results do not depend on the number of workers nor on their
-order (every run is deterministic), so callers sort them by cell.
+cell as soon as it finishes (each cell is a task of its own, sent once its scenario is
+prepared); the results do not depend on the number of workers nor on their order (every run
+is deterministic), so callers sort them by cell.
 
 Where the groups run is a :class:`CellExecutor`: local worker processes (``processes``, the
 default), or Dask distributed (``dask``): a local cluster of ``jobs`` single-threaded worker
 processes, or the existing cluster at ``scheduler_address`` (``tcp://host:8786``). On Dask,
-a group is one task. The local cluster's workers share this process's working directory; for
-an existing cluster the folders are made absolute first, so its workers must see the study
-folder (and the trace folder, ``--trace-dir`` or ``HETSCHED_TRACE_DIR`` here, sent with each
-group) at the same paths (a shared file system) and have hetsched
-installed, and should run one thread each (``dask worker
---nthreads 1``: a run redirects its process's standard output and logging to its
-``scheduler.log``). Resuming works the same on every executor: a cell whose folder holds a
-finished run is read back. With ``progress``, a bar of the cells done is drawn on standard
-error when it is a terminal.
+as locally, a scenario's preparation is one task and each of its cells one more. The local
+cluster's workers share this process's working directory; for an existing cluster the
+folders are made absolute first, so its workers must see the study folder (and the trace
+folder, ``--trace-dir`` or ``HETSCHED_TRACE_DIR`` here, sent with each group) at the same
+paths (a shared file system) and have hetsched installed, and should run one thread each
+(``dask worker --nthreads 1``: a run redirects its process's standard output and logging to
+its ``scheduler.log``). Resuming works the same on every executor: a cell whose folder holds
+a finished run is read back. With ``progress``, a bar of the cells done is drawn on standard
+error when it is a terminal, and an interrupted study says how many cells it finished.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -78,14 +81,17 @@ class ScenarioCells:
     trace_dir: str | Path | None = None
 
 
-def run_group(group: ScenarioCells) -> list[tuple[Cell, RunSummary, bool]]:
-    """Prepare the scenario (or reuse its inputs), then run (or resume) each of its cells."""
-    platform, workload = group.scenario.prepare_inputs(group.folder, group.trace_dir)
-    return [
-        (cell, *run_or_resume(cell.heuristic, platform, workload, cell.outdir,
-                              engine=cell.engine, options=dict(cell.options)))
-        for cell in group.cells
-    ]
+def prepare_group(group: ScenarioCells) -> tuple[Path, Path]:
+    """Prepare the scenario of ``group`` in its folder (or reuse its inputs): its platform
+    and workload."""
+    return group.scenario.prepare_inputs(group.folder, group.trace_dir)
+
+
+def run_cell(cell: Cell, platform: Path, workload: Path) -> tuple[Cell, RunSummary, bool]:
+    """Run (or resume) one cell on its scenario's prepared inputs: ``(cell, summary,
+    resumed)``."""
+    return (cell, *run_or_resume(cell.heuristic, platform, workload, cell.outdir,
+                                 engine=cell.engine, options=dict(cell.options)))
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,15 @@ def run_groups(
     groups: Sequence[ScenarioCells], *, jobs: int = 1, executor: CellExecutor | None = None
 ) -> Iterator[tuple[Cell, RunSummary, bool]]:
     """Run every group on ``executor`` (default: ``jobs`` local processes at a time); yield
-    ``(cell, summary, resumed)`` for each cell of a group once the group is done. The first
-    failing group's error propagates once the running ones end."""
+    ``(cell, summary, resumed)`` for each cell as soon as it is done, so a caller's line per
+    cell comes when the cell ends, on a terminal or not, not when its whole scenario does.
+
+    A scenario's preparation is one task and each of its cells another, sent once the
+    preparation is done (the cells of a scenario may then run side by side on two workers);
+    locally the workers are kept busy with at most ``jobs`` tasks at a time, the prepared
+    scenarios' cells first. The first failing task's error propagates once the running ones
+    end. Interrupted (Ctrl-C), with ``executor.progress``, one line on standard error says
+    how many cells finished (their runs are kept: the same command resumes from them)."""
     executor = executor if executor is not None else CellExecutor(jobs=jobs)
     total = sum(len(group.cells) for group in groups)
     bar = ProgressBar(delay=0.0) if executor.progress else None
@@ -153,13 +166,19 @@ def run_groups(
         else _process_results(groups, executor.jobs)
     )
     try:
-        for cells in results:
+        for result in results:
             if bar is not None:
                 bar.close()  # the caller may print a line per cell
-            yield from cells
-            done += len(cells)
+            yield result
+            done += 1
             if bar is not None:
                 bar.update(done, total, "cells")
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+            print(f"interrupted: {done} of {total} cells finished (their runs are kept;"
+                  " the same command resumes from them)", file=sys.stderr, flush=True)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -167,22 +186,43 @@ def run_groups(
 
 def _process_results(
     groups: Sequence[ScenarioCells], jobs: int
-) -> Iterator[list[tuple[Cell, RunSummary, bool]]]:
-    if jobs == 1 or len(groups) <= 1:
+) -> Iterator[tuple[Cell, RunSummary, bool]]:
+    if jobs == 1 or sum(len(group.cells) for group in groups) <= 1:
         for group in groups:
-            yield run_group(group)
+            platform, workload = prepare_group(group)
+            for cell in group.cells:
+                yield run_cell(cell, platform, workload)
         return
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=jobs, mp_context=context,
         initializer=exit_with_parent, initargs=(os.getpid(),),
     ) as pool:
-        futures = [pool.submit(run_group, group) for group in groups]
+        unprepared = collections.deque(groups)
+        ready: collections.deque[tuple[Cell, Path, Path]] = collections.deque()
+        running: dict[concurrent.futures.Future, ScenarioCells | None] = {}
         try:
-            for future in concurrent.futures.as_completed(futures):
-                yield future.result()
+            while True:
+                while len(running) < jobs and (ready or unprepared):
+                    if ready:
+                        running[pool.submit(run_cell, *ready.popleft())] = None
+                    else:
+                        group = unprepared.popleft()
+                        running[pool.submit(prepare_group, group)] = group
+                if not running:
+                    return
+                finished, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                for future in finished:
+                    group = running.pop(future)
+                    if group is None:
+                        yield future.result()
+                    else:
+                        platform, workload = future.result()
+                        ready.extend((cell, platform, workload) for cell in group.cells)
         finally:
-            for future in futures:
+            for future in running:
                 future.cancel()
 
 
@@ -219,7 +259,7 @@ def _absolute(group: ScenarioCells) -> ScenarioCells:
 
 def _dask_results(
     groups: Sequence[ScenarioCells], executor: CellExecutor
-) -> Iterator[list[tuple[Cell, RunSummary, bool]]]:
+) -> Iterator[tuple[Cell, RunSummary, bool]]:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -237,12 +277,23 @@ def _dask_results(
         client = Client(cluster)
     try:
         sent = [group if cluster is not None else _absolute(group) for group in groups]
-        futures = client.map(run_group, sent, pure=False)
+        preparations = {client.submit(prepare_group, group, pure=False): group
+                        for group in sent}
+        futures = list(preparations)
+        pending = as_completed(futures)
         try:
-            for future in as_completed(futures):
-                # the cells as the caller gave them (folders as given), with the results
-                yield [(originals[cell.key], summary, resumed)
-                       for cell, summary, resumed in future.result()]
+            for future in pending:
+                group = preparations.get(future)
+                if group is None:
+                    cell, summary, resumed = future.result()
+                    # the cell as the caller gave it (folders as given), with the results
+                    yield originals[cell.key], summary, resumed
+                    continue
+                platform, workload = future.result()
+                for cell in group.cells:
+                    futures.append(client.submit(run_cell, cell, platform, workload,
+                                                 pure=False))
+                    pending.add(futures[-1])
         finally:
             client.cancel(futures)
     finally:

@@ -176,7 +176,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cores", type=ranges.positive_int, help="khemka preset: mean total cores")
     parser.add_argument("--seed", type=ranges.seed, default=1,
                         help="platform and annotation seed (default: %(default)s)")
-    parser.add_argument("--etc-cov", type=ranges.non_negative_float, default=0.3,
+    parser.add_argument("--etc-cov", type=ranges.positive_float, default=0.3,
                         help="ETC heterogeneity (default: %(default)s)")
     parser.add_argument(
         "--value-correlation", "--correlation", dest="value_correlation", default="weak",

@@ -27,11 +27,10 @@ def experiment_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
 
     def report(trial: hansen.Trial, resumed: bool, done: int, total: int) -> None:
+        bar.close()  # one line per trial, on a terminal or not; the bar below it
+        print(f"[{done}/{total}] {trial.scenario.label} trial {trial.trial + 1}/{trials}"
+              f"{' (already done)' if resumed else ''}", file=sys.stderr, flush=True)
         bar.update(done, total, trial.scenario.label)
-        if trial.trial == trials - 1:
-            bar.close()
-            print(f"[{done}/{total}] {trial.scenario.label}: {trials} trials"
-                  f"{' (already done)' if resumed else ''}", file=sys.stderr, flush=True)
 
     runs = hansen.run_study(
         args.outdir,

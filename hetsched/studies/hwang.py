@@ -43,6 +43,7 @@ from hetsched.heuristics.fairness.two_level_fairness import (
     second_level_policy,
 )
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
+from hetsched.parser import CommandParser
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
@@ -292,7 +293,7 @@ def summary(rows: Sequence[dict]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hetsched experiment hwang",
+    parser = CommandParser(prog="hetsched experiment hwang",
                                      description=__doc__.splitlines()[0])
     add_arguments(parser)
     return experiment_command(parser.parse_args(argv))

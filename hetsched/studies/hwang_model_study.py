@@ -77,6 +77,7 @@ from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
+from hetsched.parser import CommandParser
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
 from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, shared_runs
@@ -302,10 +303,21 @@ def _together(runs: Sequence[Run]) -> list[list[Run]]:
     return list(groups.values())
 
 
+def _report(group: Sequence[Run], done: int, total: int) -> None:
+    """One line on standard error per group of runs simulated together, as it ends (a study
+    that runs for hours says where it is, on a terminal or not)."""
+    first = group[0]
+    gap = "" if first.interarrival is None else f", gap {first.interarrival:g} s"
+    print(f"[{done}/{total}] scenario {first.scenario} seed {first.seed}{gap}:"
+          f" {len(group)} runs", file=sys.stderr, flush=True)
+
+
 def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> list[dict]:
     """Run every ``runs`` not in ``out/runs.csv`` yet (appending each), return all rows.
 
-    ``out/config.json`` records the variant; a folder of another variant is refused."""
+    ``out/config.json`` records the variant; a folder of another variant is refused. Each
+    group of runs simulated together is reported on standard error as it ends
+    (:func:`_report`)."""
     out.mkdir(parents=True, exist_ok=True)
     variants = {run.variant for run in runs}
     if len(variants) > 1:
@@ -327,16 +339,20 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
         writer = csv.DictWriter(handle, FIELDS)
         if new:
             writer.writeheader()
+        groups = _together(todo)
         if workers > 1:  # a group's rows when it is done
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for rows in pool.map(_simulate_list, [(g, scale) for g in _together(todo)]):
+                results = pool.map(_simulate_list, [(g, scale) for g in groups])
+                for done, (group, rows) in enumerate(zip(groups, results, strict=True), 1):
                     writer.writerows(rows)
                     handle.flush()
+                    _report(group, done, len(groups))
         else:  # each row when its run is done
-            for group in _together(todo):
+            for done, group in enumerate(groups, 1):
                 for row in simulate_together(group, scale):
                     writer.writerow(row)
                     handle.flush()
+                _report(group, done, len(groups))
     return _rows_of(path, runs)
 
 
@@ -745,7 +761,7 @@ def register(studies: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     return experiment_command(parser.parse_args(argv))
 

@@ -49,7 +49,12 @@ from hetsched.running.run import check_scheduler
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
 from hetsched.studies.compare import HeuristicSpec
 from hetsched.studies.scenario import Scenario
-from hetsched.studies.statistics import confidence_half_width
+from hetsched.studies.statistics import (
+    MIN_VALUES,
+    NO_INTERVAL,
+    confidence_half_width,
+    interval_says_something,
+)
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import MISSING, read_swf
 from hetsched.workloads.traces import resolve_trace
@@ -383,8 +388,32 @@ def write_csv(runs: Sequence[StudyRun], aggregates: Sequence[Aggregate], outdir:
             )
 
 
+PERCENT_SPAN = 100.0
+"""A % of the maximum value bound lies in [0, 100]."""
+
+
+def shown_interval(a: Aggregate) -> bool:
+    """Whether ``a``'s 95% interval says something (:func:`~hetsched.studies.statistics.
+    interval_says_something`: 3 scenarios or more, narrower than 0-100%)."""
+    return interval_says_something(a.scenarios, a.ci95, PERCENT_SPAN)
+
+
+def error_bar(a: Aggregate) -> tuple[float, float]:
+    """The lengths below and above the mean of ``a``'s bar in Fig. 4 and 5: its 95% interval
+    cut to [0, 100] (no percentage lies outside), none where the interval says nothing.
+
+    >>> error_bar(Aggregate("e", "h", 2, 50.0, 274.6, 5.0, None))
+    (0.0, 0.0)
+    >>> error_bar(Aggregate("e", "h", 16, 98.0, 2.7, 5.0, None))
+    (2.7, 2.0)
+    """
+    half = a.ci95 if shown_interval(a) else 0.0
+    return min(half, a.mean_percent), round(min(half, PERCENT_SPAN - a.mean_percent), 12)
+
+
 def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
-    """A printed table: environment, heuristic, mean % of bound +- CI, tasks, latency."""
+    """A printed table: environment, heuristic, mean % of bound +- CI, tasks, latency; an
+    interval that says nothing (:func:`shown_interval`) is ``n/a``, explained under it."""
     header = ("environment", "heuristic", "n", "% of bound", "95% CI", "completed", "event ms")
     rows = [header] + [
         (
@@ -392,20 +421,23 @@ def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
             a.heuristic,
             str(a.scenarios),
             f"{a.mean_percent:.1f}",
-            f"+-{a.ci95:.1f}",
+            f"+-{a.ci95:.1f}" if shown_interval(a) else "n/a",
             f"{a.mean_completed:.0f}",
             "-" if a.latency_p50_ms is None else f"{a.latency_p50_ms:.2f}",
         )
         for a in aggregates
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    return "\n".join(
+    lines = [
         "  ".join(
             cell.ljust(w) if i < 2 else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
-    )
+    ]
+    if not all(shown_interval(a) for a in aggregates):
+        lines.append(f"{NO_INTERVAL} (0-100%; more scenarios: --days)")
+    return "\n".join(lines)
 
 
 FIGURES = {
@@ -443,17 +475,22 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
         with study_figure(path, (max(6.0, 2.0 + 2.0 * len(present)), 4.8)) as (_, ax):
             width = 0.8 / len(heuristics)
             for j, heuristic in enumerate(heuristics):
-                xs, means, cis = [], [], []
+                xs, means, below, above = [], [], [], []
                 for i, (env, _) in enumerate(present):
                     a = by_key.get((env, heuristic))
                     if a is not None:
                         xs.append(i + (j - (len(heuristics) - 1) / 2) * width)
                         means.append(a.mean_percent)
-                        cis.append(a.ci95)
-                ax.bar(xs, means, width, yerr=cis, capsize=2, label=heuristic)
+                        low, high = error_bar(a)
+                        below.append(low)
+                        above.append(high)
+                ax.bar(xs, means, width, yerr=[below, above], capsize=2, label=heuristic)
             ax.set_xticks(range(len(present)), [label for _, label in present])
             ax.set_ylabel("% of maximum value bound")
             ax.set_ylim(0, 105)
+            if not all(shown_interval(a) for a in aggregates):
+                title += (f"\n(error bars: 95% CI within 0-100%; none from fewer than"
+                          f" {MIN_VALUES} scenarios or wider than 100%)")
             ax.set_title(title, fontsize="medium")
             ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.08))
         written.append(path)

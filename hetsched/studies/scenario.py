@@ -19,6 +19,7 @@ from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.convert import swf_to_workload
 from hetsched.workloads.selection import SelectionOptions
+from hetsched.workloads.traces import resolve_trace
 
 SCENARIO_FILE = "scenario.json"
 PLATFORM_FILE = "platform.xml"
@@ -80,9 +81,13 @@ def prepare(
     """Write (or reuse) the platform and workload of ``scenario`` in ``folder``.
 
     A folder prepared for another scenario is refused rather than overwritten.
-    Returns the paths of the platform XML and the workload JSON.
+    Returns the paths of the platform XML and the workload JSON. The trace is found (or
+    downloaded) before anything is written, and a conversion that fails takes the platform it
+    wrote, and the folder it made, with it: a failed preparation leaves nothing behind.
     """
     folder = Path(folder)
+    resolve_trace(scenario.trace, trace_dir)  # a trace missing or not downloadable: no folder
+    made = [path for path in (folder, *folder.parents) if not path.exists()]  # deepest first
     folder.mkdir(parents=True, exist_ok=True)
     platform_path, workload_path = folder / PLATFORM_FILE, folder / WORKLOAD_FILE
     marker = folder / SCENARIO_FILE
@@ -94,20 +99,28 @@ def prepare(
             )
         if platform_path.exists() and workload_path.exists():
             return platform_path, workload_path
-    platform = generate_platform(scenario.preset, scenario.seed, **scenario.platform_options)
-    write_platform(platform, platform_path, force=True)
-    clusters = read_platform(platform_path).clusters
-    document, _ = swf_to_workload(
-        scenario.trace,
-        clusters,
-        day=scenario.day,
-        seed=scenario.seed,
-        annotate="value",
-        etc_cov=scenario.etc_cov,
-        value_correlation=scenario.value_correlation,
-        trace_dir=trace_dir,
-        options=SelectionOptions(max_cores=scenario.max_cores),
-    )
-    write_workload(document, workload_path, force=True)
+    try:
+        platform = generate_platform(scenario.preset, scenario.seed, **scenario.platform_options)
+        write_platform(platform, platform_path, force=True)
+        clusters = read_platform(platform_path).clusters
+        document, _ = swf_to_workload(
+            scenario.trace,
+            clusters,
+            day=scenario.day,
+            seed=scenario.seed,
+            annotate="value",
+            etc_cov=scenario.etc_cov,
+            value_correlation=scenario.value_correlation,
+            trace_dir=trace_dir,
+            options=SelectionOptions(max_cores=scenario.max_cores),
+        )
+        write_workload(document, workload_path, force=True)
+    except BaseException:
+        if not marker.exists():
+            platform_path.unlink(missing_ok=True)
+            for path in made:
+                if not any(path.iterdir()):
+                    path.rmdir()
+        raise
     marker.write_text(wanted + "\n")
     return platform_path, workload_path

@@ -82,7 +82,7 @@ def _register_from_swf(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=ranges.seed, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--etc-cov", type=ranges.non_negative_float, default=DEFAULT_ETC_COV,
+        "--etc-cov", type=ranges.positive_float, default=DEFAULT_ETC_COV,
         help=f"machine heterogeneity COV of the ETC (default {DEFAULT_ETC_COV})",
     )
     parser.add_argument(

@@ -191,7 +191,9 @@ def fetch_trace(info: TraceInfo, destination: Path) -> Path:
                     stream.write(chunk)
         except (urllib.error.URLError, OSError) as error:
             raise TraceDownloadError(
-                f"download of trace {info.name} from {info.url} failed: {error}"
+                f"download of trace {info.name} from {info.url} failed: {error}; with a copy"
+                f" of {info.file_name} at hand, set {ENVIRONMENT_VARIABLE} to its folder (or"
+                " pass --trace-dir)"
             ) from error
         if digest.hexdigest() != info.sha256:
             raise TraceDownloadError(

@@ -327,3 +327,17 @@ def test_silent_scheduler_times_out(tmp_path: Path, capsys: pytest.CaptureFixtur
         scheduler.join(timeout=10)
     assert code == batsim_cli.EXIT_ABORTED
     assert "no reply from the scheduler" in err and "message #2 after 1.0 s" in err
+
+
+def test_options_read_as_docopt_reads_batsims(capsys: pytest.CaptureFixture) -> None:
+    """docopt.cpp, which Batsim 4.2.1 parses its command line with, takes a unique prefix of a
+    long option and refuses an unknown option or an ambiguous prefix (exit 255); the unknown
+    option is named with the closest one."""
+    options = batsim_cli.parse_arguments(["--plat", "p.xml", "-w", "w.json", "--enable-dyn"])
+    assert (options.platform, options.dynamic_jobs) == ("p.xml", True)
+    assert batsim_cli.main(["-p", "p.xml", "--enable-dynamc-jobs"]) == batsim_cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("hetsched batsim: unrecognized arguments: --enable-dynamc-jobs"
+                          " (did you mean --enable-dynamic-jobs?)\nusage: hetsched batsim ")
+    assert batsim_cli.main(["-p", "p.xml", "--enable"]) == batsim_cli.EXIT_USAGE
+    assert "ambiguous option: --enable could match" in capsys.readouterr().err

@@ -317,3 +317,13 @@ def test_a_pstate_out_of_the_hosts_pstates_is_refused(tmp_path: Path, pstate: st
                  f'<host id="a" speed="1Gf,2Gf" pstate="{pstate}"/></zone>')
     with pytest.raises(PlatformError, match=rf"<host>: pstate {pstate} is not one of its 2"):
         load_platform(path)
+
+
+def test_invalid_xml_is_named_by_its_line_in_the_file(tmp_path: Path) -> None:
+    """The line of the file, white space before ``<?xml ...?>`` counted (which expat, given
+    the stripped text, does not see), and the column, without expat's own line count."""
+    bad = tmp_path / "bad.xml"
+    bad.write_text("\n\n<platform version='4.1'>\n<zone>\n</platform>\n", encoding="utf-8")
+    with pytest.raises(PlatformError) as error:
+        load_platform(bad)
+    assert str(error.value) == f"{bad}:5: invalid XML: mismatched tag (column 3)"

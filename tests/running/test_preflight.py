@@ -265,3 +265,25 @@ def test_a_budget_given_as_an_option_is_the_budget_the_run_reports(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["energy_budget_joules"] == 1e12
     assert summary["tasks_completed"] > 0
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.usefixtures("tiny")
+def test_an_nb_res_over_the_platforms_hosts_is_warned_about(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Batsim takes any positive ``nb_res`` (it reads it only with ``--mmax-workload``), so
+    this is a warning, not an error: the run goes on, the warning says why it matters."""
+    _edit(Path.cwd(), lambda d: d.update(nb_res=1000))
+    args = {
+        "run": ["run", "easy", "-p", "platform.xml", "-w", "workload.json", "--json"],
+        "validate": ["workload", "validate", "workload.json", "-p", "platform.xml"],
+    }[command]
+    assert main(args) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"hetsched {'run' if command == 'run' else 'workload'}: warning:"
+        " workload.json: nb_res 1000 exceeds the 4 compute hosts of platform platform.xml:"
+        " the workload was made for a larger platform (Batsim uses nb_res only with"
+        " --mmax-workload; each job's res is checked against the hosts)"
+    ], err

@@ -346,3 +346,33 @@ def test_checker_resource_order_matches_the_engine(tiny: Path) -> None:
         m.properties["cluster"] for m in machines
     )
     assert resource_clusters(tiny / "platform.xml") == ("fast", "fast", "slow", "slow")
+
+
+def test_the_summary_explains_out_schedule_csv(
+    tiny: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Batsim's out_schedule.csv counts each task's original job (rejected) and its execution
+    twin, and its consumed_joules starts at the first submission: the printed summary says
+    both, with the file's own figures, where the table's differ."""
+    import csv
+
+    path = tiny / "workload.json"
+    document = json.loads(path.read_text())
+    for job in document["jobs"]:
+        job["subtime"] += 100  # 100 s of idle platform before the first submission
+    path.write_text(json.dumps(document))
+    assert main(["run", "easy", "-p", "platform.xml", "-w", "workload.json", "-o", "out"]) == 0
+    out = capsys.readouterr().out
+    with (tiny / "out" / "out_schedule.csv").open() as stream:
+        row = next(csv.DictReader(stream))
+    summary = json.loads((tiny / "out" / "summary.json").read_text())
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: out_schedule.csv counts each task twice, its original job rejected and its"
+        f" execution twin run: nb_jobs 4, nb_jobs_rejected 2, success_rate"
+        f" {float(row['success_rate']):g} for 2 tasks, 2 completed",
+        f"note: out_schedule.csv's consumed_joules {float(row['consumed_joules']):,.3f} is the"
+        " energy from the first job's submission to the last one's completion; the energy"
+        f" above ({summary['energy_joules']:,.3f} J) is the whole run's, from time 0",
+    ]
+    assert (row["nb_jobs"], row["nb_jobs_rejected"], float(row["success_rate"])) == ("4", "2", 0.5)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -333,6 +334,22 @@ def test_hetsched_serve_exits_with_a_clear_error(
     last = err.strip().splitlines()[-1]
     assert last.startswith("hetsched serve: error: "), err
     assert re.search(message, last), last
+
+
+def test_hetsched_serve_without_batsim_stops_after_its_timeout() -> None:
+    """``serve -t`` bounds the wait for Batsim's first message too (pybatsim's launcher waits
+    for it forever): no Batsim, exit status 2 once the timeout is over, saying so."""
+    port = free_port()
+    command = [part.replace("PORT", str(port)) for part in SERVE[:-1]] + ["300"]
+    started = time.monotonic()
+    process = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - started < 60
+    assert process.returncode == 2, process.stderr
+    assert process.stderr.strip().splitlines()[-1] == (
+        f"hetsched serve: error: no message from Batsim within 300 ms on tcp://127.0.0.1:{port}:"
+        " start Batsim with -s set to this endpoint (tcp://localhost:PORT) and"
+        " --enable-dynamic-jobs, or wait longer with -t MILLISECONDS (0 waits forever)"
+    )
 
 
 def test_pybatsim_launcher_stops_on_the_fault_too() -> None:

@@ -57,6 +57,10 @@ def test_a_study_gives_the_same_results_on_dask_and_in_one_process(
 
     one = study("one", CellExecutor())
     dask = study("dask", CellExecutor("dask", jobs=2))
+    processes = study("procs", CellExecutor(jobs=2))  # cells as tasks of their own
+    assert [comparable(r) for r in one] == [
+        comparable(r) for r in _renamed(processes, "procs", "one")
+    ]
     # the same runs, the folders aside (the local cluster shares our working directory)
     assert [comparable(r) for r in one] == [
         comparable(r) for r in _renamed(dask, "dask", "one")
@@ -226,3 +230,51 @@ def test_workers_end_when_the_study_process_is_killed(tmp_path: Path, mode: str)
         parent.kill()
         if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+class _Prepared:
+    """A scenario whose inputs are two named files, prepared at once."""
+
+    def prepare_inputs(self, folder: Path, trace_dir: object = None) -> tuple[Path, Path]:
+        return folder / "platform.xml", folder / "workload.json"
+
+
+def test_each_cell_is_yielded_as_soon_as_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off a terminal too, a study's line per cell comes when that cell ends: the first cell
+    of a scenario is yielded before the second one runs."""
+    from hetsched.studies import cells
+
+    ran: list[str] = []
+    monkeypatch.setattr(cells, "run_or_resume",
+                        lambda name, *args, **kwargs: (ran.append(name) or f"summary {name}",
+                                                       False))
+    group = ScenarioCells(_Prepared(), Path("s0"), tuple(
+        Cell((name,), name, Path("s0") / name) for name in ("easy", "fcfs")
+    ))
+    results = cells.run_groups([group])
+    cell, summary, resumed = next(results)
+    assert (cell.heuristic, summary, resumed, ran) == ("easy", "summary easy", False, ["easy"])
+    assert [c.heuristic for c, *_ in results] == ["fcfs"] and ran == ["easy", "fcfs"]
+
+
+def test_an_interrupted_study_says_what_it_finished(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from hetsched.studies import cells
+
+    def run(name: str, *args: object, **kwargs: object) -> tuple[str, bool]:
+        if name == "fcfs":
+            raise KeyboardInterrupt
+        return f"summary {name}", False
+
+    monkeypatch.setattr(cells, "run_or_resume", run)
+    group = ScenarioCells(_Prepared(), Path("s0"), tuple(
+        Cell((name,), name, Path("s0") / name) for name in ("easy", "fcfs", "cmq")
+    ))
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        for cell, *_ in cells.run_groups([group], executor=CellExecutor(progress=True)):
+            done.append(cell.heuristic)
+    assert done == ["easy"]
+    assert capsys.readouterr().err == ("interrupted: 1 of 3 cells finished (their runs are"
+                                       " kept; the same command resumes from them)\n")

@@ -125,3 +125,27 @@ def test_a_class_of_one_s_own_by_its_file(
     summary = json.loads((tiny / "out" / "work_mine.py-Mine-drop_zero_value=false"
                           / "summary.json").read_text())
     assert summary["heuristic"] == "work/mine.py:Mine"
+
+
+def test_a_trace_that_cannot_be_downloaded_leaves_nothing_and_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """No network and no local copy: one line that says how to point at a copy
+    (HETSCHED_TRACE_DIR), exit status 2, no runs/compare-.../platform.xml left behind."""
+    import urllib.error
+    import urllib.request
+
+    def offline(*args: object, **kwargs: object) -> None:
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("HETSCHED_TRACE_DIR", raising=False)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    assert main(["compare", "--trace", "KTH-SP2-1996-2.1-cln", "--day", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("hetsched compare: error: download of trace KTH-SP2-1996-2.1-cln")
+    assert err.endswith("failed: <urlopen error [Errno -3] Temporary failure in name"
+                        " resolution>; with a copy of KTH-SP2-1996-2.1-cln.swf.gz at hand, set"
+                        " HETSCHED_TRACE_DIR to its folder (or pass --trace-dir)")
+    assert not (tmp_path / "runs").exists()

@@ -30,11 +30,15 @@ def test_the_grid_has_fifty_runs_per_scenario_and_dynamic_ones_on_six() -> None:
     assert len(combos) == 50
 
 
-def test_a_small_study_runs_resumes_and_summarises(tmp_path: Path) -> None:
+def test_a_small_study_runs_resumes_and_summarises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = [r for r in grid([14], [0])
             if r.first in ("fairness", "pa-rr") and r.pa_metric in ("-", "rpa")]
     rows = study(tmp_path, runs, scale=0.001)
     assert len(rows) == len(runs) == 10
+    # one line per group of runs simulated together, as it ends (off a terminal too)
+    assert capsys.readouterr().err == "[1/1] scenario 14 seed 0: 10 runs\n"
     with (tmp_path / "runs.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 10
     assert len(study(tmp_path, runs, scale=0.001)) == 10  # resumed: nothing run again

@@ -510,15 +510,22 @@ def test_ratios_by_hand() -> None:
 def test_format_aggregates_by_hand() -> None:
     text = format_aggregates(aggregate(study_runs()))
     # widths: environment 22 ("lower-oversubscription"), heuristic 10 ("max-vpr-ph"),
-    # n 1, "% of bound" 10, "95% CI" 7 ("+-127.1"), "completed" 9, "event ms" 8;
+    # n 1, "% of bound" 10, "95% CI" 6, "completed" 9, "event ms" 8;
     # the first two columns left-aligned, the others right-aligned, two spaces between.
+    # No interval from 1 or 2 scenarios (+-127.1 on a percentage says nothing): n/a.
     assert text.splitlines() == [
-        "environment             heuristic   n  % of bound   95% CI  completed  event ms",
-        "intermediate            easy        2        50.0  +-127.1          5      2.00",
-        "intermediate            max-vpr-ph  2        80.0  +-127.1          8         -",
-        "intermediate            fcfs        2         0.0    +-0.0          0         -",
-        "lower-oversubscription  easy        1        25.0    +-0.0          3      2.00",
+        "environment             heuristic   n  % of bound  95% CI  completed  event ms",
+        "intermediate            easy        2        50.0     n/a          5      2.00",
+        "intermediate            max-vpr-ph  2        80.0     n/a          8         -",
+        "intermediate            fcfs        2         0.0     n/a          0         -",
+        "lower-oversubscription  easy        1        25.0     n/a          3      2.00",
+        "n/a: no 95% interval from fewer than 3 values, or one wider than the measure's whole"
+        " range (0-100%; more scenarios: --days)",
     ]
+    three = [*study_runs(), StudyRun("intermediate", 2, 9, "easy", summary("easy", 50.0, 5))]
+    easy = aggregate(three)[0]  # 40, 60, 50: half-width 4.3027 * 10 / sqrt(3) = 24.84
+    assert easy.scenarios == 3 and format_aggregates([easy]).splitlines()[1].split()[4] == (
+        "+-24.8")
 
 
 def test_write_csv_by_hand(tmp_path: Path) -> None:

@@ -247,3 +247,22 @@ def test_a_quirk_is_warned_once_per_command(tmp_path: Path, monkeypatch: pytest.
     for _ in range(2):
         assert main(["workload", "presets"]) == 0
         assert capsys.readouterr().err.count("MaxRuntime: 'N/A' is not a number") == 1
+
+
+@pytest.mark.parametrize("command", [
+    ["workload", "from-swf", "t.swf", "--clusters", "a:1:4", "-o", "w.json"],
+    ["compare", "--trace", "t.swf", "--day", "1"],
+])
+def test_etc_cov_zero_is_refused_naming_the_option(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """A COV of 0 is no ETC distribution (gamma): argparse refuses it, naming the option."""
+    from hetsched.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--etc-cov", "0"])
+    assert exited.value.code == 2 and list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        "error: argument --etc-cov: must be a finite number > 0, got '0'")
