@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import zmq
 
+from hetsched.core.mapping import Heuristic
 from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
 from hetsched.heuristics.registry import HEURISTICS
@@ -629,12 +630,14 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    with collector_paused():  # the parse of the workload makes no cyclic garbage
-        checked = preflight(workload, platform)
-    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
+    heuristic = getattr(scheduler, "heuristic", None)  # a hetsched heuristic: its needs
+    with collector_paused():  # the parse of the workload makes no cyclic garbage
+        checked = preflight(workload, platform,
+                            heuristic if isinstance(heuristic, Heuristic) else None)
+    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     prefix = prepare_outdir(outdir, force)
     runner: Callable[..., None] = _run_embedded
     if engine != "embedded":

@@ -130,6 +130,7 @@ class RobustBatch(Heuristic):
     name: ClassVar[str]
     paper: ClassVar[str]
     summary: ClassVar[str]
+    requires: ClassVar[frozenset[str]] = frozenset({"hansen"})
 
     points: int
 

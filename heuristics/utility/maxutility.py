@@ -93,6 +93,7 @@ class MaxUtil(Heuristic):
     """
 
     name: ClassVar[str] = "max-util"
+    requires: ClassVar[frozenset[str]] = frozenset({"utility"})
     paper: ClassVar[str] = PAPER
     summary: ClassVar[str] = (
         "Max Util: Min-Min on the utility at completion over clusters and P-states, with"
@@ -193,6 +194,13 @@ class MaxUtil(Heuristic):
 
     uses_energy: ClassVar[bool] = False
     """Whether the objective measure needs each option's energy (Max UPE)."""
+
+    def requirements(self) -> frozenset[str]:
+        """A utility function per task; the platform's power model too for Max UPE and an
+        energy filter (sec. III.B), which price every option's energy."""
+        if self.energy_filter != "none" or type(self).uses_energy:
+            return self.requires | {"power"}
+        return self.requires
 
     def _prepare(self, event: MappingEvent, ledger: EnergyLedger | None
                  ) -> tuple[list[tuple[Task, _TaskOptions]], list[Decision]]:

@@ -72,8 +72,9 @@ def test_parallel_homogeneous_job_takes_its_flops_over_each_speed() -> None:
     ("fields", "profile", "message"),
     [
         ({}, {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6},
-         "job w0!4: no etc annotation, and its parallel_homogeneous profile communicates"),
-        ({}, {"type": "composed", "seq": []}, "its profile type 'composed' gives no ETC"),
+         "job w0!4: no etc annotation, and its profile 'p' \\(parallel_homogeneous\\)"
+         " communicates"),
+        ({}, {"type": "composed", "seq": []}, "its profile 'p' of type 'composed' gives no run"),
         ({}, None, "no etc annotation and no profile"),
         ({"etc": [1, 2]}, None, "field 'etc': must be a non-empty object"),
         ({"etc": {"fast": "7"}}, None, r"field 'etc'\['fast'\]: must be a number > 0"),
