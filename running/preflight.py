@@ -362,10 +362,10 @@ def check_batch_models(document: Mapping, filename: str) -> None:
 
 def preflight(
     workload: str | Path, platform: str | Path | PlatformView | None = None,
-    heuristic: Heuristic | None = None,
+    heuristics: Sequence[Heuristic] = (),
 ) -> Preflight:
     """Validate ``workload`` (and, given ``platform``, the workload against it) before a run;
-    given the ``heuristic`` that will run, also that the inputs hold what it needs
+    given the ``heuristics`` that will run on them, also that the inputs hold what each needs
     (:func:`check_heuristic_inputs`).
 
     Raises :class:`WorkloadError` (or :class:`PlatformError`) naming the file, job and field;
@@ -377,7 +377,7 @@ def preflight(
     view = None
     if platform is not None:
         view = platform if isinstance(platform, PlatformView) else PlatformView.read(platform)
-    if heuristic is not None:
+    for heuristic in heuristics:
         check_heuristic_inputs(heuristic, document, filename,
                                None if view is None else view.name, view)
     if view is None:

@@ -52,7 +52,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -261,6 +261,25 @@ def make_scheduler(
     return adapter.HetschedScheduler(
         options={"heuristic": name, "export_prefix": str(export_prefix), **options}
     )
+
+
+def _heuristics(schedulers: Sequence[object]) -> list[Heuristic]:
+    """The hetsched heuristics among ``schedulers`` (stock ones declare no needs)."""
+    found = (getattr(scheduler, "heuristic", None) for scheduler in schedulers)
+    return [heuristic for heuristic in found if isinstance(heuristic, Heuristic)]
+
+
+def preflight_runs(
+    runs: Sequence[tuple[str, Mapping[str, Any]]], platform: str | Path, workload: str | Path,
+    batsched: str | Path | None = None,
+) -> None:
+    """Refuse, before any of them starts, runs of ``(name, options)`` on these inputs that
+    :func:`run_heuristic` would refuse: an unknown scheduler or option, a bad input file, a
+    heuristic whose inputs lack what it needs (:func:`hetsched.running.preflight.preflight`,
+    the workload read once for all). Nothing is written."""
+    schedulers = [make_scheduler(name, dict(options), Path(os.devnull), batsched)
+                  for name, options in runs]
+    preflight(workload, platform, _heuristics(schedulers))
 
 
 def check_scheduler(
@@ -633,10 +652,8 @@ def run_heuristic(
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
-    heuristic = getattr(scheduler, "heuristic", None)  # a hetsched heuristic: its needs
     with collector_paused():  # the parse of the workload makes no cyclic garbage
-        checked = preflight(workload, platform,
-                            heuristic if isinstance(heuristic, Heuristic) else None)
+        checked = preflight(workload, platform, _heuristics([scheduler]))
     release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     prefix = prepare_outdir(outdir, force)
     runner: Callable[..., None] = _run_embedded

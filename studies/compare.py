@@ -19,7 +19,13 @@ from typing import Any
 
 from hetsched.metrics.summary import SUMMARY_VERSION, RunSummary, summarize
 from hetsched.running.batsched import BATSCHED_PREFIX
-from hetsched.running.run import OUTPUT_PREFIX, STOCK_PREFIX, ExternalTools, run_heuristic
+from hetsched.running.run import (
+    OUTPUT_PREFIX,
+    STOCK_PREFIX,
+    ExternalTools,
+    preflight_runs,
+    run_heuristic,
+)
 
 SUMMARY_FILE = "summary.json"
 
@@ -133,10 +139,14 @@ def compare(
     (:class:`HeuristicSpec`), becomes ``-``); each summary is labelled with its spec.
     ``tools``: where batsched is and how real Batsim starts
     (:class:`~hetsched.running.run.ExternalTools`); ``energy=False`` runs without SimGrid's
-    energy model (Batsim without ``-E``)."""
+    energy model (Batsim without ``-E``). Every run is checked before the first starts
+    (:func:`~hetsched.running.run.preflight_runs`): a refused one stops the comparison with
+    nothing written."""
+    specs = [HeuristicSpec.parse(heuristic) for heuristic in heuristics]
+    preflight_runs([(spec.name, spec.options) for spec in specs], platform, workload,
+                   None if tools is None else tools.batsched)
     summaries = []
-    for heuristic in heuristics:
-        spec = HeuristicSpec.parse(heuristic)
+    for spec in specs:
         summary, resumed = run_or_resume(
             spec.name, platform, workload, outdir / spec.label.replace(":", "-"), engine=engine,
             options=spec.options, tools=tools, energy=energy,
