@@ -61,9 +61,9 @@ PLATFORM_ANNOTATE_COMMAND = "hetsched platform annotate {platform} -o OUT.xml"
 @dataclass(frozen=True)
 class Requirement:
     """Something a heuristic reads (:attr:`Heuristic.requires`): ``what`` it is, the job
-    ``fields`` that carry it (all of them), or the platform's power model (``power``), and
-    the options of the command that adds it (``fix``: ``workload annotate`` options, or the
-    whole command when annotate cannot add it)."""
+    ``fields`` that carry it (all of them), or the platform's power model (``power``, which
+    ``hetsched platform annotate`` writes), and the ``hetsched workload annotate`` options
+    that add the fields (``fix``)."""
 
     what: str
     fields: tuple[str, ...] = ()
@@ -82,7 +82,7 @@ REQUIREMENTS: Mapping[str, Requirement] = {
         "stochastic model of Hansen et al. sec. II (annotations 'downey', "
         + ", ".join(f"'{name}'" for name in MODEL_ANNOTATIONS) + ")",
         ("downey", *MODEL_ANNOTATIONS),
-        "hetsched workload generate --preset hansen --seed N --platform {platform} -o OUT.json"),
+        " --add hansen"),
     "power": Requirement(
         "power model (host property wattage_per_state)", power=True),
 }
@@ -92,10 +92,7 @@ REQUIREMENTS: Mapping[str, Requirement] = {
 def _fix(requirement: Requirement, workload: str, platform: str) -> str:
     if requirement.power:
         return PLATFORM_ANNOTATE_COMMAND.format(platform=platform)
-    if requirement.fix.startswith(" "):
-        return ANNOTATE_COMMAND.format(workload=workload, platform=platform,
-                                       options=requirement.fix)
-    return requirement.fix.format(platform=platform)
+    return ANNOTATE_COMMAND.format(workload=workload, platform=platform, options=requirement.fix)
 
 
 def platform_problem(

@@ -3,7 +3,8 @@
 A workload written for Batsim (Batsim's own examples, a pipeline's SWF conversion, ...) has
 jobs and profiles and nothing else. :func:`annotate_workload` adds, to every job that lacks
 them, the annotations of ``docs/workload-schema.md`` that the families read, by the papers'
-own methods (``what`` selects them; all by default):
+own methods (``what`` selects them; all but ``hansen`` by default,
+:data:`DEFAULT_FAMILIES`):
 
 * ``etc``: ``cores`` (``res`` nodes of the reference cluster, the one holding resource 0, as
   the scheduler counts a job without it) and ETC per cluster of the platform, from the job's
@@ -23,14 +24,23 @@ own methods (``what`` selects them; all by default):
   nodes);
 * ``application``: the job's profile name too (Hwang et al.'s users each run one
   application; the two-level heuristics take the application as the user when a job names
-  none).
+  none);
+* ``hansen``: Hansen et al.'s stochastic model of a moldable application (sec. II, the
+  generator's choices of :mod:`.gen_hansen`), the workload being one batch: Downey's speedup
+  (A log-uniform on [1, the largest cluster's nodes], sigma as Cirne & Berman), one mean
+  slowdown ``s_j`` per cluster whose node-weighted mean is the paper's overall slowdown
+  Gamma (option ``hansen_slowdown``: low 1.1, mixed 1.36, high 1.6; availability
+  ``Beta(alpha_j, 2)``), the serial time ``T_ij`` of mean ``etc_ij x S(k_ij) / s_j`` (so
+  that the mean final time on the job's own ``k_ij`` nodes, eq. 1, is its ETC) and a COV
+  uniform in [0.1, 0.3], and the makespan goal of eq. 4 (the mean over jobs and clusters of
+  ``s_j E[T_ij] / S(M)``, ``M`` = all nodes over the number of jobs, at least 1).
 
 Nothing the file has is changed: every top-level member, job field and profile stays as it
 was, in its order, and a job that already has an annotation keeps it (only missing ones are
 added, each at the end of its job). No ``hetsched`` object is added: the result is still a
 plain Batsim workload (which allows any extra job field), so Batsim and other schedulers read
-it as before. The draws come from one seed: ``SeedSequence(seed).spawn(2)`` gives the value
-and utility generators, each drawing over the jobs in file order.
+it as before. The draws come from one seed: ``SeedSequence(seed).spawn(3)`` gives the value,
+utility and Hansen generators, each drawing over the jobs in file order.
 """
 
 from __future__ import annotations
@@ -40,14 +50,30 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hetsched.core.speedup import downey_speedup
 from hetsched.core.system import Cluster
 from hetsched.errors import WorkloadError
+from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
+from hetsched.workloads.gen_common import seconds
+from hetsched.workloads.gen_hansen import (
+    AVAILABILITY_BETA,
+    OVERALL_SLOWDOWN,
+    RUN_TIME_COV_RANGE,
+    draw_downey,
+    makespan_goal,
+    mean_slowdowns,
+    slowdown_alpha,
+)
 from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
 
-FAMILIES = ("etc", "value", "utility", "task_type", "application")
+FAMILIES = ("etc", "value", "utility", "task_type", "application", "hansen")
 """What :func:`annotate_workload` can add, in the order it adds them."""
+DEFAULT_FAMILIES = FAMILIES[:-1]
+"""What it adds unless told: all but Hansen's model, which makes every job a moldable
+application of one batch (only the robust heuristics read it, and the others would mould
+the tasks it makes moldable)."""
 
 ETC_SOURCES = ("profile", "walltime")
 """Where the ETC of a job comes from: its profile only, or its walltime when the profile
@@ -83,10 +109,11 @@ def annotate_workload(
     document: Mapping[str, Any],
     clusters: Sequence[Cluster],
     *,
-    what: Sequence[str] = FAMILIES,
+    what: Sequence[str] = DEFAULT_FAMILIES,
     seed: int = 0,
     value_correlation: str = "weak",
     etc_from: Literal["profile", "walltime"] = "profile",
+    hansen_slowdown: str = "mixed",
     filename: str = "<workload>",
 ) -> dict[str, Any]:
     """A copy of ``document`` with the annotations ``what`` added to every job that lacks
@@ -118,6 +145,9 @@ def annotate_workload(
             f"unknown value correlation {value_correlation!r}; choose one of"
             f" {', '.join(CORRELATIONS)}"
         )
+    if hansen_slowdown not in OVERALL_SLOWDOWN:
+        raise ValueError(f"unknown Hansen slowdown {hansen_slowdown!r}; choose one of"
+                         f" {', '.join(OVERALL_SLOWDOWN)}")
     if not clusters:
         raise WorkloadError(f"{filename}: the platform has no cluster to annotate for")
     out = dict(document)
@@ -131,7 +161,7 @@ def annotate_workload(
         if "etc" in job:
             etcs.append(job["etc"])
             continue
-        if "etc" not in what and "value" not in what:
+        if "etc" not in what and "value" not in what and "hansen" not in what:
             continue
         etc, etc_pstate = _etc_of(job, profiles.get(job.get("profile")), clusters, etc_from,
                                   where)
@@ -141,8 +171,8 @@ def annotate_workload(
             job["etc"] = etc
             if etc_pstate and "etc_pstate" not in job:
                 job["etc_pstate"] = etc_pstate
-    rng_value, rng_utility = (
-        np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(2)
+    rng_value, rng_utility, rng_hansen = (
+        np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(3)
     )
     if "value" in what:
         _add_values(jobs, etcs, reference.name, rng_value, value_correlation)
@@ -155,7 +185,52 @@ def annotate_workload(
         if name in what:
             for job in jobs:
                 job.setdefault(name, str(job["profile"]))
+    if "hansen" in what:
+        _add_hansen(jobs, etcs, clusters, rng_hansen, OVERALL_SLOWDOWN[hansen_slowdown])
     return out
+
+
+def _add_hansen(
+    jobs: list[dict[str, Any]], etcs: Sequence[Mapping[str, float]],
+    clusters: Sequence[Cluster], rng: np.random.Generator, overall: float,
+) -> None:
+    """Hansen et al.'s model for every job (module docstring); a workload in which some job
+    has part of it already is left to the preflight, which refuses mixed models."""
+    if any(name in job for job in jobs for name in ("downey", *MODEL_ANNOTATIONS)):
+        return
+    processors = np.array([cluster.nb_nodes for cluster in clusters])
+    share = max(1, int(processors.sum()) // max(len(jobs), 1))
+    a, sigma = draw_downey(rng, len(jobs), 1, int(processors.max()))
+    slowdown = mean_slowdowns(rng, processors, overall)
+    alpha = slowdown_alpha(slowdown)
+    slowdown_json = {
+        cluster.name: {"alpha": float(alpha[j]), "beta": AVAILABILITY_BETA}
+        for j, cluster in enumerate(clusters)
+    }
+    covs = rng.uniform(*RUN_TIME_COV_RANGE, size=(len(jobs), len(clusters)))
+    reference = reference_cluster(clusters)
+    means = []
+    for i, (job, etc) in enumerate(zip(jobs, etcs, strict=True)):
+        cores = int(job.get("cores", int(job["res"]) * reference.cores_per_node))
+        means.append({
+            cluster.name: etc[cluster.name] * float(
+                downey_speedup(cluster.nodes_for(cores), a[i], sigma[i])) / slowdown[j]
+            for j, cluster in enumerate(clusters) if cluster.name in etc
+        })
+    at_share = [
+        slowdown[j] * mean[cluster.name] / float(downey_speedup(share, a[i], sigma[i]))
+        for i, mean in enumerate(means)
+        for j, cluster in enumerate(clusters) if cluster.name in mean
+    ]
+    goal = seconds(makespan_goal(np.array(at_share)))
+    for i, (job, mean) in enumerate(zip(jobs, means, strict=True)):
+        job["downey"] = {"A": float(a[i]), "sigma": float(sigma[i])}
+        job["serial_time"] = {
+            name: {"mean": seconds(seconds_), "cov": float(covs[i, j])}
+            for j, (name, seconds_) in enumerate(mean.items())
+        }
+        job["slowdown"] = {name: slowdown_json[name] for name in mean}
+        job["makespan_goal"] = goal
 
 
 def _add_values(

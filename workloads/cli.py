@@ -4,8 +4,9 @@
   [--day D] [--annotate value|utility ...] [--seed N] [--max-cores N] ... -o W.json [--force]``
 * ``hetsched workload generate --preset NAME --seed N [--platform P.xml]
   [--option KEY=VALUE ...] -o W.json [--force]``
-* ``hetsched workload annotate IN.json -p P.xml [--add etc|value|utility|task_type|application
-  ...] [--seed N] [--value-correlation C] [--etc-from profile|walltime] -o OUT.json [--force]``:
+* ``hetsched workload annotate IN.json -p P.xml [--add etc|value|utility|task_type|application|
+  hansen ...] [--seed N] [--value-correlation C] [--hansen-slowdown G] [--etc-from
+  profile|walltime] -o OUT.json [--force]``:
   add what the heuristic families read to a Batsim workload (:mod:`.annotate`)
 * ``hetsched workload presets``: the synthetic workload presets
 * ``hetsched workload show W.json [--json]``: counts, span, cores, ETC, value and utility
@@ -133,6 +134,7 @@ def _register_generate(commands: argparse._SubParsersAction) -> None:
 
 def _register_annotate(commands: argparse._SubParsersAction) -> None:
     from hetsched.workloads.annotate import ETC_SOURCES, FAMILIES
+    from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
 
     parser = commands.add_parser(
         "annotate",
@@ -147,7 +149,11 @@ def _register_annotate(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite the output file")
     parser.add_argument(
         "--add", action="append", choices=FAMILIES, default=[],
-        help="what to add (repeatable; default: all of them)",
+        help="what to add (repeatable; default: all but hansen)",
+    )
+    parser.add_argument(
+        "--hansen-slowdown", choices=list(OVERALL_SLOWDOWN), default="mixed",
+        help="--add hansen: overall system slowdown Gamma (Hansen sec. V; default mixed)",
     )
     parser.add_argument("--seed", type=ranges.seed, default=0, help="random seed (default 0)")
     parser.add_argument(
@@ -166,7 +172,7 @@ def run_annotate(args: argparse.Namespace) -> int:
     from hetsched.engine.platform import load_compute_resources
     from hetsched.errors import PlatformError
     from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.workloads.annotate import FAMILIES, annotate_workload
+    from hetsched.workloads.annotate import DEFAULT_FAMILIES, annotate_workload
 
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
@@ -175,11 +181,11 @@ def run_annotate(args: argparse.Namespace) -> int:
         clusters = clusters_from_compute_resources(load_compute_resources(args.platform))
     except ValueError as error:
         raise PlatformError(f"{args.platform}: {error}") from None
-    what = tuple(dict.fromkeys(args.add)) or FAMILIES
+    what = tuple(dict.fromkeys(args.add)) or DEFAULT_FAMILIES
     annotated = annotate_workload(
         document, clusters, what=what, seed=args.seed,
         value_correlation=args.value_correlation, etc_from=args.etc_from,
-        filename=args.workload,
+        hansen_slowdown=args.hansen_slowdown, filename=args.workload,
     )
     write_workload(annotated, args.output, force=args.force)
     print(f"wrote {args.output}: {len(annotated['jobs']):,} jobs annotated with"

@@ -4,9 +4,9 @@ schedulers, on the embedded engine (running/run.py, running/preflight.py, worklo
 Each run either ends with every task accounted for (completed, or dropped with the reason the
 heuristic gave, counted in the summary) and the schedule checked, or is refused before it
 starts with one line naming the command that adds what is missing. After ``hetsched workload
-annotate`` every heuristic runs, but Hansen et al.'s, whose stochastic model only their
-generator draws (refused naming it). The embedded engine refuses profiles that communicate
-(``test_various_profile_types.json``), which real Batsim runs.
+annotate`` (``--add hansen`` for Hansen et al.'s heuristics) every heuristic runs. The
+embedded engine refuses profiles that communicate (``test_various_profile_types.json``),
+which real Batsim runs.
 
 The files are read at test time from a copy of Batsim's repository (``HETSCHED_BATSIM_REPO``,
 default ``/work/batsim-v4.2.1``) and never copied into this one; the tests skip, saying so,
@@ -90,6 +90,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         document = json.loads(plain.read_text())
         annotated = annotate_workload(document, clusters, etc_from="walltime", seed=1)
         write_workload(annotated, folder / f"annotated-{name}")
+        hansen = annotate_workload(document, clusters, what=("etc", "hansen"),
+                                   etc_from="walltime", seed=1)
+        write_workload(hansen, folder / f"hansen-{name}")
     return folder
 
 
@@ -146,16 +149,19 @@ def test_every_scheduler_runs_batsims_workloads_or_is_refused_naming_the_fix(
 def test_after_workload_annotate_every_heuristic_runs(
     inputs: Path, workload: str, tmp_path: Path,
 ) -> None:
-    """Annotated (``--etc-from walltime`` for the profiles that give no run time), every
-    heuristic runs to the end but Hansen et al.'s, refused naming their generator; on
-    test_various_profile_types the embedded engine still refuses the communicating profiles
-    (real Batsim runs them)."""
-    path = inputs / f"annotated-{workload}"
+    """Annotated (``--etc-from walltime`` for the profiles that give no run time; ``--add
+    hansen`` for Hansen et al.'s heuristics, which refuse the default annotation naming that
+    option), every heuristic runs to the end; on test_various_profile_types the embedded
+    engine still refuses the communicating profiles (real Batsim runs them)."""
     communicating = workload == "test_various_profile_types.json"
     for name in HEURISTICS:
+        path = inputs / f"annotated-{workload}"
+        if name in HANSEN:
+            with pytest.raises(WorkloadError, match="--add hansen"):
+                run_heuristic(name, inputs / "platform.xml", path, tmp_path / name)
+            path = inputs / f"hansen-{workload}"
         outcome = _outcome(name, inputs / "platform.xml", path, tmp_path / name)
-        expected = "refused" if name in HANSEN else "engine" if communicating else "ran"
-        assert outcome == expected, (name, outcome)
+        assert outcome == ("engine" if communicating else "ran"), (name, outcome)
 
 
 @pytest.mark.parametrize(

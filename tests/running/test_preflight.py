@@ -298,7 +298,7 @@ def _communicating(document: dict) -> None:
         ("rf-duplex", lambda d: None,
          "rf-duplex: job w0!1 has no stochastic model of Hansen et al. sec. II (annotations"
          " 'downey', 'serial_time', 'slowdown', 'makespan_goal'), which rf-duplex needs: add it"
-         " with 'hetsched workload generate --preset hansen --seed N --platform platform.xml"
+         " with 'hetsched workload annotate workload.json -p platform.xml --add hansen"
          " -o OUT.json'"),
         ("fcfs", _communicating,
          "fcfs: job w0!1: no etc annotation, and its profile 'p1' (parallel_homogeneous)"

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from hetsched.cli import main
+from hetsched.core.speedup import DowneySpeedup
 from hetsched.core.system import Cluster, PState
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
-from hetsched.workloads.annotate import FAMILIES, annotate_workload
+from hetsched.heuristics.robust.robustness import MoldableBatch
+from hetsched.workloads.annotate import DEFAULT_FAMILIES, FAMILIES, annotate_workload
 from hetsched.workloads.batsim_workload import load_workload
 
 FAST = Cluster("fast", 1, (0, 1), (PState(2e9, 90.0, 180.0), PState(1e9, 60.0, 100.0)))
@@ -67,7 +69,8 @@ def test_every_job_profile_and_field_is_kept_and_only_missing_ones_added() -> No
     from the profile name. Job 3's own etc, cores and task type stay."""
     document = plain_workload()
     original = json.loads(json.dumps(document))
-    out = annotate_workload(document, [FAST, SLOW], etc_from="walltime", seed=3)
+    out = annotate_workload(document, [FAST, SLOW], what=FAMILIES[:-1], etc_from="walltime",
+                            seed=3)
     assert document == original  # the input is not modified
     assert [key for key in out] == [key for key in original]
     for key in ("command", "nb_res", "profiles"):
@@ -96,7 +99,34 @@ def test_only_what_is_asked_is_added() -> None:
     added = {key for job, before in zip(out["jobs"], plain_workload()["jobs"], strict=True)
              for key in job if key not in before}
     assert added == {"value"}
-    assert FAMILIES == ("etc", "value", "utility", "task_type", "application")
+    assert FAMILIES == ("etc", "value", "utility", "task_type", "application", "hansen")
+    assert FAMILIES[:-1] == DEFAULT_FAMILIES
+
+
+def test_hansens_model_plans_each_job_its_etc_and_makes_one_batch() -> None:
+    """``hansen``: the mean final time s_j E[T_ij] / S(k_ij) of eq. 1 on the job's own nodes
+    is its ETC (to the generator's millisecond); the clusters' mean slowdowns, weighted by
+    their nodes, are Gamma = 1.6 (high); one makespan goal, eq. 4; and the robust heuristics'
+    own batch model reads the jobs."""
+    document = plain_workload()
+    del document["jobs"][2], document["profiles"]["mpi"]
+    out = annotate_workload(document, [FAST, SLOW], what=("etc", "hansen"), seed=2,
+                            hansen_slowdown="high")
+    jobs = out["jobs"]
+    assert len({job["makespan_goal"] for job in jobs}) == 1
+    slowdowns = {}
+    for job in jobs:
+        speedup = DowneySpeedup(job["downey"]["A"], job["downey"]["sigma"])
+        for name, serial in job["serial_time"].items():
+            alpha = job["slowdown"][name]["alpha"]
+            slowdowns[name] = (alpha + 1) / (alpha - 1)  # E[1 / Beta(alpha, 2)]
+            final = slowdowns[name] * serial["mean"] / speedup.speedup(
+                {"fast": FAST, "slow": SLOW}[name].nodes_for(job["cores"]))
+            assert final == pytest.approx(job["etc"][name], abs=1e-3 * 3)
+            assert 0.1 <= serial["cov"] <= 0.3
+    assert (slowdowns["fast"] * 2 + slowdowns["slow"] * 2) / 4 == pytest.approx(1.6)
+    batch = MoldableBatch.from_jobs(jobs, {"slow": 3})  # job 3 runs on slow only
+    assert batch is not None
 
 
 @pytest.mark.parametrize(
