@@ -47,7 +47,7 @@ from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.batsim_workload import load_workload
-from hetsched.workloads.tasks import NoRunTime, etc_from_profile
+from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
 
 PER_PSTATE_FIELDS = ("etc_pstate", "power")
 """Job annotations with one entry per P-state of a cluster (schema v1)."""
@@ -239,7 +239,8 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
     platform's hosts, ``etc`` naming a cluster the platform lacks, a per-P-state annotation
     whose length is not the cluster's number of P-states, a cluster of its ``etc`` with
     power levels but none for its ``task_type``); returns whether a cluster of the
-    platform has the nodes it needs.
+    platform has the nodes it needs (of its ``etc``, or any cluster for a job without one,
+    whose run time comes from its profile).
     """
     res = job.get("res")
     if isinstance(res, int) and res > platform.nb_hosts:
@@ -248,8 +249,16 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
             f" platform {platform.name}"
         )
     clusters = platform.clusters
-    if clusters is None or not isinstance(job.get("etc"), Mapping):
+    if clusters is None:
         return True
+    if not isinstance(job.get("etc"), Mapping):  # its run time from its profile, everywhere
+        cores = job.get("cores")
+        if isinstance(cores, bool) or not isinstance(cores, int):
+            nodes = res if isinstance(res, int) else 1
+            cores = nodes * reference_cluster(list(clusters.values())).cores_per_node
+        return "downey" in job or any(
+            cluster.nodes_for(max(cores, 1)) <= cluster.nb_nodes for cluster in clusters.values()
+        )
     unknown = [name for name in job["etc"] if name not in clusters]
     if unknown:
         raise WorkloadError(

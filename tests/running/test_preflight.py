@@ -338,3 +338,20 @@ def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatc
         session.send(0.0, adapter_submitted(0.0, "w0!1"))
     assert str(error.value) == MAX_VALUE_REFUSAL.format(workload="/nonexistent/w0.json",
                                                         platform="PLATFORM.xml")
+
+
+def test_a_plain_job_no_cluster_can_run_is_counted_as_unrunnable(tmp_path: Path) -> None:
+    """A job without etc (its run time from its profile) fits a cluster by its res nodes of
+    the reference cluster: res 3 on clusters of 2 nodes each is unrunnable, res 2 is not."""
+    from test_run import PLATFORM_XML
+
+    (tmp_path / "p.xml").write_text(PLATFORM_XML)
+    workload = {"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 5}}, "jobs": [
+        {"id": 1, "subtime": 0, "res": 3, "profile": "d"},
+        {"id": 2, "subtime": 0, "res": 2, "profile": "d"}]}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        checked = preflight(tmp_path / "w.json", tmp_path / "p.xml")
+    assert checked.unrunnable == ("1",)
+    assert len(caught) == 1 and "1 job(s) that no cluster" in str(caught[0].message)
