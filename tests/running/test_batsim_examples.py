@@ -121,7 +121,7 @@ def _outcome(
 
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_every_scheduler_runs_batsims_workloads_or_is_refused_naming_the_fix(
-    inputs: Path, workload: str, tmp_path: Path,
+    inputs: Path, workload: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """As Batsim has them: the baselines and the bag heuristics run on the delay workloads
     (run times from the delay profiles), each drop with its reason; the value, utility and
@@ -129,6 +129,7 @@ def test_every_scheduler_runs_batsims_workloads_or_is_refused_naming_the_fix(
     annotations; a communicating profile gives no run time, so every hetsched heuristic is
     refused on test_various_profile_types, and the stock schedulers meet the engine's own
     refusal."""
+    monkeypatch.chdir(tmp_path)  # pybatsim's schedulers may write their logs there
     outcomes = {
         name: _outcome(name, inputs / "platform.xml", inputs / workload, tmp_path / name)
         for name in (*HEURISTICS, *STOCK)
