@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from hetsched.core.memo import IdentityMemo
@@ -53,7 +53,9 @@ class Decision:
 
     ``nodes`` are Batsim resource ids, all in ``cluster``; ``start``/``end`` the
     planned execution interval; ``pstate`` the P-state the nodes run at.
-    A DROP carries no cluster, nodes nor times.
+    A DROP carries no cluster, nodes nor times, and says why in ``reason`` (one line naming
+    the rule or the model the task falls outside of; the run's summary counts the drops per
+    reason; it is not part of a decision's equality). Only a DROP has a reason.
     """
 
     action: Action
@@ -63,12 +65,15 @@ class Decision:
     start: float = 0.0
     end: float = 0.0
     pstate: int = 0
+    reason: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.action is Action.DROP:
             if self.cluster is not None or self.nodes:
                 raise ValueError(f"drop of {self.task_id} must carry no cluster nor nodes")
             return
+        if self.reason:
+            raise ValueError(f"{self.action.value} of {self.task_id}: only a drop has a reason")
         if self.cluster is None or not self.nodes:
             raise ValueError(f"{self.action.value} of {self.task_id} needs a cluster and nodes")
         if not distinct_nodes(self.nodes):

@@ -59,7 +59,7 @@ from hetsched.core.decisions import Action, Decision
 from hetsched.core.energy import ENERGY_BUDGET_RULE, EnergyMeter, is_energy_budget
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.state import SystemView, TaskRecord, TaskState
+from hetsched.core.state import UNSTATED_DROP, SystemView, TaskRecord, TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 
@@ -460,7 +460,9 @@ class MappingDriver:
             task_id = decision.task_id
             del self._waiting[task_id]
             if decision.action is Action.DROP:
-                self._records[task_id] = replace(self._records[task_id], state=TaskState.DROPPED)
+                self._records[task_id] = replace(
+                    self._records[task_id], state=TaskState.DROPPED,
+                    drop_reason=decision.reason or UNSTATED_DROP)
                 enacted.append(decision)
                 continue
             self._schedule.book(

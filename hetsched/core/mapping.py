@@ -64,7 +64,8 @@ class Heuristic(ABC):
     """Base class of all heuristics: parameters in the constructor, one ``map`` method.
 
     Subclasses set ``name`` (the name users type, e.g. ``max-vpr-ph``), ``paper`` (first
-    author, venue and section) and ``summary`` (one line). A heuristic that claims to never
+    author, venue and section) and ``summary`` (one line), and declare what they read in
+    ``requires``. A heuristic that claims to never
     let a task finish after its hard deadline, or to keep within the energy budget, says so
     with ``respects_hard_deadlines`` / ``respects_energy_budget`` (the conformance suite
     checks the claim).
@@ -75,6 +76,16 @@ class Heuristic(ABC):
     summary: ClassVar[str]
     respects_hard_deadlines: ClassVar[bool] = False
     respects_energy_budget: ClassVar[bool] = False
+    requires: ClassVar[frozenset[str]] = frozenset()
+    """What the heuristic reads beyond each task's run time and the platform's clusters: names
+    of :data:`hetsched.running.preflight.REQUIREMENTS` (``"value"``, ``"utility"``,
+    ``"hansen"``, ``"power"``). The preflight refuses a run whose inputs lack one, before the
+    run, and the pybatsim adapter the same at SIMULATION_BEGINS and JOB_SUBMITTED."""
+
+    def requirements(self) -> frozenset[str]:
+        """:attr:`requires`, and what this heuristic's parameters add (an energy filter needs
+        the platform's power model)."""
+        return self.requires
 
     def get_params(self) -> dict[str, object]:
         """The constructor's parameters and their current values (none for a class without a

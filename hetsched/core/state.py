@@ -43,13 +43,18 @@ class TaskState(Enum):
     DROPPED = "dropped"
 
 
+UNSTATED_DROP = "dropped by the heuristic, which gave no reason"
+"""The drop reason of a DROP decision without one."""
+
+
 @dataclass(frozen=True)
 class TaskRecord:
     """One task and what happened to it so far.
 
     ``decision`` is the START or RESERVE decision booked for the task (planned cluster,
     nodes, P-state, start and end), ``None`` while it waits or once dropped; ``started`` and
-    ``ended`` are the actual times (``None`` until they happen).
+    ``ended`` are the actual times (``None`` until they happen); ``drop_reason`` why a
+    dropped task was dropped (the DROP decision's ``reason``, else :data:`UNSTATED_DROP`).
 
     >>> from hetsched.core.tasks import Task
     >>> TaskRecord(Task("w0!1", 0.0, 4, {"c": 9.0}), TaskState.WAITING).state.value
@@ -61,6 +66,7 @@ class TaskRecord:
     decision: Decision | None = None
     started: float | None = None
     ended: float | None = None
+    drop_reason: str = ""
 
 
 class SystemView:

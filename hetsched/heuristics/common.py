@@ -80,6 +80,14 @@ def shortest_duration(task: Task, clusters: Sequence[Cluster], all_pstates: bool
     )
 
 
+NO_CLUSTER = "fits on no cluster (it needs more nodes than each cluster of its etc has)"
+ZERO_VALUE = "earns zero value even started now where it runs fastest (Khemka et al. sec. 3.1)"
+LOW_UTILITY = ("would earn less utility than the drop threshold even started now"
+               " (Machovec et al. sec. III.C)")
+OVER_BUDGET = "its cheapest option costs more energy than the budget has left"
+"""The drop reasons of :class:`DropRules` (``Decision.reason``)."""
+
+
 @dataclass(frozen=True)
 class DropRules:
     """Every rule by which a mapping event at ``now`` drops a task, in one place.
@@ -109,24 +117,28 @@ class DropRules:
     energy_remaining: float | None = None
 
     def drops(self, task: Task, fastest: float | None, cheapest: float | None = None) -> bool:
-        """Whether ``task`` is dropped, given the shortest duration of its options
+        """Whether ``task`` is dropped (:meth:`reason` is not empty)."""
+        return bool(self.reason(task, fastest, cheapest))
+
+    def reason(self, task: Task, fastest: float | None, cheapest: float | None = None) -> str:
+        """Why ``task`` is dropped (``""``: kept), given the shortest duration of its options
         (:func:`shortest_duration`; ``None`` when it fits on no cluster) and, with an energy
         remaining, the smallest energy cost of its options started now
         (:meth:`EnergyLedger.cheapest`)."""
         if fastest is None:
-            return True
+            return NO_CLUSTER
         end = self.now + fastest
         if (self.drop_zero_value and task.value is not None
                 and task.value.value(task.arrival, end) <= 0.0):
-            return True
+            return ZERO_VALUE
         if (self.utility_threshold is not None and task.utility is not None
                 and task.utility.utility(task.arrival, end) < self.utility_threshold):
-            return True
+            return LOW_UTILITY
         if self.energy_remaining is None:
-            return False
+            return ""
         if cheapest is None:
             raise ValueError(f"task {task.id}: an energy budget needs its cheapest option's cost")
-        return cheapest > self.energy_remaining
+        return OVER_BUDGET if cheapest > self.energy_remaining else ""
 
 
 def prepare(
@@ -153,13 +165,13 @@ def prepare(
     for task in event.mappable:
         clusters = feasible_clusters(task, event.schedule)
         if not clusters:
-            dropped = rules.drops(task, None)
+            reason = rules.reason(task, None)
         else:
             cheapest = (None if ledger is None
                         else ledger.cheapest(task, clusters, now, all_pstates))
-            dropped = rules.drops(task, shortest_duration(task, clusters, all_pstates), cheapest)
-        if dropped:
-            drops.append(Decision(Action.DROP, task.id))
+            reason = rules.reason(task, shortest_duration(task, clusters, all_pstates), cheapest)
+        if reason:
+            drops.append(Decision(Action.DROP, task.id, reason=reason))
         else:
             kept.append((task, clusters))
     return kept, drops

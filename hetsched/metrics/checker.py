@@ -26,7 +26,9 @@ schedulers (which know neither clusters nor budgets) cannot:
   when the workload has one (Machovec's budget is per measured day), else over the
   whole run. A budget with no energy trace cannot be verified, which is a violation.
 
-Times are compared with a tolerance of 1e-6 s (Batsim prints 6 decimals). Every
+Start and submission times are compared at Batsim's precision, rounded to the 6 decimals
+Batsim prints (:func:`~hetsched.metrics.outcomes.starts_before`); other times with a tolerance
+of 1e-6 s. Every
 violation is collected, then :class:`ScheduleViolation` lists them all.
 """
 
@@ -39,7 +41,7 @@ from pathlib import Path
 
 from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.energy import energy_between, total_energy
-from hetsched.metrics.outcomes import TIME_TOLERANCE, Accounting, account
+from hetsched.metrics.outcomes import TIME_TOLERANCE, Accounting, account, starts_before
 from hetsched.metrics.outputs import EnergySample, JobRecord
 from hetsched.metrics.run_files import RunFiles
 
@@ -226,7 +228,7 @@ def check_schedule(
         start, _ = _interval(run)
         task_id, submitted = task_submission.get(run.batsim_id, (run.batsim_id, 0.0))
         submitted = max(submitted, run.submission_time)
-        if start < submitted - TIME_TOLERANCE:
+        if starts_before(start, submitted):
             violations.append(
                 Violation(
                     "early-start",

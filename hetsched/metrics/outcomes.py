@@ -27,6 +27,20 @@ TWIN_WORKLOAD = "hetsched"
 TIME_TOLERANCE = 1e-6
 """Seconds: Batsim prints times with 6 decimals, so equal times may differ by 5e-7."""
 
+BATSIM_DECIMALS = 6
+"""Batsim 4.2.1 writes the times of ``out_jobs.csv`` with ``std::to_string`` (``%f``)."""
+
+
+def starts_before(start: float, submission: float) -> bool:
+    """Whether a start read from ``out_jobs.csv`` is before a submission time, compared at
+    Batsim's precision (:data:`BATSIM_DECIMALS`): the workload's ``subtime``
+    57.245384205516594 is printed 57.245384, and a job started at its submission starts then.
+
+    >>> starts_before(57.245384, 57.245384205516594), starts_before(57.245383, 57.245384)
+    (False, True)
+    """
+    return round(start, BATSIM_DECIMALS) < round(submission, BATSIM_DECIMALS)
+
 
 def twin_task_id(twin_job: str) -> str:
     """The task a twin executes, from the twin's ``job_id`` in ``out_jobs.csv``.

@@ -18,9 +18,11 @@ stock and hetsched schedulers compare like with like
 
 from __future__ import annotations
 
+import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -42,7 +44,7 @@ from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.utility import utility_metrics
 from hetsched.metrics.value import value_metrics
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
@@ -50,8 +52,8 @@ execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` a
 ``energy_delay_busy_window_joules``, issue 29; 6: ``makespan_goal``, ``batch_met``,
 ``robustness_predicted``, ``batch_probability_predicted``, Hansen eq. 2 and the whole batch;
 ``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2; 7: ``fairness``,
-``efficiency`` and ``baseline_makespan``, Hwang sec. 3 and 6.1). Summaries of another version
-are recomputed from the run's files rather than read
+``efficiency`` and ``baseline_makespan``, Hwang sec. 3 and 6.1; 8: ``drop_reasons``).
+Summaries of another version are recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
 
@@ -124,6 +126,7 @@ class RunSummary:
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     tasks_unrunnable: int | None = None
+    drop_reasons: dict[str, int] | None = None
     version: int = SUMMARY_VERSION
 
     def __post_init__(self) -> None:
@@ -174,6 +177,23 @@ def summarize(
     )
 
 
+def drop_reasons(
+    path: Path, counted: Callable[[str], bool] = lambda task_id: True
+) -> dict[str, int]:
+    """How many tasks a hetsched scheduler dropped for each reason it gave: the ``reason``
+    column of the rows of state ``dropped`` in its ``out_tasks.csv``
+    (:data:`hetsched.schedulers.adapter.TASKS_COLUMNS`), for the tasks ``counted`` (those of
+    the measure window), most frequent first. A file without the column (written before
+    drops had reasons) counts its drops under ``"no reason recorded"``.
+    """
+    counts: Counter[str] = Counter()
+    with path.open(newline="") as stream:
+        for row in csv.DictReader(stream):
+            if row.get("state") == "dropped" and counted(row.get("task_id", "")):
+                counts[row.get("reason") or "no reason recorded"] += 1
+    return dict(counts.most_common())
+
+
 def summarize_files(
     files: RunFiles, *, heuristic: str | None = None, engine: str | None = None
 ) -> RunSummary:
@@ -211,6 +231,12 @@ def summarize_files(
         bound = files.makespan_lower_bound
     makespan = max(finishes, default=0.0)
     fair = _fairness(outcomes, files.fairness_reference)
+    tasks_path = files.output("tasks.csv")
+    reasons = None
+    if tasks_path.exists():
+        reasons = drop_reasons(
+            tasks_path, lambda task_id: task_id in workload.jobs
+            and workload.in_window(workload.jobs[task_id]))
     return RunSummary(
         heuristic=heuristic,
         engine=engine,
@@ -251,6 +277,7 @@ def summarize_files(
         fairness=None if fair is None else fair.fairness,
         efficiency=None if fair is None else fair.efficiency,
         baseline_makespan=None if fair is None else fair.baseline_makespan,
+        drop_reasons=reasons,
     )
 
 

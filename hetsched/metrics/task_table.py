@@ -49,7 +49,7 @@ from procset import ProcSet
 
 from hetsched.errors import OutputFileError
 from hetsched.files import write_atomically
-from hetsched.metrics.outcomes import Outcome, TaskOutcome
+from hetsched.metrics.outcomes import Outcome, TaskOutcome, starts_before
 from hetsched.metrics.outputs import (
     JOBS_COLUMNS,
     REJECTED,
@@ -133,7 +133,8 @@ class TaskRow:
             raise ValueError(f"task {name}: REJECTED but has a {which} {time}")
         if ran and (self.starting_time is None or self.finish_time is None):
             raise ValueError(f"task {name}: {self.final_state} needs its start and finish")
-        if ran and self.starting_time is not None and self.starting_time < self.submission_time:
+        if ran and self.starting_time is not None and starts_before(
+                self.starting_time, self.submission_time):
             raise ValueError(
                 f"task {name}: starts at {self.starting_time}, before its submission"
                 f" {self.submission_time}"

@@ -22,6 +22,7 @@ into the JSON object of ``--variant_options``.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import shutil
 import subprocess
@@ -41,6 +42,16 @@ BATSCHED_FLAGS = {
 
 EXIT_GRACE = 5.0
 """Seconds batsched may take to exit once the simulation ended, before it is killed."""
+
+VARIANTS = (
+    "conservative_bf", "crasher", "easy_bf", "easy_bf_fast", "easy_bf_plot_liquid_load_horizon",
+    "energy_bf", "energy_bf_dicho", "energy_bf_idle_sleeper", "energy_bf_monitoring",
+    "energy_bf_monitoring_inertial", "energy_bf_subpart_sleeper", "energy_watcher", "fcfs",
+    "fcfs_fast", "filler", "killer", "killer2", "random", "rejecter", "sequencer", "sleeper",
+    "submitter", "waiting_time_estimator",
+)
+"""batsched 1.4.0's variants (``variants_set`` of its ``main.cpp``): a name outside them is
+refused before the run, as batsched would refuse it once started."""
 
 INSTALL_HINT = (
     f"install batsched {BATSCHED_VERSION} (https://gitlab.inria.fr/batsim/batsched; with Nix, the"
@@ -114,4 +125,11 @@ def make_batsched(
     variant = name[len(BATSCHED_PREFIX) :]
     if not name.startswith(BATSCHED_PREFIX) or not variant:
         raise ValueError(f"{name!r} is not batsched:VARIANT (e.g. batsched:easy_bf)")
+    if variant not in VARIANTS:
+        close = difflib.get_close_matches(variant, VARIANTS, n=1)
+        hint = f" (did you mean {BATSCHED_PREFIX}{close[0]}?)" if close else ""
+        raise ValueError(
+            f"unknown batsched variant {variant!r}{hint}: batsched {BATSCHED_VERSION} has"
+            f" {', '.join(VARIANTS)}"
+        )
     return Batsched(variant, find_batsched(executable), dict(options))

@@ -172,7 +172,23 @@ def summary_table(summary: RunSummary) -> str:
     ]
     label_width = max(len(label) for label, _ in rows)
     value_width = max(len(value) for _, value in rows)
-    return "\n".join(f"{label:<{label_width}}  {value:>{value_width}}" for label, value in rows)
+    table = [f"{label:<{label_width}}  {value:>{value_width}}" for label, value in rows]
+    return "\n".join(table + drop_reason_lines(summary))
+
+
+def drop_reason_lines(summary: RunSummary) -> list[str]:
+    """One line per reason the scheduler gave for dropping tasks, with their count.
+
+    >>> from hetsched.metrics.summary import RunSummary
+    >>> s = RunSummary("min-min", "embedded", "o", "w.json", "p.xml", None, 3, 1, 0, 2,
+    ...                *[None] * 11, 5.0, *[None] * 5, drop_reasons={"needs 8 nodes": 2})
+    >>> drop_reason_lines(s)
+    ['dropped 2 of 3 tasks: needs 8 nodes']
+    """
+    return [
+        f"dropped {count} of {summary.tasks_total} tasks: {reason}"
+        for reason, count in (summary.drop_reasons or {}).items()
+    ]
 
 
 def utility_energy_block(summary: RunSummary) -> str | None:

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hetsched.core.mapping import Heuristic
 from hetsched.core.system import Cluster
 from hetsched.engine.platform import load_compute_resources
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
@@ -46,9 +47,149 @@ from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.batsim_workload import load_workload
+from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
 
 PER_PSTATE_FIELDS = ("etc_pstate", "power")
 """Job annotations with one entry per P-state of a cluster (schema v1)."""
+
+ANNOTATE_COMMAND = "hetsched workload annotate {workload} -p {platform}{options} -o OUT.json"
+"""The command that adds job annotations to a workload (:mod:`hetsched.workloads.annotate`)."""
+PLATFORM_ANNOTATE_COMMAND = "hetsched platform annotate {platform} -o OUT.xml"
+"""The command that writes hetsched's host properties into a platform."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """Something a heuristic reads (:attr:`Heuristic.requires`): ``what`` it is, the job
+    ``fields`` that carry it (all of them), or the platform's power model (``power``, which
+    ``hetsched platform annotate`` writes), and the ``hetsched workload annotate`` options
+    that add the fields (``fix``)."""
+
+    what: str
+    fields: tuple[str, ...] = ()
+    fix: str = ""
+    power: bool = False
+
+
+REQUIREMENTS: Mapping[str, Requirement] = {
+    "value": Requirement(
+        "value function (annotation 'value', Khemka et al. sec. 2)", ("value",),
+        " --add value"),
+    "utility": Requirement(
+        "utility function (annotation 'utility', Machovec et al. sec. II.C)", ("utility",),
+        " --add utility"),
+    "hansen": Requirement(
+        "stochastic model of Hansen et al. sec. II (annotations 'downey', "
+        + ", ".join(f"'{name}'" for name in MODEL_ANNOTATIONS) + ")",
+        ("downey", *MODEL_ANNOTATIONS),
+        " --add hansen"),
+    "power": Requirement(
+        "power model (host property wattage_per_state)", power=True),
+}
+"""Every name a heuristic may list in :attr:`~hetsched.core.mapping.Heuristic.requires`."""
+
+
+def _fix(requirement: Requirement, workload: str, platform: str) -> str:
+    if requirement.power:
+        return PLATFORM_ANNOTATE_COMMAND.format(platform=platform)
+    return ANNOTATE_COMMAND.format(workload=workload, platform=platform, options=requirement.fix)
+
+
+def platform_problem(
+    heuristic: Heuristic, clusters: Sequence[Cluster], platform: str
+) -> str | None:
+    """Why ``heuristic`` cannot run on these clusters (the first platform requirement they
+    lack), or ``None``. The same text for the preflight and at SIMULATION_BEGINS.
+
+    >>> from hetsched.heuristics.registry import create
+    >>> problem = platform_problem(create("max-upe"), [Cluster("c", 1, (0,))], "p.xml")
+    >>> problem.split(", which ")
+    ['max-upe: cluster c of platform p.xml has no power model (host property wattage_per_state)', \
+"max-upe needs: add it with 'hetsched platform annotate p.xml -o OUT.xml'"]
+    """
+    for name in sorted(heuristic.requirements()):
+        requirement = REQUIREMENTS[name]
+        if not requirement.power:
+            continue
+        for cluster in clusters:
+            if not cluster.pstates:
+                return (
+                    f"{heuristic.name}: cluster {cluster.name} of platform {platform} has no"
+                    f" {requirement.what}, which {heuristic.name} needs: add it with"
+                    f" '{_fix(requirement, '', platform)}'"
+                )
+    return None
+
+
+def job_problem(
+    heuristic: Heuristic, job_id: str, job: Mapping, profile: Mapping | None,
+    clusters: Sequence[Cluster] | None, workload: str, platform: str,
+) -> str | None:
+    """Why ``heuristic`` cannot plan job ``job_id`` (Batsim's ``workload!job``), or ``None``:
+    a job annotation it requires is missing, or the job has no ``etc`` and its profile gives
+    no run time (:func:`~hetsched.workloads.tasks.etc_from_profile`). The message names the
+    job, what is missing and the command that adds it; the preflight and the pybatsim adapter
+    (JOB_SUBMITTED) give the same text.
+
+    >>> from hetsched.heuristics.registry import create
+    >>> job = {"id": 0, "subtime": 0, "res": 1, "profile": "d"}
+    >>> problem = job_problem(create("max-value"), "w0!0", job, {"type": "delay", "delay": 5},
+    ...                       None, "w.json", "p.xml")
+    >>> problem.split(": add it with ")
+    ["max-value: job w0!0 has no value function (annotation 'value', Khemka et al. sec. 2), \
+which max-value needs", "'hetsched workload annotate w.json -p p.xml --add value -o OUT.json'"]
+    """
+    for name in sorted(heuristic.requirements()):
+        requirement = REQUIREMENTS[name]
+        if requirement.fields and not all(field in job for field in requirement.fields):
+            return (
+                f"{heuristic.name}: job {job_id} has no {requirement.what}, which"
+                f" {heuristic.name} needs: add it with"
+                f" '{_fix(requirement, workload, platform)}'"
+            )
+    if "etc" in job or not clusters:
+        return None
+    if profile is None:
+        return (
+            f"{heuristic.name}: job {job_id} has no etc annotation and Batsim gave no profile"
+            f" to derive it from: add it with"
+            f" '{ANNOTATE_COMMAND.format(workload=workload, platform=platform, options='')}'"
+        )
+    res = job.get("res")
+    try:
+        etc_from_profile(job_id, res if isinstance(res, int) else 1, profile, clusters,
+                         str(job.get("profile")))
+    except NoRunTime as error:
+        options = " --etc-from walltime" if "speed" not in str(error) else ""
+        return (
+            f"{heuristic.name}: {error}: add etc with"
+            f" '{ANNOTATE_COMMAND.format(workload=workload, platform=platform, options=options)}'"
+        )
+    except ValueError:
+        return None  # a malformed profile: the task's own checks name it
+    return None
+
+
+def check_heuristic_inputs(
+    heuristic: Heuristic, document: Mapping, workload: str, platform: str | None,
+    view: PlatformView | None,
+) -> None:
+    """Refuse (:class:`WorkloadError`, one line) a run of ``heuristic`` whose platform or
+    jobs lack what it needs (:func:`platform_problem`, :func:`job_problem`); the jobs are
+    named ``w0!<id>``, as Batsim names the jobs of its first workload."""
+    clusters = None if view is None or view.clusters is None else list(view.clusters.values())
+    platform_name = platform if platform is not None else "PLATFORM.xml"
+    if clusters is not None:
+        problem = platform_problem(heuristic, clusters, platform_name)
+        if problem is not None:
+            raise WorkloadError(problem)
+    profiles = document.get("profiles") or {}
+    for job in document["jobs"]:
+        profile = profiles.get(job.get("profile"))
+        problem = job_problem(heuristic, f"w0!{job['id']}", job, profile, clusters, workload,
+                              platform_name)
+        if problem is not None:
+            raise WorkloadError(problem)
 
 
 @dataclass(frozen=True)
@@ -98,7 +239,8 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
     platform's hosts, ``etc`` naming a cluster the platform lacks, a per-P-state annotation
     whose length is not the cluster's number of P-states, a cluster of its ``etc`` with
     power levels but none for its ``task_type``); returns whether a cluster of the
-    platform has the nodes it needs.
+    platform has the nodes it needs (of its ``etc``, or any cluster for a job without one,
+    whose run time comes from its profile).
     """
     res = job.get("res")
     if isinstance(res, int) and res > platform.nb_hosts:
@@ -107,8 +249,16 @@ def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
             f" platform {platform.name}"
         )
     clusters = platform.clusters
-    if clusters is None or not isinstance(job.get("etc"), Mapping):
+    if clusters is None:
         return True
+    if not isinstance(job.get("etc"), Mapping):  # its run time from its profile, everywhere
+        cores = job.get("cores")
+        if isinstance(cores, bool) or not isinstance(cores, int):
+            nodes = res if isinstance(res, int) else 1
+            cores = nodes * reference_cluster(list(clusters.values())).cores_per_node
+        return "downey" in job or any(
+            cluster.nodes_for(max(cores, 1)) <= cluster.nb_nodes for cluster in clusters.values()
+        )
     unknown = [name for name in job["etc"] if name not in clusters]
     if unknown:
         raise WorkloadError(
@@ -235,9 +385,12 @@ def check_batch_models(document: Mapping, filename: str) -> None:
 
 
 def preflight(
-    workload: str | Path, platform: str | Path | PlatformView | None = None
+    workload: str | Path, platform: str | Path | PlatformView | None = None,
+    heuristics: Sequence[Heuristic] = (),
 ) -> Preflight:
-    """Validate ``workload`` (and, given ``platform``, the workload against it) before a run.
+    """Validate ``workload`` (and, given ``platform``, the workload against it) before a run;
+    given the ``heuristics`` that will run on them, also that the inputs hold what each needs
+    (:func:`check_heuristic_inputs`).
 
     Raises :class:`WorkloadError` (or :class:`PlatformError`) naming the file, job and field;
     warns once (:class:`InputWarning`) about the jobs no cluster can run.
@@ -245,9 +398,14 @@ def preflight(
     filename = str(workload)
     document = load_workload(workload)
     check_batch_models(document, filename)
-    if platform is None:
+    view = None
+    if platform is not None:
+        view = platform if isinstance(platform, PlatformView) else PlatformView.read(platform)
+    for heuristic in heuristics:
+        check_heuristic_inputs(heuristic, document, filename,
+                               None if view is None else view.name, view)
+    if view is None:
         return Preflight(filename, len(document["jobs"]), "hetsched" in document)
-    view = platform if isinstance(platform, PlatformView) else PlatformView.read(platform)
     check_clusters(document, filename, view)
     unrunnable = tuple(
         str(job["id"])

@@ -51,13 +51,14 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import zmq
 
+from hetsched.core.mapping import Heuristic
 from hetsched.dependencies import require
 from hetsched.engine.batsim_cli import batsim_command
 from hetsched.heuristics.registry import (
@@ -260,6 +261,25 @@ def folder_name(name: str, colon: str = "-") -> str:
     ('pybatsim-easyBackfill', 'work_mine.py+Mine')
     """
     return name.replace("/", "_").replace("\\", "_").replace(":", colon)
+
+
+def _heuristics(schedulers: Sequence[object]) -> list[Heuristic]:
+    """The hetsched heuristics among ``schedulers`` (stock ones declare no needs)."""
+    found = (getattr(scheduler, "heuristic", None) for scheduler in schedulers)
+    return [heuristic for heuristic in found if isinstance(heuristic, Heuristic)]
+
+
+def preflight_runs(
+    runs: Sequence[tuple[str, Mapping[str, Any]]], platform: str | Path, workload: str | Path,
+    batsched: str | Path | None = None,
+) -> None:
+    """Refuse, before any of them starts, runs of ``(name, options)`` on these inputs that
+    :func:`run_heuristic` would refuse: an unknown scheduler or option, a bad input file, a
+    heuristic whose inputs lack what it needs (:func:`hetsched.running.preflight.preflight`,
+    the workload read once for all). Nothing is written."""
+    schedulers = [make_scheduler(name, dict(options), Path(os.devnull), batsched)
+                  for name, options in runs]
+    preflight(workload, platform, _heuristics(schedulers))
 
 
 def check_scheduler(
@@ -633,12 +653,12 @@ def run_heuristic(
             raise FileNotFoundError(f"{path}: no such file")
     if energy:  # Batsim -E aborts on a host without power: refused before anything runs
         require_power_model(platform)
-    with collector_paused():  # the parse of the workload makes no cyclic garbage
-        checked = preflight(workload, platform)
-    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
+    with collector_paused():  # the parse of the workload makes no cyclic garbage
+        checked = preflight(workload, platform, _heuristics([scheduler]))
+    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     prefix = prepare_outdir(outdir, force)
     runner: Callable[..., None] = _run_embedded
     if engine != "embedded":

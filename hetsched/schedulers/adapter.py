@@ -40,6 +40,12 @@ ends with NOTIFY ``registration_finished`` (sent once; it only forbids further
 registrations, running twins still finish). While reservations or periodic
 mapping events lie ahead, the reply carries CALL_ME_LATER for the next one.
 
+What the heuristic needs (:attr:`~hetsched.core.mapping.Heuristic.requires`) is checked with
+the preflight's own code (:func:`~hetsched.running.preflight.platform_problem` at
+SIMULATION_BEGINS, :func:`~hetsched.running.preflight.job_problem` at each JOB_SUBMITTED): a
+:class:`~hetsched.errors.WorkloadError` with the preflight's message, the platform named
+``PLATFORM.xml`` (Batsim does not send its path).
+
 Requirements on Batsim: ``--enable-dynamic-jobs`` (checked at
 SIMULATION_BEGINS), no Redis, energy (``-E``) whenever a heuristic picks a
 P-state other than 0 (Batsim refuses SET_RESOURCE_STATE otherwise; it does
@@ -57,7 +63,8 @@ or ``path/to/file.py:ClassName``, ``package.module:ClassName``:
 mapping events, or null for event-driven mapping), ``export_prefix`` (write, at the
 end, ``<prefix>_mapping_events.csv``: time, nb_mappable, nb_decisions, seconds of
 each heuristic call; and ``<prefix>_tasks.csv``: each task's final state, its
-planned cluster, nodes, P-state, start and end, and its actual start and end),
+planned cluster, nodes, P-state, start and end, its actual start and end, and why it
+was dropped),
 ``energy_budget`` and ``measure_window`` (override the workload's ``hetsched``
 object; by default they are read from the workload files that SIMULATION_BEGINS
 names, when the scheduler can read them) and the heuristic's own parameters.
@@ -67,6 +74,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -85,10 +93,13 @@ from hetsched.core.energy import (
     is_measure_window,
 )
 from hetsched.core.mapping import Heuristic
+from hetsched.core.state import TaskState
 from hetsched.core.system import Cluster
 from hetsched.engine.protocol import format_intervals
+from hetsched.errors import WorkloadError
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.running.preflight import job_problem, platform_problem
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
@@ -106,9 +117,13 @@ ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "mea
 MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
 TASKS_COLUMNS = (
     "task_id", "state", "cluster", "nodes", "pstate", "planned_start", "planned_end",
-    "start", "end",
+    "start", "end", "reason",
 )
-"""Columns of ``<export_prefix>_tasks.csv``: planned (the decision) and actual times."""
+"""Columns of ``<export_prefix>_tasks.csv``: planned (the decision) and actual times, and
+why a dropped task was dropped (``Decision.reason``)."""
+
+PLATFORM_PLACEHOLDER = "PLATFORM.xml"
+"""How a refusal names the platform file, which Batsim does not tell the scheduler."""
 
 logger = logging.getLogger(__name__)
 
@@ -320,6 +335,9 @@ class HetschedScheduler(BatsimScheduler):
                 if path.exists():
                     raise FileExistsError(f"{path} exists: choose another export_prefix")
         clusters = clusters_from_compute_resources(self.bs.machines["compute"])
+        problem = platform_problem(self.heuristic, clusters, PLATFORM_PLACEHOLDER)
+        if problem is not None:
+            raise WorkloadError(problem)
         meta = {}
         if self.energy_budget is None or self.measure_window is None:
             meta = _workload_meta(self.bs.workloads)
@@ -332,6 +350,11 @@ class HetschedScheduler(BatsimScheduler):
 
     def onSimulationEnds(self) -> None:
         self._ended = True
+        if self.driver is not None:
+            reasons = Counter(record.drop_reason for record in self.driver.tasks
+                              if record.state is TaskState.DROPPED)
+            for reason, count in reasons.most_common():
+                logger.warning("%s dropped %d task(s): %s", self.heuristic.name, count, reason)
         if self.export_prefix is not None:
             self.write_mapping_events(mapping_events_path(self.export_prefix))
             self.write_tasks(tasks_path(self.export_prefix))
@@ -364,7 +387,7 @@ class HetschedScheduler(BatsimScheduler):
                     decision.pstate if placed else "",
                     number(decision.start if placed else None),
                     number(decision.end if placed else None),
-                    number(record.started), number(record.ended),
+                    number(record.started), number(record.ended), record.drop_reason,
                 ))
 
     def onDeadlock(self) -> None:
@@ -379,6 +402,12 @@ class HetschedScheduler(BatsimScheduler):
         if is_twin(job.id):
             return  # acknowledgement of a twin we registered (--acknowledge-dynamic-jobs)
         clusters = self._driver().clusters
+        problem = job_problem(
+            self.heuristic, job.id, job.json_dict, job.profile_dict, clusters,
+            str(self.bs.workloads.get(job.workload, "WORKLOAD.json")), PLATFORM_PLACEHOLDER,
+        )
+        if problem is not None:
+            raise WorkloadError(problem)
         task = task_from_job(job.json_dict, job.profile_dict, clusters, self._shared)
         actual = actual_from_job(job.json_dict, task, clusters)
         if actual is not None:

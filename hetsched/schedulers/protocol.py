@@ -24,9 +24,11 @@ message, the event and the fault:
   scheduler never executed, or for a job already completed;
 * resource ids that are not an interval set of ``0 .. nb_resources - 1`` (job allocations,
   RESOURCE_STATE_CHANGED, machine (un)availability, resources added or removed).
-* a submitted job whose annotations break the workload schema or that cannot run on the
-  platform of SIMULATION_BEGINS as written (``res`` over its hosts, per-P-state annotations
-  of another length than its cluster's P-states): the checks of ``hetsched run``'s
+* a submitted job whose annotations break the workload schema (its known fields: Batsim
+  forwards a plain workload's extra fields too, and a job may leave ``cores`` to the
+  scheduler) or that cannot run on the platform of SIMULATION_BEGINS as written (``res``
+  over its hosts, per-P-state annotations of another length than its cluster's P-states):
+  the checks of ``hetsched run``'s
   validation (:mod:`hetsched.running.preflight`), so a real Batsim run refuses what the
   embedded one does.
 
@@ -488,7 +490,7 @@ class ProtocolGuard:
         if job_id not in self._known and "etc" in job and self._platform is not None:
             where = f"job {job_id}"
             try:
-                check_job_annotations(job, where)
+                check_job_annotations(job, where, strict=False)
                 check_job(job, where, self._platform)
             except ValueError as error:
                 raise fail(str(error)) from None

@@ -25,6 +25,7 @@ from hetsched.running.run import (
     STOCK_PREFIX,
     ExternalTools,
     folder_name,
+    preflight_runs,
     run_heuristic,
 )
 
@@ -150,10 +151,14 @@ def compare(
     ``-``, the ``/`` of a file reference ``_``); each summary is labelled with its spec.
     ``tools``: where batsched is and how real Batsim starts
     (:class:`~hetsched.running.run.ExternalTools`); ``energy=False`` runs without SimGrid's
-    energy model (Batsim without ``-E``)."""
+    energy model (Batsim without ``-E``). Every run is checked before the first starts
+    (:func:`~hetsched.running.run.preflight_runs`): a refused one stops the comparison with
+    nothing written."""
+    specs = [HeuristicSpec.parse(heuristic) for heuristic in heuristics]
+    preflight_runs([(spec.name, spec.options) for spec in specs], platform, workload,
+                   None if tools is None else tools.batsched)
     summaries = []
-    for heuristic in heuristics:
-        spec = HeuristicSpec.parse(heuristic)
+    for spec in specs:
         summary, resumed = run_or_resume(
             spec.name, platform, workload, outdir / folder_name(spec.label), engine=engine,
             options=spec.options, tools=tools, energy=energy,

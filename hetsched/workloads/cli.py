@@ -4,6 +4,10 @@
   [--day D] [--annotate value|utility ...] [--seed N] [--max-cores N] ... -o W.json [--force]``
 * ``hetsched workload generate --preset NAME --seed N [--platform P.xml]
   [--option KEY=VALUE ...] -o W.json [--force]``
+* ``hetsched workload annotate IN.json -p P.xml [--add etc|value|utility|task_type|application|
+  hansen ...] [--seed N] [--value-correlation C] [--hansen-slowdown G] [--etc-from
+  profile|walltime] -o OUT.json [--force]``:
+  add what the heuristic families read to a Batsim workload (:mod:`.annotate`)
 * ``hetsched workload presets``: the synthetic workload presets
 * ``hetsched workload show W.json [--json]``: counts, span, cores, ETC, value and utility
   statistics (the file is validated first)
@@ -35,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = workload.add_subparsers(dest="workload_command", required=True)
     _register_from_swf(commands)
     _register_generate(commands)
+    _register_annotate(commands)
 
     presets = commands.add_parser("presets", help="list the synthetic workload presets")
     presets.set_defaults(func=run_presets)
@@ -125,6 +130,67 @@ def _register_generate(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", required=True, help="workload JSON to write")
     parser.add_argument("--force", action="store_true", help="overwrite the output file")
     parser.set_defaults(func=run_generate)
+
+
+def _register_annotate(commands: argparse._SubParsersAction) -> None:
+    from hetsched.workloads.annotate import ETC_SOURCES, FAMILIES
+    from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
+
+    parser = commands.add_parser(
+        "annotate",
+        help="add ETC, value and utility functions, task types to a Batsim workload",
+        description="Add to every job of a Batsim workload what the heuristic families read"
+        " (docs/workload-annotate.md); every job, profile and field it has is kept.",
+    )
+    parser.add_argument("workload", metavar="IN.json", help="a Batsim workload JSON")
+    parser.add_argument("-p", "--platform", required=True,
+                        help="the platform XML the workload will run on")
+    parser.add_argument("-o", "--output", required=True, help="workload JSON to write")
+    parser.add_argument("--force", action="store_true", help="overwrite the output file")
+    parser.add_argument(
+        "--add", action="append", choices=FAMILIES, default=[],
+        help="what to add (repeatable; default: all but hansen)",
+    )
+    parser.add_argument(
+        "--hansen-slowdown", choices=list(OVERALL_SLOWDOWN), default="mixed",
+        help="--add hansen: overall system slowdown Gamma (Hansen sec. V; default mixed)",
+    )
+    parser.add_argument("--seed", type=ranges.seed, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--value-correlation", choices=CORRELATIONS, default="weak",
+        help="correlation of starting value and run time (Khemka sec. 5; default weak)",
+    )
+    parser.add_argument(
+        "--etc-from", choices=ETC_SOURCES, default="profile",
+        help="ETC of a job whose profile gives no run time: refuse (profile, the default) or"
+        " its walltime",
+    )
+    parser.set_defaults(func=run_annotate)
+
+
+def run_annotate(args: argparse.Namespace) -> int:
+    from hetsched.engine.platform import load_compute_resources
+    from hetsched.errors import PlatformError
+    from hetsched.platforms.properties import clusters_from_compute_resources
+    from hetsched.workloads.annotate import DEFAULT_FAMILIES, annotate_workload
+
+    if os.path.exists(args.output) and not args.force:
+        raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
+    document = load_workload(args.workload)
+    try:
+        clusters = clusters_from_compute_resources(load_compute_resources(args.platform))
+    except ValueError as error:
+        raise PlatformError(f"{args.platform}: {error}") from None
+    what = tuple(dict.fromkeys(args.add)) or DEFAULT_FAMILIES
+    annotated = annotate_workload(
+        document, clusters, what=what, seed=args.seed,
+        value_correlation=args.value_correlation, etc_from=args.etc_from,
+        hansen_slowdown=args.hansen_slowdown, filename=args.workload,
+    )
+    write_workload(annotated, args.output, force=args.force)
+    print(f"wrote {args.output}: {len(annotated['jobs']):,} jobs annotated with"
+          f" {', '.join(what)} for the {len(clusters)} cluster(s) of {args.platform}")
+    return 0
 
 
 def _platform_clusters(path: str) -> Sequence[ClusterLike]:

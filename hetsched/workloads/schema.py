@@ -558,17 +558,23 @@ def check_annotations(document: dict, filename: str = "<workload>") -> None:
         _check_job_consistency(job, where, clusters, reference, document["nb_res"], profiles)
 
 
-def check_job_annotations(job: Mapping[str, object], where: str) -> None:
+def check_job_annotations(
+    job: Mapping[str, object], where: str, *, strict: bool = True
+) -> None:
     """Check one job's annotation fields (schema version 1): the required ones are there,
     each known field passes its validator, no field is unknown. ``where`` names the file (or
-    the Batsim message) and the job."""
-    for key in REQUIRED_JOB_ANNOTATIONS:
+    the Batsim message) and the job. Not ``strict`` (a job of a plain Batsim workload, which
+    allows any extra field and may leave ``cores`` to the scheduler): only the known fields
+    are checked."""
+    for key in REQUIRED_JOB_ANNOTATIONS if strict else ():
         if key not in job:
             raise WorkloadError(f"{where}: missing annotation field '{key}'")
     for key, value in job.items():
         if key in BATSIM_JOB_FIELDS or key in _BATSIM_OPTIONAL_JOB_FIELDS:
             continue
         validator = _FIELD_VALIDATORS.get(key)
+        if validator is None and not strict:
+            continue
         if validator is None:
             raise WorkloadError(
                 f"{where}: unknown annotation field '{key}' (schema version"

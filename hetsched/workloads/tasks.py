@@ -14,11 +14,13 @@ Jobs without annotations (a plain Batsim workload) still run:
 - ``cores`` missing: ``res`` nodes of the *reference cluster* times its cores per node, the
   reference cluster being the one holding the lowest resource id (Batsim's ``res`` counts
   resources, here whole nodes);
-- ``etc`` missing: from the job's profile, the time the profile takes on one node of each
-  cluster at P-state 0: ``delay`` -> the same delay on every cluster; ``parallel_homogeneous``
-  or ``parallel_homogeneous_total`` without communication -> the per-node flops divided by
-  the cluster's P-state-0 speed (``parallel_homogeneous_total`` spreads ``cpu`` over the
-  ``res`` nodes). Other profiles need an ``etc`` annotation.
+- ``etc`` missing: from the job's profile, the time it takes on each cluster
+  (:func:`etc_from_profile`): ``delay`` -> the same delay on every cluster and P-state;
+  ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` without
+  communication -> flops over the cluster's speed per P-state. Any other profile (one that
+  communicates, ``composed``, ``smpi``...) or a flop profile on hosts of unknown speed is a
+  :class:`NoRunTime`; the preflight refuses it before the run, naming the
+  ``hetsched workload annotate`` command that writes ``etc`` (:data:`ETC_COMMAND`).
 """
 
 from __future__ import annotations
@@ -60,35 +62,105 @@ def _number(job_id: str, field: str, value: object) -> float:
     return float(value)
 
 
-def _etc_from_profile(
-    job_id: str, res: int, profile: Mapping[str, object], clusters: Sequence[Cluster]
-) -> dict[str, float]:
+FLOP_PROFILES = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+"""Batsim profile types whose run time is flops over the host speed (Batsim 4.2.1,
+``docs/input-workload.rst``)."""
+
+ETC_COMMAND = "hetsched workload annotate {workload} -p {platform} -o OUT.json"
+"""The command that writes ``etc`` into a workload (:mod:`hetsched.workloads.annotate`)."""
+
+
+class NoRunTime(ValueError):
+    """A job has no ``etc`` annotation and its profile gives no run time (the message says
+    why: a profile that communicates, a composed profile, no host speed)."""
+
+
+def _no_com(job_id: str, name: str, kind: str, com: object) -> None:
+    values = com if isinstance(com, list) else [com]
+    if any(_number(job_id, f"profile {name} com", c) != 0 for c in values):
+        raise NoRunTime(
+            f"job {job_id}: no etc annotation, and its profile {name!r} ({kind}) communicates"
+            " (com != 0), which SimGrid's network decides: no run time can be derived"
+        )
+
+
+def per_node_flops(
+    job_id: str, profile: Mapping[str, object], name: str = "?"
+) -> tuple[float, bool]:
+    """The flops each node of a flop profile computes, and whether they are to be spread
+    over the job's nodes (``parallel_homogeneous_total``: ``cpu`` is the total).
+
+    A ``parallel`` profile's run time is its slowest node's: the largest of ``cpu``. Raises
+    :class:`NoRunTime` for a profile that communicates.
+
+    >>> per_node_flops("w0!1", {"type": "parallel_homogeneous_total", "cpu": 8e9, "com": 0})
+    (8000000000.0, True)
+    >>> per_node_flops("w0!1", {"type": "parallel", "cpu": [1e9, 3e9], "com": [0, 0, 0, 0]})
+    (3000000000.0, False)
+    """
+    kind = str(profile.get("type"))
+    _no_com(job_id, name, kind, profile.get("com", 0))
+    cpu = profile.get("cpu")
+    if kind == "parallel":
+        if not isinstance(cpu, list) or not cpu:
+            raise ValueError(f"job {job_id}: profile {name!r}: cpu must be a list of flops")
+        return max(_number(job_id, f"profile {name} cpu", c) for c in cpu), False
+    return _number(job_id, f"profile {name} cpu", cpu), kind == "parallel_homogeneous_total"
+
+
+def etc_from_profile(
+    job_id: str, res: int, profile: Mapping[str, object], clusters: Sequence[Cluster],
+    name: str = "?",
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """The run time a job's profile takes on each cluster: ``etc`` (P-state 0) and, where it
+    is not the speed scaling of :meth:`Task.duration`, ``etc_pstate``.
+
+    The time of one node's part on a node of ``c``, as Batsim runs the profile on ``res``
+    nodes (our choice: the part does not change with the cluster's cores per node):
+
+    - ``delay``: the delay on every cluster and at every P-state (a delay computes nothing,
+      so DVFS does not stretch it: ``etc_pstate`` repeats it);
+    - ``parallel_homogeneous``: ``cpu / speed(c, p)``; ``parallel_homogeneous_total``:
+      ``cpu / res / speed(c, p)``; ``parallel``: ``max(cpu) / speed(c, p)``; the time at
+      P-state ``p`` is the speed scaling of ``etc`` (SimGrid's ptask model computes each
+      host's part at its speed; ``speed`` per core, as the twins count it). A flop profile
+      with communication (``com`` not all 0) has no run time here.
+
+    Other types (``composed``, ``smpi``, ``usage_trace``, ...) give none either. Raises
+    :class:`NoRunTime` naming the job, the profile and why; for a flop profile on a cluster
+    whose speed the scheduler does not know (a platform without hetsched's host properties:
+    Batsim 4.2.1 forwards no speed) too.
+
+    >>> from hetsched.core.system import PState
+    >>> fast = Cluster("fast", 1, (0, 1), (PState(2e9, 1.0, 2.0), PState(1e9, 1.0, 1.5)))
+    >>> etc_from_profile("w0!1", 2, {"type": "parallel_homogeneous", "cpu": 4e9}, [fast])
+    ({'fast': 2.0}, {})
+    >>> etc_from_profile("w0!1", 2, {"type": "delay", "delay": 10}, [fast])
+    ({'fast': 10.0}, {'fast': [10.0, 10.0]})
+    """
     kind = profile.get("type")
     if kind == "delay":
-        delay = _number(job_id, "profile delay", profile.get("delay"))
-        return {c.name: delay for c in clusters}
-    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
-        if _number(job_id, "profile com", profile.get("com", 0)) != 0:
-            raise ValueError(
-                f"job {job_id}: no etc annotation, and its {kind} profile communicates"
-                " (com != 0): annotate the workload with etc (docs/workload-schema.md)"
+        delay = _number(job_id, f"profile {name} delay", profile.get("delay"))
+        pstates = {c.name: [delay] * len(c.pstates) for c in clusters if len(c.pstates) > 1}
+        return {c.name: delay for c in clusters}, pstates
+    if kind not in FLOP_PROFILES:
+        raise NoRunTime(
+            f"job {job_id}: no etc annotation, and its profile {name!r} of type {kind!r} gives"
+            " no run time (only delay, and parallel_homogeneous, parallel_homogeneous_total"
+            " and parallel without communication do)"
+        )
+    flops, spread = per_node_flops(job_id, profile, name)
+    etc = {}
+    for cluster in clusters:
+        speed = cluster.speed
+        if speed is None:
+            raise NoRunTime(
+                f"job {job_id}: no etc annotation, and its profile {name!r} ({kind}) is in"
+                f" flops, but the speed of cluster {cluster.name}'s hosts is unknown (Batsim"
+                " forwards no host speed; hetsched's host property speed_per_pstate gives it)"
             )
-        flops = _number(job_id, "profile cpu", profile.get("cpu"))
-        if kind == "parallel_homogeneous_total":
-            flops /= max(res, 1)
-        etc = {}
-        for cluster in clusters:
-            if cluster.speed is None:
-                raise ValueError(
-                    f"job {job_id}: cluster {cluster.name} has no P-state speed"
-                    " (host property speed_per_pstate) to derive its ETC from"
-                )
-            etc[cluster.name] = flops / cluster.speed
-        return etc
-    raise ValueError(
-        f"job {job_id}: no etc annotation, and its profile type {kind!r} gives no ETC:"
-        " annotate the workload with etc (docs/workload-schema.md)"
-    )
+        etc[cluster.name] = (flops / max(res, 1) if spread else flops) / speed
+    return etc, {}
 
 
 def same_json(a: object, b: object) -> bool:
@@ -198,12 +270,14 @@ def task_from_job(
 
     cores = job["cores"] if "cores" in job else res * reference_cluster(clusters).cores_per_node
     text = str if shared is None else shared.text
+    derived_pstate: dict[str, list[float]] = {}
     if "etc" in job:
         etc = {text(str(k)): float(v) for k, v in job["etc"].items()}  # type: ignore[attr-defined]
     else:
         if profile is None:
             raise ValueError(f"job {job_id}: no etc annotation and no profile to derive it from")
-        etc = _etc_from_profile(job_id, res, profile, clusters)
+        etc, derived_pstate = etc_from_profile(
+            job_id, res, profile, clusters, str(job.get("profile", "?")))
 
     def get(key: str) -> object:
         return job.get(key)
@@ -224,7 +298,7 @@ def task_from_job(
             job_id, arrival, cores, etc,  # type: ignore[arg-type]
             value=value,
             utility=utility,
-            etc_pstate=get("etc_pstate") or {},  # type: ignore[arg-type]
+            etc_pstate=get("etc_pstate") or derived_pstate,  # type: ignore[arg-type]
             power=get("power") or {},  # type: ignore[arg-type]
             speedup=speedup,
             task_type=get("task_type"),  # type: ignore[arg-type]

@@ -188,3 +188,14 @@ def test_bad_tables_and_runs_are_named(tmp_path: Path, easy_run: Path) -> None:
     assert task_table_path(easy_run / "out") == table
     with pytest.raises(ValueError, match="REJECTED but has a starting_time"):
         TaskRow("1", "w0", "p", 0.0, 1, 1.0, "REJECTED", starting_time=1.0)
+
+
+def test_a_start_is_compared_with_its_submission_at_batsims_precision() -> None:
+    """Batsim prints the start of a job submitted at 57.245384205516594 and started then as
+    57.245384 (6 decimals): not before its submission; a microsecond earlier is."""
+    fields = ("0", "w0", "p", 57.245384205516594, 8, 300.0, "COMPLETED_SUCCESSFULLY")
+    row = TaskRow(*fields, starting_time=57.245384, finish_time=60.0)
+    assert row.waiting_time == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match=r"task w0!0: starts at 57\.245383, before its"
+                       r" submission 57\.245384205516594"):
+        TaskRow(*fields, starting_time=57.245383, finish_time=60.0)

@@ -119,14 +119,16 @@ def test_batsched_failures_stop_the_run_with_its_log(
     tiny: Path, fake_batsched: Path, fake_batsim: Path, engine: str,  # noqa: F811
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    """A variant batsched refuses, and batsched crashing mid-run: exit 1, batsched's last
+    """A variant batsched 1.4.0 does not have is refused before the run (exit 2, the closest
+    variant named, nothing written); batsched crashing mid-run: exit 1, batsched's last
     words, no process left behind (the run returns at all)."""
     common = ["-p", "platform.xml", "-w", "workload.json", "--engine", engine,
               "--batsched", str(fake_batsched), "--force"]  # fmt: skip
-    code, _, err = run(capsys, "batsched:no_such_variant", *common)
-    assert code == 1, err
-    assert "batsched exited with code 1" in err
-    assert "Invalid 'variant' value (no_such_variant): Not in {" in err
+    code, _, err = run(capsys, "batsched:easy_bff", *common, "-o", "typo")
+    assert code == 2, err
+    assert err.startswith("hetsched run: error: unknown batsched variant 'easy_bff' (did you"
+                          " mean batsched:easy_bf?): batsched 1.4.0 has conservative_bf, ")
+    assert not (tiny / "typo").exists()
     monkeypatch.setenv("FAKE_BATSCHED_CRASH_AFTER", "3")
     code, _, err = run(capsys, "batsched:easy_bf", *common)
     assert code == 1, err

@@ -287,3 +287,93 @@ def test_an_nb_res_over_the_platforms_hosts_is_warned_about(
         " the workload was made for a larger platform (Batsim uses nb_res only with"
         " --mmax-workload; each job's res is checked against the hosts)"
     ], err
+
+
+MAX_VALUE_REFUSAL = (
+    "max-value: job w0!1 has no value function (annotation 'value', Khemka et al. sec. 2),"
+    " which max-value needs: add it with 'hetsched workload annotate {workload} -p {platform}"
+    " --add value -o OUT.json'"
+)
+
+
+def _without(field: str) -> callable:  # type: ignore[valid-type]
+    return lambda d: [job.pop(field, None) for job in d["jobs"]]
+
+
+def _communicating(document: dict) -> None:
+    """Job 1 of a plain workload (no ``hetsched`` object) without etc, its profile
+    communicating."""
+    document.pop("hetsched", None)
+    document["profiles"]["p1"] = {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}
+    del document["jobs"][0]["etc"]
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("max-value", _without("value"),
+         MAX_VALUE_REFUSAL.format(workload="workload.json", platform="platform.xml")),
+        ("max-upe-ph", lambda d: None,
+         "max-upe-ph: job w0!1 has no utility function (annotation 'utility', Machovec et al."
+         " sec. II.C), which max-upe-ph needs: add it with 'hetsched workload annotate"
+         " workload.json -p platform.xml --add utility -o OUT.json'"),
+        ("rf-duplex", lambda d: None,
+         "rf-duplex: job w0!1 has no stochastic model of Hansen et al. sec. II (annotations"
+         " 'downey', 'serial_time', 'slowdown', 'makespan_goal'), which rf-duplex needs: add it"
+         " with 'hetsched workload annotate workload.json -p platform.xml --add hansen"
+         " -o OUT.json'"),
+        ("fcfs", _communicating,
+         "fcfs: job w0!1: no etc annotation, and its profile 'p1' (parallel_homogeneous)"
+         " communicates (com != 0), which SimGrid's network decides: no run time can be"
+         " derived: add etc with 'hetsched workload annotate workload.json -p platform.xml"
+         " --etc-from walltime -o OUT.json'"),
+    ],
+)
+@pytest.mark.usefixtures("tiny")
+def test_a_heuristic_whose_inputs_lack_what_it_needs_is_refused_before_the_run(
+    name: str, change: callable, message: str,  # type: ignore[valid-type]
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Exit 2, one line: the job, what is missing and the command that adds it; nothing
+    written (no output folder, so no scheduler.log to refuse a rerun over), for ``run``
+    and for ``compare`` (checked before its first run)."""
+    _edit(Path("."), change)
+    assert main(["run", name, "-p", "platform.xml", "-w", "workload.json", "-o", "out"]) == 2
+    assert capsys.readouterr().err == f"hetsched run: error: {message}\n"
+    assert main(["compare", "--platform", "platform.xml", "--workload", "workload.json",
+                 "--heuristics", "fcfs", "easy", name, "-o", "cmp"]) == 2
+    assert capsys.readouterr().err == f"hetsched compare: error: {message}\n"
+    assert not Path("out").exists() and not Path("cmp").exists()
+
+
+def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pybatsim classes (``hetsched serve``) check the same needs at JOB_SUBMITTED, with
+    the preflight's message; the workload is the file SIMULATION_BEGINS names, the platform,
+    which Batsim does not name, PLATFORM.xml."""
+    from test_adapter import Session
+    from test_adapter import submitted as adapter_submitted
+
+    from hetsched.schedulers.adapter import HetschedScheduler
+
+    session = Session(monkeypatch, HetschedScheduler({"heuristic": "max-value"}))
+    with pytest.raises(WorkloadError) as error:
+        session.send(0.0, adapter_submitted(0.0, "w0!1"))
+    assert str(error.value) == MAX_VALUE_REFUSAL.format(workload="/nonexistent/w0.json",
+                                                        platform="PLATFORM.xml")
+
+
+def test_a_plain_job_no_cluster_can_run_is_counted_as_unrunnable(tmp_path: Path) -> None:
+    """A job without etc (its run time from its profile) fits a cluster by its res nodes of
+    the reference cluster: res 3 on clusters of 2 nodes each is unrunnable, res 2 is not."""
+    from test_run import PLATFORM_XML
+
+    (tmp_path / "p.xml").write_text(PLATFORM_XML)
+    workload = {"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 5}}, "jobs": [
+        {"id": 1, "subtime": 0, "res": 3, "profile": "d"},
+        {"id": 2, "subtime": 0, "res": 2, "profile": "d"}]}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        checked = preflight(tmp_path / "w.json", tmp_path / "p.xml")
+    assert checked.unrunnable == ("1",)
+    assert len(caught) == 1 and "1 job(s) that no cluster" in str(caught[0].message)

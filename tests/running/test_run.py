@@ -87,7 +87,7 @@ JSON_KEYS = {
     "energy_delay_busy_window_joules", "makespan_goal", "batch_met",
     "robustness_predicted", "batch_probability_predicted", "makespan_lower_bound",
     "makespan_ratio", "fairness", "efficiency", "baseline_makespan", "wall_seconds",
-    "checked_rules", "tasks_unrunnable", "version",
+    "checked_rules", "tasks_unrunnable", "drop_reasons", "version",
 }  # fmt: skip
 """Every key of ``--json``, as documented in docs/run.md."""
 

@@ -359,10 +359,12 @@ def test_tasks_csv_holds_planned_and_actual_times(
 ) -> None:
     """w0!1 is planned on slow node 2 during [0, 30) but the job carries an actual run time
     of 45 s on slow (actual etc 45 over planned 30: ratio 1.5): its twin computes
-    45 s x 1e9 flop/s = 4.5e10 flops, and the tasks file keeps both the plan and the run."""
+    45 s x 1e9 flop/s = 4.5e10 flops, and the tasks file keeps both the plan and the run,
+    and the reason w0!2 was dropped."""
     prefix = tmp_path / "run"
     session = Session(monkeypatch, scripted(
-        [start("w0!1", "slow", (2,), 0.0, 30.0)], [Decision(Action.DROP, "w0!2")],
+        [start("w0!1", "slow", (2,), 0.0, 30.0)],
+        [Decision(Action.DROP, "w0!2", reason="too late, even now")],
         export_prefix=str(prefix),
     ))
     reply = session.send(0.0, submitted(0.0, "w0!1", actual={"etc": {"slow": 45.0}}))
@@ -372,9 +374,9 @@ def test_tasks_csv_holds_planned_and_actual_times(
     session.send(45.0, {"timestamp": 45.0, "type": "SIMULATION_ENDS", "data": {}})
     lines = (tmp_path / "run_tasks.csv").read_text().splitlines()
     assert lines == [
-        "task_id,state,cluster,nodes,pstate,planned_start,planned_end,start,end",
-        "w0!1,done,slow,2,0,0.0,30.0,0.0,45.0",
-        "w0!2,dropped,,,,,,,",
+        "task_id,state,cluster,nodes,pstate,planned_start,planned_end,start,end,reason",
+        "w0!1,done,slow,2,0,0.0,30.0,0.0,45.0,",
+        "w0!2,dropped,,,,,,,,\"too late, even now\"",
     ]
 
 

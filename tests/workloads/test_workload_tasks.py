@@ -12,8 +12,10 @@ from hetsched.core.system import Cluster, PState
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.workloads.tasks import (
+    NoRunTime,
     SharedAnnotations,
     actual_from_job,
+    etc_from_profile,
     reference_cluster,
     task_from_job,
 )
@@ -68,12 +70,75 @@ def test_parallel_homogeneous_job_takes_its_flops_over_each_speed() -> None:
         assert dict(task.etc) == {"slow": 40.0, "fast": 20.0}
 
 
+DVFS = Cluster("dvfs", 1, (0, 1, 2, 3),
+               pstates=(PState(2e9, 90.0, 180.0), PState(1.6e9, 80.0, 140.0),
+                        PState(0.5e9, 60.0, 90.0)))
+"""A cluster of one-core nodes with three P-states: 2, 1.6 and 0.5 Gflop/s."""
+
+
+def test_a_parallel_profile_without_communication_takes_its_slowest_node() -> None:
+    """cpu [1e9, 6e9, 3e9] flops, com all 0 (3 x 3 matrix): the slowest host's part, 6e9
+    flops: 3 s at 2 Gflop/s, 3.75 s at 1.6, 12 s at 0.5 (Task.duration's speed scaling)."""
+    profile = {"type": "parallel", "cpu": [1e9, 6e9, 3e9], "com": [0] * 9}
+    task = task_from_job(job(res=3), profile, [DVFS])
+    assert dict(task.etc) == {"dvfs": 3.0}
+    assert [task.duration(DVFS, p) for p in range(3)] == [3.0, 3.75, 12.0]
+
+
+def test_flop_profiles_scale_with_the_p_state_and_a_delay_does_not() -> None:
+    """parallel_homogeneous 4e9 flops per node: 2, 2.5 and 8 s at the three P-states;
+    _total 12e9 over res = 3 nodes: the same 4e9 a node. A delay of 7.5 s computes nothing:
+    7.5 s at every P-state (etc_pstate written)."""
+    for profile in ({"type": "parallel_homogeneous", "cpu": 4e9, "com": 0},
+                    {"type": "parallel_homogeneous_total", "cpu": 12e9, "com": 0}):
+        task = task_from_job(job(res=3), profile, [DVFS])
+        assert [task.duration(DVFS, p) for p in range(3)] == [2.0, 2.5, 8.0]
+        assert dict(task.etc_pstate) == {}
+    task = task_from_job(job(res=3), {"type": "delay", "delay": 7.5}, [DVFS])
+    assert [task.duration(DVFS, p) for p in range(3)] == [7.5, 7.5, 7.5]
+    assert etc_from_profile("w0!4", 3, {"type": "delay", "delay": 7.5}, [DVFS]) == (
+        {"dvfs": 7.5}, {"dvfs": [7.5, 7.5, 7.5]})
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        ({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 5e6, 0, 0]},
+         "job w0!4: no etc annotation, and its profile 'p' (parallel) communicates (com != 0),"
+         " which SimGrid's network decides: no run time can be derived"),
+        ({"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 1e6},
+         "job w0!4: no etc annotation, and its profile 'p' (parallel_homogeneous_total)"
+         " communicates (com != 0), which SimGrid's network decides: no run time can be"
+         " derived"),
+        ({"type": "composed", "repeat": 2, "seq": ["a"]},
+         "job w0!4: no etc annotation, and its profile 'p' of type 'composed' gives no run"
+         " time (only delay, and parallel_homogeneous, parallel_homogeneous_total and"
+         " parallel without communication do)"),
+    ],
+)
+def test_profiles_that_give_no_run_time_are_refused(profile: dict, message: str) -> None:
+    with pytest.raises(NoRunTime) as error:
+        task_from_job(job(), profile, CLUSTERS)
+    assert str(error.value) == message
+
+
+def test_a_flop_profile_on_hosts_of_unknown_speed_is_refused_and_a_delay_runs() -> None:
+    """A cluster without P-states (the speed Batsim does not forward): no run time from
+    flops; a delay needs no speed."""
+    unknown = Cluster("batsim", 1, (0, 1))
+    with pytest.raises(NoRunTime) as error:
+        task_from_job(job(), {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}, [unknown])
+    assert str(error.value) == (
+        "job w0!4: no etc annotation, and its profile 'p' (parallel_homogeneous) is in flops,"
+        " but the speed of cluster batsim's hosts is unknown (Batsim forwards no host speed;"
+        " hetsched's host property speed_per_pstate gives it)")
+    task = task_from_job(job(), {"type": "delay", "delay": 3}, [unknown])
+    assert dict(task.etc) == {"batsim": 3.0}
+
+
 @pytest.mark.parametrize(
     ("fields", "profile", "message"),
     [
-        ({}, {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6},
-         "job w0!4: no etc annotation, and its parallel_homogeneous profile communicates"),
-        ({}, {"type": "composed", "seq": []}, "its profile type 'composed' gives no ETC"),
         ({}, None, "no etc annotation and no profile"),
         ({"etc": [1, 2]}, None, "field 'etc': must be a non-empty object"),
         ({"etc": {"fast": "7"}}, None, r"field 'etc'\['fast'\]: must be a number > 0"),

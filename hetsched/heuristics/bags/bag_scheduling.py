@@ -135,6 +135,11 @@ TypeKey = tuple[str | None, tuple[float, ...]]
 """A task type: the ``task_type`` annotation and the ETC row (see the module docstring)."""
 
 
+OUTSIDE_BAG_MODEL = ("needs more than one resource on every cluster: the bag-of-tasks model"
+                     " maps one-resource tasks (Tarplee et al. sec. 2)")
+"""The drop reason of a task outside the model (module docstring)."""
+
+
 def type_key(task: Task, clusters: Sequence[Cluster]) -> TypeKey | None:
     """The task's type, or ``None`` when it is outside the model (no cluster where it needs a
     single resource).
@@ -178,7 +183,7 @@ def bag_of_event(
                 known[task.id] = entry
         key = entry[1]
         if key is None:
-            drops.append(Decision(Action.DROP, task.id))
+            drops.append(Decision(Action.DROP, task.id, reason=OUTSIDE_BAG_MODEL))
             continue
         number = types.get(key)
         if number is None:

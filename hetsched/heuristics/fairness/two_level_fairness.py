@@ -97,6 +97,10 @@ from hetsched.heuristics.fairness.two_level import (
 FirstLevelName = Literal["fairness", "paf", "aaf", "pa-rr"]
 SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]
 EPSILON = 1e-6
+OUTSIDE_PILOT_MODEL = ("needs more than one resource, or has no etc on some cluster: pilot jobs"
+                       " run one-core tasks of applications that run everywhere (Hwang et al."
+                       " sec. 5)")
+"""The drop reason of a task outside the model (module docstring)."""
 
 
 def first_level_policy(name: str, metric: str = "rpa", d_unit: int = 1) -> FirstLevelPolicy:
@@ -339,7 +343,7 @@ corunner_metric='normalized', max_users=None, static_affinity=False, seed=0, d_u
         for task in self._arrivals(event.mappable):
             self.seen_.add(task.id)
             if any(c.nodes_for(task.cores) > 1 or c.name not in task.etc for c in clusters):
-                decisions.append(Decision(Action.DROP, task.id))
+                decisions.append(Decision(Action.DROP, task.id, reason=OUTSIDE_PILOT_MODEL))
                 continue
             submitted = True
             self.queues_[self._learn(task, clusters)].append(task)

@@ -80,6 +80,11 @@ from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMi
 MODEL_ANNOTATIONS = ("serial_time", "slowdown", "makespan_goal")
 """The annotations (besides ``downey``, the task's speedup) of the model of sec. II."""
 
+NO_MODEL = "has no stochastic model of sec. II (downey and " + ", ".join(MODEL_ANNOTATIONS) + ")"
+NO_ROOM = ("more applications than free processors of the batch's processor types, or no"
+           " processor type every application runs on")
+"""The drop reasons (module docstring, "What the paper's model does not cover")."""
+
 
 def has_model(task: Task) -> bool:
     """Whether ``task`` carries the stochastic model of sec. II: Downey's speedup and the
@@ -130,6 +135,7 @@ class RobustBatch(Heuristic):
     name: ClassVar[str]
     paper: ClassVar[str]
     summary: ClassVar[str]
+    requires: ClassVar[frozenset[str]] = frozenset({"hansen"})
 
     points: int
 
@@ -148,7 +154,7 @@ class RobustBatch(Heuristic):
 
     def map(self, event: MappingEvent) -> list[Decision]:
         drops = [t for t in event.mappable if not has_model(t)]
-        decisions = [Decision(Action.DROP, t.id) for t in drops]
+        decisions = [Decision(Action.DROP, t.id, reason=NO_MODEL) for t in drops]
         self.dropped_.extend(t.id for t in drops)
         if event.system.more_tasks_expected:
             return decisions
@@ -166,7 +172,7 @@ class RobustBatch(Heuristic):
                 types[cluster.name] = nodes
         room = sum(len(nodes) for nodes in types.values())
         placed, cut = batch[:room], batch[room:]
-        decisions += [Decision(Action.DROP, t.id) for t in cut]
+        decisions += [Decision(Action.DROP, t.id, reason=NO_ROOM) for t in cut]
         self.dropped_.extend(t.id for t in cut)
         if not placed:
             return decisions

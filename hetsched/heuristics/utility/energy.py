@@ -74,6 +74,9 @@ from hetsched.core.tasks import Task
 ENERGY_MARGIN = 1e-6
 """Relative margin kept below the budget (SimGrid's microsecond rounding of task ends)."""
 
+UNAFFORDABLE = "its planned execution costs more energy than the budget has left"
+"""The drop reason of a decision :func:`keep_within_budget` takes back."""
+
 
 def _overlap(start: float, end: float, low: float, high: float) -> float:
     """Length of ``[start, end] ∩ [low, high]``."""
@@ -276,5 +279,5 @@ def keep_within_budget(event: MappingEvent, decisions: Iterable[Decision]) -> li
             ledger.charge(*option)
             kept.append(decision)
         else:
-            kept.append(Decision(Action.DROP, decision.task_id))
+            kept.append(Decision(Action.DROP, decision.task_id, reason=UNAFFORDABLE))
     return kept

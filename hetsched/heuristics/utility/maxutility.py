@@ -73,6 +73,10 @@ DROP_THRESHOLD = 0.5
 PAPER = "Machovec et al., 2017, sec. III.E"
 
 
+AFTER_WINDOW = "mappable only after the measure window ended (Machovec et al. sec. IV.A)"
+"""The drop reason of the tasks still mappable once the measure window is over."""
+
+
 class MaxUtil(Heuristic):
     """Max Util: the (task, cluster, P-state) option earning the most utility first, repeatedly.
 
@@ -93,6 +97,7 @@ class MaxUtil(Heuristic):
     """
 
     name: ClassVar[str] = "max-util"
+    requires: ClassVar[frozenset[str]] = frozenset({"utility"})
     paper: ClassVar[str] = PAPER
     summary: ClassVar[str] = (
         "Max Util: Min-Min on the utility at completion over clusters and P-states, with"
@@ -149,7 +154,8 @@ class MaxUtil(Heuristic):
         now = event.time
         window = event.system.measure_window
         if window is not None and now >= window[1]:
-            return [Decision(Action.DROP, task.id) for task in event.mappable]
+            return [Decision(Action.DROP, task.id, reason=AFTER_WINDOW)
+                    for task in event.mappable]
         ledger = EnergyLedger.at(event)
         kept, decisions = self._prepare(event, ledger)
         if not kept:
@@ -194,6 +200,13 @@ class MaxUtil(Heuristic):
     uses_energy: ClassVar[bool] = False
     """Whether the objective measure needs each option's energy (Max UPE)."""
 
+    def requirements(self) -> frozenset[str]:
+        """A utility function per task; the platform's power model too for Max UPE and an
+        energy filter (sec. III.B), which price every option's energy."""
+        if self.energy_filter != "none" or type(self).uses_energy:
+            return self.requires | {"power"}
+        return self.requires
+
     def _prepare(self, event: MappingEvent, ledger: EnergyLedger | None
                  ) -> tuple[list[tuple[Task, _TaskOptions]], list[Decision]]:
         """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little.
@@ -227,8 +240,9 @@ class MaxUtil(Heuristic):
         kept: list[tuple[Task, _TaskOptions]] = []
         drops: list[Decision] = []
         for task, part, cost in zip(event.mappable, parts, cheapest, strict=True):
-            if rules.drops(task, None if part is None else part.fastest, cost):
-                drops.append(Decision(Action.DROP, task.id))
+            reason = rules.reason(task, None if part is None else part.fastest, cost)
+            if reason:
+                drops.append(Decision(Action.DROP, task.id, reason=reason))
             else:
                 kept.append((task, part))
         return kept, drops

@@ -91,6 +91,7 @@ class MaxValue(Heuristic):
     """
 
     name: ClassVar[str] = "max-value"
+    requires: ClassVar[frozenset[str]] = frozenset({"value"})
     paper: ClassVar[str] = "Khemka et al., MIC 2015, sec. 3.3"
     summary: ClassVar[str] = (
         "Maximum Value: Min-Min on the value earned at completion, with reservations"
