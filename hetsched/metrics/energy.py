@@ -74,7 +74,9 @@ def delay_busy_power(
     this sum, over every executed job of a ``delay_profiles`` profile and every host it held
     (within ``window`` if given), to the platform's energy gives the energy the same schedule
     draws with twins, so that stock and hetsched rows compare like with like (issue 29).
-    Jobs of other profiles (twins, computations) are already charged by SimGrid.
+    Jobs of other profiles (twins, computations) are already charged by SimGrid; hetsched's
+    twins on hosts whose speed the platform does not give are ``delay`` jobs too, and the
+    summary counts them here (:func:`hetsched.metrics.summary.summarize_files`).
 
     >>> job = JobRecord("1", "w0", "d10", 0.0, 2, 100.0, True, "COMPLETED_SUCCESSFULLY",
     ...                 5.0, 10.0, 15.0, (0, 2))

@@ -63,28 +63,32 @@ class _Host:
     cluster: str
     element: ET.Element
     """The ``<host>`` or ``<cluster>`` element that defines it (cores, P-state, power)."""
+    speed_known: bool
+    """Whether it has ``speed_per_pstate`` (its own, or a zone's): else hetsched's execution
+    twins on it are ``delay`` jobs (``schedulers/adapter.py``, ``twin_profile``)."""
 
 
-def _hosts(element: ET.Element, zone: str, path: Path) -> list[_Host]:
-    """Every host defined under ``element``, whose zones say cluster ``zone``."""
+def _hosts(element: ET.Element, zone: dict[str, str], path: Path) -> list[_Host]:
+    """Every host defined under ``element``, inside zones of (merged) properties ``zone``."""
     hosts: list[_Host] = []
     for child in element:
         if child.tag in ("zone", "AS"):
-            hosts.extend(_hosts(child, _properties(child).get("cluster", zone), path))
-        elif child.tag == "host":
+            hosts.extend(_hosts(child, {**zone, **_properties(child)}, path))
+        elif child.tag in ("host", "cluster"):
             props = _properties(child)
-            name = child.get("id")
-            if not name:
-                raise PlatformError(f"{path}: a <host> has no id")
-            hosts.append(_Host(name, props.get("role", ""), props.get("cluster", zone), child))
-        elif child.tag == "cluster":
-            props = _properties(child)
+            seen = {**zone, **props}
+            cluster = seen.get("cluster", DEFAULT_CLUSTER)
+            known = "speed_per_pstate" in seen
+            if child.tag == "host":
+                name = child.get("id")
+                if not name:
+                    raise PlatformError(f"{path}: a <host> has no id")
+                hosts.append(_Host(name, props.get("role", ""), cluster, child, known))
+                continue
             where = f"{path}: cluster {child.get('id', '')!r}"
             for number in _radical(child.get("radical", ""), where):
                 name = f"{child.get('prefix', '')}{number}{child.get('suffix', '')}"
-                hosts.append(
-                    _Host(name, props.get("role", ""), props.get("cluster", zone), child)
-                )
+                hosts.append(_Host(name, props.get("role", ""), cluster, child, known))
     return hosts
 
 
@@ -121,7 +125,7 @@ def _compute_hosts(path: Path) -> list[_Host]:
         root = ET.fromstring(path.read_bytes().lstrip())
     except ET.ParseError as error:
         raise PlatformError(f"{path}: not a SimGrid platform XML file: {error}") from None
-    hosts = _hosts(root, DEFAULT_CLUSTER, path)
+    hosts = _hosts(root, {}, path)
     counts = Counter(host.name for host in hosts)
     duplicates = sorted(name for name, count in counts.items() if count > 1)
     if duplicates:
@@ -135,6 +139,18 @@ def _compute_hosts(path: Path) -> list[_Host]:
     if not compute:
         raise PlatformError(f"{path}: no compute host")
     return compute
+
+
+def resource_speed_unknown(platform: str | Path) -> tuple[bool, ...]:
+    """Per Batsim compute resource, whether the platform gives no ``speed_per_pstate`` (host
+    or zone property), so that hetsched's execution twins there were ``delay`` jobs, which
+    SimGrid charges idle power (:func:`hetsched.metrics.energy.delay_busy_power`)."""
+    return cache.load(platform, _resource_speed_unknown, version=CACHE_VERSION)
+
+
+def _resource_speed_unknown(path: Path) -> tuple[bool, ...]:
+    """:func:`resource_speed_unknown` without the cache."""
+    return tuple(not host.speed_known for host in _compute_hosts(path))
 
 
 def resource_one_core_watts(platform: str | Path) -> tuple[float, ...] | None:

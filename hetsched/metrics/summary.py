@@ -31,8 +31,8 @@ from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.fairness import FairnessReference, RunFairness, run_fairness
 from hetsched.metrics.latency import latency_stats, read_mapping_events
-from hetsched.metrics.outcomes import Outcome, TaskOutcome
-from hetsched.metrics.resources import resource_one_core_watts
+from hetsched.metrics.outcomes import TWIN_WORKLOAD, Outcome, TaskOutcome
+from hetsched.metrics.resources import resource_one_core_watts, resource_speed_unknown
 from hetsched.metrics.robustness import (
     BatchPrediction,
     RobustnessMetrics,
@@ -283,14 +283,22 @@ def summarize_files(
 
 def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     """:func:`~hetsched.metrics.energy.delay_busy_power` over the run and over the measure
-    window (``None`` without a window): 0 when no ``delay`` job of the workload ran (hetsched's
-    twins); ``None`` when the run switched P-states, as a host's power then depends on when
-    (stock schedulers of compare never do), or when the platform has no power model."""
+    window (``None`` without a window), of the ``delay`` jobs of the workload that ran and of
+    hetsched's execution twins on hosts of unknown speed, which are ``delay`` jobs too
+    (:func:`~hetsched.metrics.resources.resource_speed_unknown`); 0 when none ran (hetsched's
+    twins on a platform that gives speeds); ``None`` when the run switched P-states, as a
+    host's power then depends on when (stock schedulers of compare never do), or when the
+    platform has no power model."""
     workload = files.workload
     ran = [job for job in files.jobs if job.workload_name == workload.workload_name
            and job.profile in workload.delay_profiles and job.starting_time is not None]
+    twins = [job for job in files.jobs if job.workload_name == TWIN_WORKLOAD
+             and job.starting_time is not None]
+    if twins:
+        unknown = resource_speed_unknown(files.platform_path)
+        twins = [job for job in twins if any(unknown[r] for r in job.allocated_resources)]
     no_window = None if workload.measure_window is None else 0.0
-    if not ran:
+    if not ran and not twins:
         return 0.0, no_window
     changes = files.pstate_changes
     if changes is not None and any(change.pstate == -1 for change in changes):
@@ -298,10 +306,12 @@ def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     busy = resource_one_core_watts(files.platform_path)
     if busy is None:
         return None, None
-    total = delay_busy_power(ran, workload.delay_profiles, busy)
+    jobs = ran + twins
+    profiles = {*workload.delay_profiles, *(job.profile for job in twins)}
+    total = delay_busy_power(jobs, profiles, busy)
     if workload.measure_window is None:
         return total, None
-    return total, delay_busy_power(ran, workload.delay_profiles, busy, workload.measure_window)
+    return total, delay_busy_power(jobs, profiles, busy, workload.measure_window)
 
 
 def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> dict[str, object]:

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 
 from hetsched import options as ranges
 from hetsched.core.system import Cluster
-from hetsched.engine.platform import DEFAULT_MASTER_HOST
 from hetsched.platforms.annotate import annotate_platform
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.platforms.spec import load_spec
+from hetsched.platforms.view import DEFAULT_MASTER_HOST
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -220,3 +220,24 @@ def test_stock_scheduler_runs_on_the_blank_line_platform(tmp_path: Path) -> None
     summary = run_heuristic("pybatsim:easyBackfill", path, workload, tmp_path / "run")
     assert summary.tasks_completed == 10
     assert summary.energy_joules == pytest.approx(128 * 95.0 * 37.0)  # all idle: delay jobs
+
+
+def test_energy_compares_like_with_like_on_raw_and_annotated(tmp_path: Path) -> None:
+    # On the raw 128-host energy platform hetsched's twins are delay jobs (speed unknown),
+    # as the stock scheduler's jobs are: SimGrid charges idle power, and the summary's
+    # delay_busy figure adds what a computing twin draws. Annotated, the twins compute and
+    # SimGrid charges it: the same total either way, for easy and pybatsim's easyBackfill
+    # (the same schedule: ten one-host delay jobs, each started at its submission).
+    path = _platform("energy_platform_homogeneous_no_net_128.xml")
+    annotated = tmp_path / "annotated.xml"
+    annotate_platform(path, annotated)
+    workload = batsim_file("workloads/test_delays.json")
+    raw = run_heuristic("easy", path, workload, tmp_path / "raw")
+    stock = run_heuristic("pybatsim:easyBackfill", path, workload, tmp_path / "stock")
+    computed = run_heuristic("easy", annotated, workload, tmp_path / "annotated")
+    assert raw.energy_joules == stock.energy_joules == pytest.approx(128 * 95.0 * 37.0)
+    assert computed.energy_delay_busy_joules == 0.0
+    busy = 10 * 10.0 * (190.738 - 95.0)  # ten 10-s jobs, one host each, P-state 0
+    assert raw.energy_delay_busy_joules == pytest.approx(busy, rel=1e-9)
+    assert stock.energy_delay_busy_joules == pytest.approx(busy, rel=1e-9)
+    assert computed.energy_joules == pytest.approx(raw.energy_joules + busy, rel=1e-9)
