@@ -354,8 +354,8 @@ def run_command(args: argparse.Namespace) -> int:
         block = utility_energy_block(summary)
         if block is not None:
             print(block)
-        for note in schedule_csv_notes(summary):
-            print(f"note: {note}")
+        for note in schedule_csv_notes(summary):  # beside the table, not in it
+            print(f"hetsched run: note: {note}", file=sys.stderr)
     return 0
 
 

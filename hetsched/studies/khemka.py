@@ -484,13 +484,13 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
                         low, high = error_bar(a)
                         below.append(low)
                         above.append(high)
-                ax.bar(xs, means, width, yerr=[below, above], capsize=2, label=heuristic)
+                ax.bar(xs, means, width, yerr=[below, above],
+                       capsize=2 if any(below + above) else 0, label=heuristic)
             ax.set_xticks(range(len(present)), [label for _, label in present])
             ax.set_ylabel("% of maximum value bound")
             ax.set_ylim(0, 105)
             if not all(shown_interval(a) for a in aggregates):
-                title += (f"\n(error bars: 95% CI within 0-100%; none from fewer than"
-                          f" {MIN_VALUES} scenarios or wider than 100%)")
+                title += f"\n(error bars: 95% CI cut to 0-100%, none from < {MIN_VALUES} scenarios)"
             ax.set_title(title, fontsize="medium")
             ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.08))
         written.append(path)

@@ -59,7 +59,11 @@ from hetsched.platforms.presets import MACHOVEC_CORES_PER_NODE
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
-from hetsched.studies.statistics import confidence_half_width
+from hetsched.studies.statistics import (
+    NO_INTERVAL,
+    confidence_half_width,
+    interval_says_something,
+)
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.generators import generate as generate_workload
 
@@ -447,12 +451,18 @@ def write_csv(runs: Sequence[StudyRun], budgets: Sequence[Budget],
 
 
 def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
-    """A printed table: level, phase, configuration, % of maximum utility +- CI, energy."""
+    """A printed table: level, phase, configuration, % of maximum utility +- CI, energy; an
+    interval that says nothing (fewer than 3 trials, or wider than 0-100% for the utility:
+    :func:`~hetsched.studies.statistics.interval_says_something`) is ``n/a``, explained."""
     header = ("level", "phase", "configuration", "n", "% max utility", "95% CI", "energy GJ",
               "95% CI", "budget GJ", "% of budget", "dropped", "event ms")
+    def interval(half: float, digits: int, span: float | None, trials: int) -> str:
+        return f"+-{half:.{digits}f}" if interval_says_something(trials, half, span) else "n/a"
+
     rows = [header] + [
         (a.level, a.phase, a.label, str(a.trials), f"{a.utility_percent:.1f}",
-         f"+-{a.utility_ci95:.1f}", f"{a.energy_gj:.3f}", f"+-{a.energy_ci95:.3f}",
+         interval(a.utility_ci95, 1, 100.0, a.trials), f"{a.energy_gj:.3f}",
+         interval(a.energy_ci95, 3, None, a.trials),
          "-" if a.budget_gj is None else f"{a.budget_gj:.3f}",
          "-" if a.budget_use_percent is None else f"{a.budget_use_percent:.1f}",
          f"{a.dropped:.0f}",
@@ -460,11 +470,14 @@ def format_aggregates(aggregates: Sequence[Aggregate]) -> str:
         for a in aggregates
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    return "\n".join(
+    lines = [
         "  ".join(cell.ljust(w) if i < 3 else cell.rjust(w)
                   for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
         for row in rows
-    )
+    ]
+    if any("n/a" in row for row in rows):
+        lines.append(f"{NO_INTERVAL} (more trials: --trials)")
+    return "\n".join(lines)
 
 
 FIGURES = {"5k": "fig9", "10k": "fig10"}

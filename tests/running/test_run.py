@@ -206,7 +206,8 @@ def test_stock_scheduler_may_spread_a_job_over_clusters(
 
 def test_summary_table_is_aligned(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Labels left-aligned, values right-aligned: every line has the same width. No
-    progress bar: the captured standard error is not a terminal."""
+    progress bar: the captured standard error is not a terminal (it has out_schedule.csv's
+    notes only, :func:`hetsched.running.cli.schedule_csv_notes`)."""
     assert main(["run", "easy", "-p", "platform.xml", "-w", "workload.json"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
@@ -215,7 +216,8 @@ def test_summary_table_is_aligned(tiny: Path, capsys: pytest.CaptureFixture[str]
     assert rows["% of value bound"] == "87.50%"
     assert rows["energy (J)"] == "63,000.000"
     assert rows["outputs"] == "runs/workload/easy"  # the default output directory
-    assert err == ""
+    assert all(line.startswith("hetsched run: note: ") for line in err.splitlines()), err
+    assert "\r" not in err
 
 
 def test_options_are_parsed_as_json_and_checked_by_the_scheduler(
@@ -362,16 +364,17 @@ def test_the_summary_explains_out_schedule_csv(
         job["subtime"] += 100  # 100 s of idle platform before the first submission
     path.write_text(json.dumps(document))
     assert main(["run", "easy", "-p", "platform.xml", "-w", "workload.json", "-o", "out"]) == 0
-    out = capsys.readouterr().out
+    err = capsys.readouterr().err
     with (tiny / "out" / "out_schedule.csv").open() as stream:
         row = next(csv.DictReader(stream))
     summary = json.loads((tiny / "out" / "summary.json").read_text())
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = err.splitlines()
     assert notes == [
-        "note: out_schedule.csv counts each task twice, its original job rejected and its"
-        f" execution twin run: nb_jobs 4, nb_jobs_rejected 2, success_rate"
+        "hetsched run: note: out_schedule.csv counts each task twice, its original job rejected"
+        f" and its execution twin run: nb_jobs 4, nb_jobs_rejected 2, success_rate"
         f" {float(row['success_rate']):g} for 2 tasks, 2 completed",
-        f"note: out_schedule.csv's consumed_joules {float(row['consumed_joules']):,.3f} is the"
+        f"hetsched run: note: out_schedule.csv's consumed_joules"
+        f" {float(row['consumed_joules']):,.3f} is the"
         " energy from the first job's submission to the last one's completion; the energy"
         f" above ({summary['energy_joules']:,.3f} J) is the whole run's, from time 0",
     ]

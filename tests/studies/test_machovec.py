@@ -205,3 +205,17 @@ def test_the_command_line_writes_power_levels_unless_node_power(
     monkeypatch.setattr(machovec, "summarize_study", lambda *args, **kwargs: "")
     main(["experiment", "machovec", "--trials", "1", *flags, "-o", str(tmp_path / "x")])
     assert seen["power_levels"] is levels
+
+
+def test_an_interval_from_too_few_trials_is_printed_na() -> None:
+    """Two trials (the quick mode) give no 95% interval worth printing; four do."""
+    def row(trials: int) -> machovec.Aggregate:
+        return machovec.Aggregate("5k", "free", "easy", trials, 50.0, 12.5, 0.2, 0.01, None,
+                                  None, None, 90.0, 10.0, None)
+
+    two = machovec.format_aggregates([row(2)]).splitlines()
+    assert two[1].split()[5:8] == ["n/a", "0.200", "n/a"]
+    assert two[-1] == ("n/a: no 95% interval from fewer than 3 values, or one wider than the"
+                       " measure's whole range (more trials: --trials)")
+    four = machovec.format_aggregates([row(4)]).splitlines()
+    assert four[1].split()[5:8] == ["+-12.5", "0.200", "+-0.010"] and len(four) == 2
