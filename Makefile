@@ -46,10 +46,12 @@ quickstart: setup
 
 test: setup system-deps docker-images
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The suite's Hypothesis tests are derandomised (tests/conftest.py); the fuzz run draws new
 # inputs: every test that uses Hypothesis, random, with FUZZ_EXAMPLES inputs per fuzz target.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -191,5 +191,5 @@ class ListOption(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:  # fmt: skip
-        words = values if isinstance(values, list) else [values]
+        words: list[Any] = values if isinstance(values, list) else [values]
         setattr(namespace, self.dest, [item for word in words for item in word])

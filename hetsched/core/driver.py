@@ -463,6 +463,7 @@ class MappingDriver:
                 self._records[task_id] = replace(self._records[task_id], state=TaskState.DROPPED)
                 enacted.append(decision)
                 continue
+            assert decision.cluster is not None  # every action but DROP names its cluster
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
                 decision.action, decision.pstate,
@@ -585,6 +586,7 @@ class MappingDriver:
                 self._schedule.start_reserved(task_id)
         else:
             self._schedule.release(task_id)
+            assert decision.cluster is not None  # a START names its cluster
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
                 Action.START, decision.pstate,
@@ -659,8 +661,7 @@ class MappingDriver:
         an interval of ``booked`` on a shared node."""
         nodes = set(decision.nodes)
         start, end = decision.start, decision.end
-        running = set(map(self._node_task.get, nodes))
-        running.discard(None)
+        running = {self._node_task[node] for node in nodes if node in self._node_task}
         for task_id in running:
             other = self._running[task_id]
             if _overlap(start, end, other.start, other.end):

@@ -105,10 +105,10 @@ class SystemView:
     ) -> None:
         self._clusters = MappingProxyType(dict(clusters))
         self._completed = completed
-        self._records = MappingProxyType(records)  # type: ignore[arg-type]
-        self._running = MappingProxyType(running)  # type: ignore[arg-type]
-        self._reserved = MappingProxyType(reserved)  # type: ignore[arg-type]
-        self._node_task = MappingProxyType(node_task)  # type: ignore[arg-type]
+        self._records = MappingProxyType(records)
+        self._running = MappingProxyType(running)
+        self._reserved = MappingProxyType(reserved)
+        self._node_task = MappingProxyType(node_task)
         self._clock = clock
         self._pstate = pstate
         self._energy = energy

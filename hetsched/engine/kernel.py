@@ -53,7 +53,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -350,9 +350,9 @@ class _Actions:
         after[after < self.precision[:high]] = 0.0
         left[:] = after
         ending_slots = np.flatnonzero(left <= 0).tolist()
-        ending = [self.items[slot] for slot in ending_slots]
-        ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
-        return delta, ending  # type: ignore[return-value]
+        ending = cast(list[Activity], [self.items[slot] for slot in ending_slots])  # none free
+        ending.sort(key=lambda activity: activity.seq)
+        return delta, ending
 
 
 @dataclass

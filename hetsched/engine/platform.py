@@ -52,15 +52,18 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeVar
 from xml.parsers import expat
 
 from hetsched import cache
 from hetsched.engine.errors import PlatformError, UnsupportedFeature
 from hetsched.engine.units import parse_bandwidth, parse_speed_list, parse_time
+
+_T = TypeVar("_T")
 
 DEFAULT_MASTER_HOST = "master_host"
 """Batsim 4.2.1's default ``-m/--master-host``."""
@@ -327,7 +330,7 @@ class _Reader:
                 values[name] = str(default)
         return values
 
-    def value(self, element: _Element, parse, text: str, what: str) -> float:  # type: ignore[no-untyped-def]
+    def value(self, element: _Element, parse: Callable[[str], _T], text: str, what: str) -> _T:
         try:
             return parse(text)
         except ValueError as error:
@@ -615,7 +618,7 @@ class _Reader:
         bandwidth = self.value(element, parse_bandwidth, values["bw"], "bw")
         latency = self.value(element, parse_time, values["lat"], "lat")
 
-        def optional(attribute: str, parse) -> float:  # type: ignore[no-untyped-def]
+        def optional(attribute: str, parse) -> float:
             text = values[attribute]
             return self.value(element, parse, text, attribute) if text else 0.0
 

@@ -53,7 +53,7 @@ class Exchange:
 
 def _open(path: Path) -> Iterator[str]:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as stream:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as stream:
         yield from stream
 
 

@@ -120,7 +120,9 @@ def class_name(name: str) -> str:
     return HEURISTICS.class_name(name)
 
 
-_KINDS = {bool: "true or false", int: "an integer", float: "a number", type(None): "null"}
+_KINDS: dict[object, str] = {
+    bool: "true or false", int: "an integer", float: "a number", type(None): "null"
+}
 
 
 def _accepts(hint: object, value: object) -> tuple[bool, object]:
@@ -136,8 +138,9 @@ def _accepts(hint: object, value: object) -> tuple[bool, object]:
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool), value
     if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return ok, float(value) if ok else value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, float(value)
+        return False, value
     if hint is type(None):
         return value is None, value
     if typing.get_origin(hint) is typing.Literal:

@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TypedDict
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo
@@ -277,7 +278,12 @@ def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     return total, delay_busy_power(ran, workload.delay_profiles, busy, workload.measure_window)
 
 
-def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> dict[str, object]:
+class _GoalFields(TypedDict, total=False):
+    makespan_goal: float | None
+    batch_met: bool
+
+
+def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> _GoalFields:
     """``makespan_goal`` (Delta, when the batch has one) and ``batch_met`` (every application
     met it: Hansen et al.'s robustness event, sec. II.D)."""
     if goals is None:

@@ -246,7 +246,7 @@ _HostPStates = tuple[tuple[PStateSpec, ...], tuple[PowerLevel, ...]]
 """A host's DVFS P-states and power levels."""
 
 
-def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Cluster]:
+def clusters_from_compute_resources(compute_resources: Sequence[Mapping]) -> list[Cluster]:
     """The clusters of SIMULATION_BEGINS' ``compute_resources`` (pybatsim's
     ``bs.machines["compute"]``): each item has ``id``, ``name``, ``state``, ``properties``
     (and ``zone_properties``), see Batsim 4.2's ``docs/protocol.rst``.

@@ -325,9 +325,9 @@ def _watched_transport(endpoint: str, process: subprocess.Popen[bytes], log: Pat
     Batsim (and the engine) would wait for a reply forever; batsched exiting before the end
     (a bad variant, a crash) ends the run with :class:`BatschedError` and its log's tail.
     """
-    transport_module = require("hetsched.engine.transport")
+    transport: Any = require("hetsched.engine.transport").ZmqTransport
 
-    class WatchedTransport(transport_module.ZmqTransport):  # type: ignore[misc, name-defined]
+    class WatchedTransport(transport):
         def _watch_connection(self) -> None:
             try:
                 super()._watch_connection()

@@ -323,14 +323,13 @@ class HetschedScheduler(BatsimScheduler):
             writer.writerow(TASKS_COLUMNS)
             for record in self._driver().tasks:
                 decision = record.decision
-                placed = decision is not None
                 writer.writerow((
                     record.task.id, record.state.value,
-                    decision.cluster if placed else "",
-                    format_intervals(decision.nodes) if placed else "",
-                    decision.pstate if placed else "",
-                    number(decision.start if placed else None),
-                    number(decision.end if placed else None),
+                    decision.cluster if decision is not None else "",
+                    format_intervals(decision.nodes) if decision is not None else "",
+                    decision.pstate if decision is not None else "",
+                    number(decision.start if decision is not None else None),
+                    number(decision.end if decision is not None else None),
                     number(record.started), number(record.ended),
                 ))
 

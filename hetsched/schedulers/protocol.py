@@ -51,7 +51,7 @@ import math
 import re
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from hetsched.running.preflight import PlatformView, check_job
 from hetsched.workloads.schema import check_job_annotations
@@ -162,6 +162,13 @@ _EVENTS = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"events"[ \t\n\r]*:[ \t\n\r]*\[[ \t\
 _TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
 
 
+def _after_space(text: str, index: int) -> int:
+    """The index of the first character at or after ``index`` that is not JSON whitespace."""
+    match = _SPACE.match(text, index)
+    assert match is not None  # the pattern matches the empty string too
+    return match.end()
+
+
 class EncodedEvents(Sequence[Any]):
     """The events of a message from Batsim, each decoded from the message's text when read.
 
@@ -230,7 +237,7 @@ class BatsimProtocolError(ValueError):
     """Batsim sent a message the scheduler cannot trust, or nothing within the timeout."""
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -353,9 +360,9 @@ class ProtocolGuard:
                     except BatsimProtocolError as error:
                         fault = error
                 starts.append(index)
-                index = _SPACE.match(text, end).end()
+                index = _after_space(text, end)
                 if text.startswith(",", index):
-                    index = _SPACE.match(text, index + 1).end()
+                    index = _after_space(text, index + 1)
                 elif text.startswith("]", index):
                     index += 1
                     break

@@ -70,7 +70,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -90,6 +90,8 @@ from hetsched.workloads.gen_common import (
 
 if TYPE_CHECKING:
     from hetsched.heuristics.fairness.corunner import CorunnerModel
+
+_Job = TypeVar("_Job", bound=Mapping[str, Any])
 
 PAPER = "Hwang et al., IEEE TSC 2018"
 
@@ -306,7 +308,7 @@ def task_onecore(means: Sequence[float] | np.ndarray, factors: np.ndarray) -> np
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Hwang workload of ``preset`` for ``clusters`` (see the module docstring)."""
     opts = resolve_options(preset, options, OPTIONS, {})
     scenario = scenario_of(preset)
@@ -332,7 +334,7 @@ def generate(
 
     index = {name: PLATFORMS.index(name) for name in names}
     models = corunner_models(shared)
-    spread = float(opts["runtime_spread"])  # type: ignore[arg-type]
+    spread = float(opts["runtime_spread"])
     factors = runtime_factors(counts, spread, seed)
     records = []
     for application, count in counts.items():
@@ -362,7 +364,7 @@ def generate(
     document = build_workload(records, clusters, source)
     if spread > 0:  # the k-th task of an application Batsim submits takes the k-th factor
         by_application: dict[str, list[dict]] = {}
-        for job in submission_order(document["jobs"]):  # type: ignore[arg-type]
+        for job in submission_order(document["jobs"]):
             by_application.setdefault(job["application"], []).append(job)
         for application, jobs in by_application.items():
             means = [jobs[0]["etc"][name] for name in names]
@@ -372,7 +374,7 @@ def generate(
     return document
 
 
-def submission_order(jobs: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+def submission_order(jobs: Sequence[_Job]) -> list[_Job]:
     """``jobs`` in the order Batsim submits them: by submission time, then by id as bytes
     (Batsim 4.2.1 ``src/job_submitter.cpp``; ``engine/simulation.py`` does the same), which
     is the order a scheduler receives an application's tasks in.

@@ -234,9 +234,9 @@ def _check_pfs(profile: dict, where: str, name: str, base_dir: Path | None) -> N
     for key in ("bytes_to_read", "bytes_to_write"):
         if key in profile and not _is_number(profile[key]):
             raise WorkloadError(f"{where} has a non-number '{key}' field")
-    key = "storage" if "storage" in profile else "host" if "host" in profile else None
-    if key is not None and not isinstance(profile[key], str):
-        raise WorkloadError(f"{where} has a non-string '{key}' field")
+    place = "storage" if "storage" in profile else "host" if "host" in profile else None
+    if place is not None and not isinstance(profile[place], str):
+        raise WorkloadError(f"{where} has a non-string '{place}' field")
 
 
 def _check_staging(profile: dict, where: str, name: str, base_dir: Path | None) -> None:

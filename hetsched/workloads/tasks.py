@@ -24,6 +24,7 @@ Jobs without annotations (a plain Batsim workload) still run:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.speedup import DowneySpeedup
@@ -205,18 +206,18 @@ def task_from_job(
             raise ValueError(f"job {job_id}: no etc annotation and no profile to derive it from")
         etc = _etc_from_profile(job_id, res, profile, clusters)
 
-    def get(key: str) -> object:
+    def get(key: str) -> Any:  # an annotation _validated checked
         return job.get(key)
 
-    value = ValueFunction.from_json(dict(get("value"))) if "value" in job else None  # type: ignore[arg-type]
-    utility = UtilityFunction.from_json(get("utility")) if "utility" in job else None  # type: ignore[arg-type]
+    value = ValueFunction.from_json(dict(get("value"))) if "value" in job else None
+    utility = UtilityFunction.from_json(get("utility")) if "utility" in job else None
     downey = get("downey")
-    speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None  # type: ignore[index]
+    speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None
     annotations = {k: v for k, v in job.items() if k not in BATSIM_JOB_FIELDS | TASK_FIELDS}
     if shared is not None:
         annotations = {text(k): shared.share(k, v) for k, v in annotations.items()}
 
-    def named(key: str) -> object:  # an application or user: the same string for many tasks
+    def named(key: str) -> Any:  # an application or user: the same string for many tasks
         value = job.get(key)
         return text(value) if isinstance(value, str) else value
     try:
@@ -224,12 +225,12 @@ def task_from_job(
             job_id, arrival, cores, etc,  # type: ignore[arg-type]
             value=value,
             utility=utility,
-            etc_pstate=get("etc_pstate") or {},  # type: ignore[arg-type]
-            power=get("power") or {},  # type: ignore[arg-type]
+            etc_pstate=get("etc_pstate") or {},
+            power=get("power") or {},
             speedup=speedup,
-            task_type=get("task_type"),  # type: ignore[arg-type]
-            application=named("application"),  # type: ignore[arg-type]
-            user=named("user"),  # type: ignore[arg-type]
+            task_type=get("task_type"),
+            application=named("application"),
+            user=named("user"),
             annotations=annotations,
         )
     except ValueError as error:

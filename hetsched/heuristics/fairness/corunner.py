@@ -170,7 +170,19 @@ class CorunnerModel:
     solo: np.ndarray
     pressure: np.ndarray
     sensitivity: np.ndarray
-    pair: np.ndarray | None = None
+    pair: np.ndarray
+
+    def __init__(self, platform: str, cores_per_node: int, applications: tuple[str, ...],
+                 solo: np.ndarray, pressure: np.ndarray, sensitivity: np.ndarray,
+                 pair: np.ndarray | None = None) -> None:  # fmt: skip
+        """The fields as given (``pair`` ``None``: all zero), checked by
+        :meth:`__post_init__`."""
+        for name, value in (("platform", platform), ("cores_per_node", cores_per_node),
+                            ("applications", applications), ("solo", solo),
+                            ("pressure", pressure), ("sensitivity", sensitivity),
+                            ("pair", pair)):  # fmt: skip
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         size = len(self.applications)

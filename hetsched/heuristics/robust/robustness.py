@@ -60,7 +60,7 @@ PAPER = "Hansen et al., robust allocation of moldable applications"
 
 
 def _frozen(values: object, dtype: type = float) -> np.ndarray:
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     array.setflags(write=False)
     return array
 
@@ -206,7 +206,7 @@ class MoldableBatch:
             raise ValueError("no job: a batch needs at least one application")
         types = list(processors)
         means, covs, a, sigma, goals = [], [], [], [], set()
-        first = jobs[0].get("slowdown")
+        first = jobs[0].get("slowdown", {})  # job 0 without one fails in the loop
         for job in jobs:
             where = f"job {job.get('id', '?')}"
             try:
@@ -562,7 +562,8 @@ class AllocationProblem:
         last = self.probability[:, np.arange(self.nb_types), self.processors - 1]
         return float(last.max(axis=1).min())
 
-    def allocation(self, processor_types: Sequence[int], processors: Sequence[int]) -> Allocation:
+    def allocation(self, processor_types: Sequence[int] | np.ndarray,
+                   processors: Sequence[int] | np.ndarray) -> Allocation:
         """The :class:`Allocation` giving application i ``processors[i]`` processors of type
         ``processor_types[i]``, with its probabilities; checked: one entry per application,
         1 <= k <= n_j, and at most n_j processors of type j in all."""

@@ -140,7 +140,7 @@ class MaxUtil(Heuristic):
             return None
         return self.leniency if self.leniency is not None else PAPER_LENIENCY[self.energy_filter]
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility, duration, resources, energy):
         """The objective measure (eq. 2): the utility. Works on floats and numpy arrays."""
         return utility
 
@@ -227,7 +227,7 @@ class MaxUtil(Heuristic):
         kept: list[tuple[Task, _TaskOptions]] = []
         drops: list[Decision] = []
         for task, part, cost in zip(event.mappable, parts, cheapest, strict=True):
-            if rules.drops(task, None if part is None else part.fastest, cost):
+            if part is None or rules.drops(task, part.fastest, cost):  # None: fits nowhere
                 drops.append(Decision(Action.DROP, task.id))
             else:
                 kept.append((task, part))
@@ -416,7 +416,7 @@ class MaxUpt(MaxUtil):
         " permanent reservations"
     )
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility, duration, resources, energy):
         """Eq. 3: utility / execution time."""
         return utility / duration
 
@@ -445,7 +445,7 @@ class MaxUpr(MaxUtil):
         " with permanent reservations"
     )
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility, duration, resources, energy):
         """Eq. 4: utility / (execution time x cores allocated)."""
         return utility / resources
 
@@ -475,7 +475,7 @@ class MaxUpe(MaxUtil):
     )
     uses_energy: ClassVar[bool] = True
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility, duration, resources, energy):
         """Eq. 5: utility / energy consumed by the task."""
         return utility / energy
 
