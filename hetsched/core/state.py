@@ -149,10 +149,6 @@ class SystemView:
         except KeyError:
             raise ValueError(f"unknown task {task_id!r}") from None
 
-    def in_state(self, state: TaskState) -> tuple[TaskRecord, ...]:
-        """The records of the tasks in ``state``, in submission order (O(tasks known))."""
-        return tuple(r for r in self._records.values() if r.state is state)
-
     def completed(self, first: int = 0) -> tuple[str, ...]:
         """The tasks that completed, in order of completion, from the ``first``-th on: a
         heuristic that counts what it has read learns the completions since its last

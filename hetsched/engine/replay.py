@@ -151,10 +151,6 @@ class Replayer:
         self.name = name
         self.position = 0
 
-    @classmethod
-    def from_file(cls, path: str | Path) -> Replayer:
-        return cls(load_transcript(path), str(path))
-
     def answer(self, text: str) -> str:
         message = json.loads(text)
         if self.position >= len(self.exchanges):

@@ -546,11 +546,6 @@ class AllocationProblem:
         """N_p."""
         return int(self.processors.size)
 
-    @property
-    def total_processors(self) -> int:
-        """tau = sum_j n_j."""
-        return int(self.processors.sum())
-
     def minimum_processors(self, floor: float) -> np.ndarray:
         """Pi(Omega) (sec. III.B.1): N_a x N_p, the least k <= n_j with P(i, (j, k)) > floor,
         or 0 where no k meets the floor."""
