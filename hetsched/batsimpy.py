@@ -1,4 +1,4 @@
-"""A hetsched heuristic making the decisions inside a batsim-py loop (issue 15, item 5).
+"""A hetsched heuristic making the decisions inside a batsim-py loop.
 
 batsim-py 1.0.5 (``SimulatorHandler``) starts ``batsim`` itself and lets a Python loop drive it
 (``proceed_time``, ``allocate``, ``reject_job``). :class:`BatsimPyMapper` puts a

@@ -1,4 +1,4 @@
-"""A cache of parsed input files, keyed by the file's content (issue 23).
+"""A cache of parsed input files, keyed by the file's content.
 
 A study runs hundreds of runs on one platform, and every run parses its inputs again: Curie's
 ``khemka-20`` platform (9,369 hosts, 4 MB of XML) takes half a second or more each time.

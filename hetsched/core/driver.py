@@ -197,7 +197,7 @@ class NodeBookings:
 class WaitingTasks(Sequence[Task]):
     """The waiting tasks in arrival order, as a mapping event's ``mappable`` sequence, without
     copying them at every event (a tuple of every waiting task made each event's cost grow
-    with the tasks waiting: 500,000 from t = 0 in Hwang et al.'s scenario 1, issue 23).
+    with the tasks waiting: 500,000 from t = 0 in Hwang et al.'s scenario 1, sec. 6.1).
 
     A read-only view of the driver's waiting tasks, valid during the mapping event: the
     driver removes the decided tasks once the heuristic returns. Length, iteration (either

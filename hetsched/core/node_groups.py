@@ -15,7 +15,7 @@ the groups it takes part of (the node choice takes, in each group, its lowest no
 
 Every answer is the one of the definitions in :mod:`hetsched.core.slots` node by node, with
 the floating-point operations of the earlier per-node search (numpy passes over every
-node's gaps, replaced by these groups for issue 28), counted with the groups' sizes:
+node's gaps, replaced by these groups for speed), counted with the groups' sizes:
 
 - :meth:`NodeGroups.earliest_start`: the earliest start, candidates as the docstring of
   :mod:`hetsched.core.slots` says;

@@ -73,7 +73,7 @@ def delay_busy_power(
     one core over the host's idle power (``PowerRange.watts(1 / cores) - idle``). Adding
     this sum, over every executed job of a ``delay_profiles`` profile and every host it held
     (within ``window`` if given), to the platform's energy gives the energy the same schedule
-    draws with twins, so that stock and hetsched rows compare like with like (issue 29).
+    draws with twins, so that stock and hetsched rows compare like with like.
     Jobs of other profiles (twins, computations) are already charged by SimGrid.
 
     >>> job = JobRecord("1", "w0", "d10", 0.0, 2, 100.0, True, "COMPLETED_SUCCESSFULLY",

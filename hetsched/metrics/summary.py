@@ -48,7 +48,8 @@ SUMMARY_VERSION = 7
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
 ``makespan_goals_met``, Hansen sec. II.D; 5: ``energy_delay_busy_joules`` and
-``energy_delay_busy_window_joules``, issue 29; 6: ``makespan_goal``, ``batch_met``,
+``energy_delay_busy_window_joules``, the energy of delay jobs as twins draw it; 6:
+``makespan_goal``, ``batch_met``,
 ``robustness_predicted``, ``batch_probability_predicted``, Hansen eq. 2 and the whole batch;
 ``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2; 7: ``fairness``,
 ``efficiency`` and ``baseline_makespan``, Hwang sec. 3 and 6.1). Summaries of another version

@@ -3,7 +3,7 @@
 ``hetsched workload validate``, ``hetsched run``, ``hetsched compare`` and the papers' studies
 call :func:`preflight` before any simulation starts, and ``hetsched serve`` checks what real
 Batsim sends with :func:`check_job` (through :class:`~hetsched.schedulers.protocol.
-ProtocolGuard`), so bad input gets the same verdict everywhere (issue 26):
+ProtocolGuard`), so bad input gets the same verdict everywhere:
 
 1. the file as Batsim 4.2.1 loads it and the annotation schema
    (:func:`hetsched.workloads.batsim_workload.load_workload`: strict JSON, no ``Infinity``);

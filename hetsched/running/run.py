@@ -609,7 +609,7 @@ def run_heuristic(
             raise FileNotFoundError(f"{path}: no such file")
     with collector_paused():  # the parse of the workload makes no cyclic garbage
         checked = preflight(workload, platform)
-    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
+    release_freed_memory()  # what the preflight's parse of the workload left: peak memory
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
@@ -638,7 +638,7 @@ def run_heuristic(
     # Nothing of the scheduler is read after the run: its tasks, decisions and bookings (about
     # 2 KB a task in Hwang et al.'s scenario 1, 500,000 tasks) and pybatsim's objects, which
     # refer back to it, are freed before the checker and the summary read the workload and
-    # the outputs, and the memory they held goes back to the system (issue 23: peak memory).
+    # the outputs, and the memory they held goes back to the system (peak memory).
     del scheduler
     gc.collect()
     release_freed_memory()

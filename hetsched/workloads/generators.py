@@ -1,4 +1,4 @@
-"""Synthetic workloads of the papers, for what no trace gives (GitHub issue 3, item 4).
+"""Synthetic workloads of the papers, for what no trace gives.
 
 One entry point, :func:`generate`, returns a full Batsim 4.2.1 workload document (``nb_res``,
 ``jobs``, ``profiles``) with the annotations of workload schema v1 and the top-level

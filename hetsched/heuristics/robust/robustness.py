@@ -254,7 +254,7 @@ def serial_time_atoms(mean: np.ndarray, cov: np.ndarray, points: int) -> np.ndar
 
     Gamma of mean mu and COV c: shape ``1 / c**2``, scale ``mu c**2``; its quantile at u is
     ``scale x gammaincinv(shape, u)``, the very floats of ``scipy.stats.gamma.ppf`` (which
-    computes it so) without importing scipy.stats (1 s; issue 23, pinned by
+    computes it so) without importing scipy.stats (1 s of start-up; pinned by
     tests/heuristics/robust/test_robustness.py).
 
     >>> serial_time_atoms(np.array([10.0]), np.array([0.0]), 3).tolist()
