@@ -65,8 +65,8 @@ from hetsched.metrics.summary import RunSummary, summarize_files
 from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.memory import collector_paused, release_freed_memory
-from hetsched.running.preflight import preflight
 from hetsched.running.progress import ProgressBar
+from hetsched.validation.preflight import preflight
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
