@@ -51,10 +51,12 @@ quickstart: setup
 
 test: setup system-deps docker-images
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The suite's Hypothesis tests are derandomised (tests/conftest.py); the fuzz run draws new
 # inputs: every test that uses Hypothesis, random, with FUZZ_EXAMPLES inputs per fuzz target.
@@ -63,7 +65,7 @@ fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz HETSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  $(BIN)/pytest -q -p no:cacheprovider $$(grep -rl --include='test_*.py' hypothesis tests)
 
-# bench: the six cases of issue 23 (one reference run of each family) in process, next to real
+# bench: six cases (one reference run of each family) in process, next to real
 # Batsim's figures; bench-all: every benchmark; bench-engine: the embedded engine against real
 # Batsim on Curie day 47 only (these need the reference runs: shared/ beside the repository or
 # HETSCHED_BATSIM_REFERENCE).

@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Run every benchmark in turn (tens of CPU minutes); each one alone: "
         "python -m benchmarks.bench_NAME --help.",
     ).parse_args(argv)
-    print("== the six cases of issue 23 against real Batsim (benchmarks.bench_cases)")
+    print("== six reference runs, one per family, against real Batsim (benchmarks.bench_cases)")
     bench_cases.main([])
     print("== Curie day 47: the embedded engine against real Batsim (benchmarks.bench_engine)")
     bench_engine.main([])

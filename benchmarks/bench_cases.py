@@ -1,4 +1,4 @@
-"""The six cases of issue 23, in process on the embedded engine, next to real Batsim 4.2.1.
+"""Six reference runs, one per family, in process on the embedded engine, next to real Batsim 4.2.1.
 
 Run from the repository root (``make bench``), with ``shared/`` beside it (or
 ``HETSCHED_BATSIM_REFERENCE``)::
@@ -23,7 +23,7 @@ machine, another day), the ratios of Batsim's wall time to the embedded engine's
 (the embedded figures are CPU time because this machine is shared; see docs/performance.md),
 and whether ``out_jobs.csv`` is byte for byte Batsim's.
 
-``--cache`` (issue 23): *cold*, the inputs parsed as if there were no input cache
+``--cache``: *cold*, the inputs parsed as if there were no input cache
 (:mod:`hetsched.cache` bypassed), *warm*, read from the cache (filled before the timed run, in
 a cache folder of the run's own), or *both* (default), one row each.
 """

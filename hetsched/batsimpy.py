@@ -1,4 +1,4 @@
-"""A hetsched heuristic making the decisions inside a batsim-py loop (issue 15, item 5).
+"""A hetsched heuristic making the decisions inside a batsim-py loop.
 
 batsim-py 1.0.5 (``SimulatorHandler``) starts ``batsim`` itself and lets a Python loop drive it
 (``proceed_time``, ``allocate``, ``reject_job``). :class:`BatsimPyMapper` puts a
@@ -94,9 +94,9 @@ def _batsim_py() -> Any:
 
 @cache
 def _exact_clock_handler_class() -> type:
-    batsim_py = _batsim_py()
+    handler: Any = _batsim_py().SimulatorHandler
 
-    class ExactClockSimulatorHandler(batsim_py.SimulatorHandler):  # type: ignore[misc,name-defined]
+    class ExactClockSimulatorHandler(handler):
         """batsim-py's ``SimulatorHandler`` whose ``current_time`` is Batsim's ``now``.
 
         batsim-py 1.0.5 floors its clock (``math.floor``) and stamps every request with it:
@@ -106,7 +106,7 @@ def _exact_clock_handler_class() -> type:
         """
 
         @property
-        def current_time(self) -> float:  # type: ignore[override]
+        def current_time(self) -> float:
             return float(self._SimulatorHandler__current_time)
 
     return ExactClockSimulatorHandler

@@ -1,4 +1,4 @@
-"""A cache of parsed input files, keyed by the file's content (issue 23).
+"""A cache of parsed input files, keyed by the file's content.
 
 A study runs hundreds of runs on one platform, and every run parses its inputs again: Curie's
 ``khemka-20`` platform (9,369 hosts, 4 MB of XML) takes half a second or more each time.
@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from hetsched import __version__
 from hetsched.files import sha256_of, write_atomically
@@ -115,8 +115,9 @@ def load(
         return parse(path, *arguments)
     entry = directory() / f"{_key(parse, arguments, version, digest)}.pickle"
     cached = _read_entry(entry)
-    if cached is not _MISSING:
-        return relocate(cached, path) if relocate is not None else cached  # type: ignore[arg-type]
+    if cached is not _MISSING:  # what ``parse`` returned for this content and version
+        cached = cast(T, cached)
+        return relocate(cached, path) if relocate is not None else cached
     parsed = parse(path, *arguments)
     if _file_digest(path) == digest:  # not changed while it was parsed
         _write_entry(entry, parsed)

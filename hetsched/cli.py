@@ -29,8 +29,8 @@ COMMAND_GROUPS = {
 }
 """Each module that registers commands (its ``register(subparsers)``) and the commands it
 adds, in the order of ``hetsched --help``. A command line that names a command imports only
-its module (issue 23: the studies' and the platform presets' imports are no part of
-``hetsched run``'s start-up); tests/test_cli.py checks that the commands are these."""
+its module (the studies' and the platform presets' imports are no part of ``hetsched run``'s
+start-up, docs/performance.md); tests/test_cli.py checks that the commands are these."""
 
 
 _ROLE = re.compile(r":(?:[\w-]+:)?[\w-]+:`(~?)([^`]+)`")
@@ -176,8 +176,8 @@ BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 def console_main() -> NoReturn:
     """The ``hetsched`` console script: :func:`main`, then the process exits with its status.
 
-    Two process-wide settings, neither of which changes an output (issue 23;
-    docs/performance.md):
+    Two process-wide settings, neither of which changes an output, both for speed
+    (docs/performance.md):
 
     * OpenBLAS runs one thread (:data:`BLAS_THREADS` is set to 1 unless the user set it):
       hetsched makes no BLAS call large enough to be split between threads (a few dot

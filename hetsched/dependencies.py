@@ -64,8 +64,3 @@ def require(module: str) -> ModuleType:
         if message is None:
             raise
         raise MissingDependencyError(message, name=error.name) from error
-
-
-def require_pybatsim() -> None:
-    """Raise :class:`MissingDependencyError` unless pybatsim can be imported."""
-    require("batsim.batsim")

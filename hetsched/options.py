@@ -4,7 +4,7 @@ Every numeric option of ``hetsched`` (``run``, ``compare``, ``workload ...`` and
 ``hetsched experiment ...``) reads its value with one of these types, so a value outside its
 range is refused by argparse before anything runs: exit status 2 and one line naming the
 option (``argument --seeds: must be an integer >= 1, got '0'``), never a default silently
-taken in its place (issue 26).
+taken in its place.
 
 >>> positive_int("3"), non_negative_int("0"), positive_float("1e3"), probability("0.5")
 (3, 0, 1000.0, 0.5)
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -191,5 +191,5 @@ class ListOption(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:  # fmt: skip
-        words = values if isinstance(values, list) else [values]
+        words: list[Any] = values if isinstance(values, list) else [values]
         setattr(namespace, self.dest, [item for word in words for item in word])

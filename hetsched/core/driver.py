@@ -197,7 +197,7 @@ class NodeBookings:
 class WaitingTasks(Sequence[Task]):
     """The waiting tasks in arrival order, as a mapping event's ``mappable`` sequence, without
     copying them at every event (a tuple of every waiting task made each event's cost grow
-    with the tasks waiting: 500,000 from t = 0 in Hwang et al.'s scenario 1, issue 23).
+    with the tasks waiting: 500,000 from t = 0 in Hwang et al.'s scenario 1, sec. 6.1).
 
     A read-only view of the driver's waiting tasks, valid during the mapping event: the
     driver removes the decided tasks once the heuristic returns. Length, iteration (either
@@ -465,6 +465,7 @@ class MappingDriver:
                     drop_reason=decision.reason or UNSTATED_DROP)
                 enacted.append(decision)
                 continue
+            assert decision.cluster is not None  # every action but DROP names its cluster
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
                 decision.action, decision.pstate,
@@ -587,6 +588,7 @@ class MappingDriver:
                 self._schedule.start_reserved(task_id)
         else:
             self._schedule.release(task_id)
+            assert decision.cluster is not None  # a START names its cluster
             self._schedule.book(
                 task_id, decision.cluster, decision.nodes, decision.start, decision.end,
                 Action.START, decision.pstate,
@@ -661,8 +663,7 @@ class MappingDriver:
         an interval of ``booked`` on a shared node."""
         nodes = set(decision.nodes)
         start, end = decision.start, decision.end
-        running = set(map(self._node_task.get, nodes))
-        running.discard(None)
+        running = {self._node_task[node] for node in nodes if node in self._node_task}
         for task_id in running:
             other = self._running[task_id]
             if _overlap(start, end, other.start, other.end):

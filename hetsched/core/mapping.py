@@ -78,7 +78,7 @@ class Heuristic(ABC):
     respects_energy_budget: ClassVar[bool] = False
     requires: ClassVar[frozenset[str]] = frozenset()
     """What the heuristic reads beyond each task's run time and the platform's clusters: names
-    of :data:`hetsched.running.preflight.REQUIREMENTS` (``"value"``, ``"utility"``,
+    of :data:`hetsched.validation.preflight.REQUIREMENTS` (``"value"``, ``"utility"``,
     ``"hansen"``, ``"power"``). The preflight refuses a run whose inputs lack one, before the
     run, and the pybatsim adapter the same at SIMULATION_BEGINS and JOB_SUBMITTED."""
 

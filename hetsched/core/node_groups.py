@@ -15,7 +15,7 @@ the groups it takes part of (the node choice takes, in each group, its lowest no
 
 Every answer is the one of the definitions in :mod:`hetsched.core.slots` node by node, with
 the floating-point operations of the earlier per-node search (numpy passes over every
-node's gaps, replaced by these groups for issue 28), counted with the groups' sizes:
+node's gaps, replaced by these groups for speed), counted with the groups' sizes:
 
 - :meth:`NodeGroups.earliest_start`: the earliest start, candidates as the docstring of
   :mod:`hetsched.core.slots` says;
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from heapq import heappop, heappush
 
 import numpy as np
@@ -158,10 +159,10 @@ class NodeGroups:
         members: dict[tuple[float, Gaps], list[int]] = {}
         for i, node_gaps in of_node.items():
             members.setdefault((float(free_from[i]), tuple(node_gaps)), []).append(i)
-        for (node_ff, node_gaps), indices in members.items():
+        for (node_ff, group_gaps), indices in members.items():
             group_of[indices] = len(ff)
             ff.append(node_ff)
-            gaps.append(node_gaps)
+            gaps.append(group_gaps)
             nodes.append(np.asarray(indices, dtype=np.intp))
         return cls(ff, gaps, nodes, group_of)
 
@@ -354,7 +355,7 @@ class NodeGroups:
         return merged[lowest]
 
     # ------------------------------------------------------------------ writing
-    def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]] | None:
+    def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """For sorted local nodes ``local``, each group they meet and which of its nodes."""
         groups = self.group_of[local]
         present = np.unique(groups)
@@ -362,7 +363,7 @@ class NodeGroups:
             return [(int(present[0]), local)]
         return [(g, local[groups == g]) for g in present.tolist()]
 
-    def book(self, parts: list[tuple[int, np.ndarray | int]], start: float, end: float,
+    def book(self, parts: Sequence[tuple[int, np.ndarray | int]], start: float, end: float,
              runs: bool) -> bool:
         """Book ``[start, end)`` (``runs``: running work) on the nodes ``parts`` gives per
         group: an array of the group's nodes, or a count of its lowest nodes. ``False``,

@@ -111,10 +111,10 @@ class SystemView:
     ) -> None:
         self._clusters = MappingProxyType(dict(clusters))
         self._completed = completed
-        self._records = MappingProxyType(records)  # type: ignore[arg-type]
-        self._running = MappingProxyType(running)  # type: ignore[arg-type]
-        self._reserved = MappingProxyType(reserved)  # type: ignore[arg-type]
-        self._node_task = MappingProxyType(node_task)  # type: ignore[arg-type]
+        self._records = MappingProxyType(records)
+        self._running = MappingProxyType(running)
+        self._reserved = MappingProxyType(reserved)
+        self._node_task = MappingProxyType(node_task)
         self._clock = clock
         self._pstate = pstate
         self._energy = energy
@@ -154,10 +154,6 @@ class SystemView:
             return self._records[task_id]
         except KeyError:
             raise ValueError(f"unknown task {task_id!r}") from None
-
-    def in_state(self, state: TaskState) -> tuple[TaskRecord, ...]:
-        """The records of the tasks in ``state``, in submission order (O(tasks known))."""
-        return tuple(r for r in self._records.values() if r.state is state)
 
     def completed(self, first: int = 0) -> tuple[str, ...]:
         """The tasks that completed, in order of completion, from the ``first``-th on: a

@@ -105,7 +105,7 @@ _NO_ROWS = np.empty(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
 
 
-def _pick(column: Column, mask: np.ndarray) -> Column:
+def _pick(column: Column, mask: np.ndarray | np.bool_) -> Column:
     """The values of ``column`` where ``mask`` holds (all of it when it is one value)."""
     return column[mask] if isinstance(column, np.ndarray) and column.ndim else column
 

@@ -174,16 +174,16 @@ class EnergyQueries:
             if len(left) == 1 or len(np.unique(np.concatenate(left))) == nb_stops:  # disjoint
                 count = min(limit, *(len(stops) for stops in left))
                 if count > 0:
-                    for query, stops in zip(partial, left, strict=True):
-                        query.skip(stops[:count])
+                    for one, its_stops in zip(partial, left, strict=True):
+                        one.skip(its_stops[:count])
                 return count
         if len(sweeps) == len(active):
             fresh = self.model.fresh
             count = min(limit, fresh.count_stale(0, now))
             if count > 0:
                 fresh.mark_stale(count, now)
-                for query in active:
-                    query.next = fresh.prefix  # type: ignore[union-attr]
+                for sweep in sweeps:  # every active query is one
+                    sweep.next = fresh.prefix
             return count
         done = 0
         while done < limit:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hetsched.engine.errors import PlatformError, UnsupportedFeature
 from hetsched.engine.platform_xml import ATTRIBUTES, REQUIRED, UNSUPPORTED_TAGS, Element, read_xml
-from hetsched.engine.units import parse_bandwidth, parse_speed_list, parse_time
+from hetsched.platforms.units import parse_bandwidth, parse_speed_list, parse_time
 
 _ROUTINGS = {"Full", "Vivaldi", "None"}
 _POLICIES = {"SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"}

@@ -77,7 +77,7 @@ def batsim_float(value: float) -> float:
     return float(f"{value:f}")
 
 
-_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_json_string = json.encoder.encode_basestring
 """A JSON string, UTF-8 kept (C implementation): ``"id"`` -> ``'"id"'``."""
 
 
@@ -276,7 +276,7 @@ def check_event(index: int, event: Any, now: float) -> tuple[float, str, Any]:
     if not isinstance(event, dict):
         raise ProtocolError(f"Invalid JSON message: event {index} should be an object.")
     timestamp = event.get("timestamp")
-    if type(timestamp) not in (int, float):
+    if not isinstance(timestamp, int | float) or isinstance(timestamp, bool):  # IsNumber
         raise ProtocolError(f"Invalid JSON message: event {index} should have a number 'timestamp'")
     kind = event.get("type")
     if not isinstance(kind, str):

@@ -53,7 +53,7 @@ class Exchange:
 
 def _open(path: Path) -> Iterator[str]:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as stream:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as stream:
         yield from stream
 
 
@@ -150,10 +150,6 @@ class Replayer:
         self.exchanges = list(exchanges)
         self.name = name
         self.position = 0
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> Replayer:
-        return cls(load_transcript(path), str(path))
 
     def answer(self, text: str) -> str:
         message = json.loads(text)

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeGuard
 
 from hetsched import cache
 from hetsched.engine import batsim_json, protocol
@@ -66,12 +66,12 @@ _ID_REGEX = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
 _INT32 = (-(2**31), 2**31 - 1)
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     """rapidjson's ``IsInt``: a JSON integer that fits in 32 bits (not a boolean)."""
     return type(value) is int and _INT32[0] <= value <= _INT32[1]
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     """rapidjson's ``IsNumber``."""
     return type(value) in (int, float)
 

@@ -266,7 +266,7 @@ def make_system(name: str, folder: Path, seed: int = 0, nb_tasks: int = 30) -> S
     clusters = tuple(clusters_from_compute_resources(resources))
     tasks = tuple(
         task_from_job({**job, "id": f"w0!{job['id']}"}, None, clusters)
-        for job in document["jobs"]  # type: ignore[union-attr]
+        for job in document["jobs"]
     )
     return System(name, clusters, tasks, platform_xml, workload_json)
 

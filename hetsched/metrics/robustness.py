@@ -200,9 +200,10 @@ def predict_batch(
     ) or any(field not in job for job in batch_jobs for field in MODEL_FIELDS):
         return None
     processors = Counter(clusters)
-    used = Counter()
+    used: Counter[str] = Counter()
     for goal in goals.values():
-        used[goal.cluster] += goal.processors
+        if goal.cluster is not None:  # every goal has one (checked above)
+            used[goal.cluster] += goal.processors
     if any(count > processors[name] for name, count in used.items()):
         return None  # processors reused one after another: not an allocation of sec. II.A
     visible = [{k: v for k, v in job.items() if k != "actual"} for job in batch_jobs]

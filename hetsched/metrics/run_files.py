@@ -7,7 +7,7 @@ After a run, :func:`hetsched.running.run.run_heuristic` checks the schedule
 ``out_jobs.csv``, ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``, the workload and
 the platform, and match the jobs to the workload's tasks (:func:`account`). A
 :class:`RunFiles` reads each file, and accounts the tasks, the first time one of them asks
-(issue 23: ``out_jobs.csv`` of a 10,000-task bag was read and accounted three times).
+(before, ``out_jobs.csv`` of a 10,000-task bag was read and accounted three times).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class RunFiles:
         At Hwang et al.'s full size (500,000 tasks) the fairness reference is a model-time run
         (about 1 GB while it runs) that then does not come on top of ``out_jobs.csv``'s rows
         and the checker's, and the document (1.7 GB parsed, against 0.3 GB for
-        :attr:`workload`) is not held while they are read (issue 23, docs/performance.md)."""
+        :attr:`workload`) is not held while they are read (peak memory, docs/performance.md)."""
         _ = self.workload, self.fairness_reference, self.makespan_lower_bound
         _ = self.application_jobs
         self.__dict__.pop("_parsed", None)

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TypedDict
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo
@@ -49,7 +50,8 @@ SUMMARY_VERSION = 8
 measure window, ``value_earned_total`` all of them; 3: utility counts the share of each
 execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` and
 ``makespan_goals_met``, Hansen sec. II.D; 5: ``energy_delay_busy_joules`` and
-``energy_delay_busy_window_joules``, issue 29; 6: ``makespan_goal``, ``batch_met``,
+``energy_delay_busy_window_joules``, the energy of delay jobs as twins draw it; 6:
+``makespan_goal``, ``batch_met``,
 ``robustness_predicted``, ``batch_probability_predicted``, Hansen eq. 2 and the whole batch;
 ``makespan_lower_bound``, ``makespan_ratio``, Tarplee sec. 2.2; 7: ``fairness``,
 ``efficiency`` and ``baseline_makespan``, Hwang sec. 3 and 6.1; 8: ``drop_reasons``).
@@ -314,7 +316,12 @@ def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     return total, delay_busy_power(jobs, profiles, busy, workload.measure_window)
 
 
-def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> dict[str, object]:
+class _GoalFields(TypedDict, total=False):
+    makespan_goal: float | None
+    batch_met: bool
+
+
+def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> _GoalFields:
     """``makespan_goal`` (Delta, when the batch has one) and ``batch_met`` (every application
     met it: Hansen et al.'s robustness event, sec. II.D)."""
     if goals is None:

@@ -287,10 +287,14 @@ def task_table_of(files: RunFiles) -> list[TaskRow]:
         finish = outcome.finish_time
         value = utility = None
         if job.value is not None:
-            value = job.value.value(arrival=job.subtime, completion=finish) if completed else 0.0
+            value = (
+                job.value.value(arrival=job.subtime, completion=finish)
+                if completed and finish is not None else 0.0
+            )
         if job.utility is not None:
             utility = (
-                job.utility.utility(arrival=job.subtime, completion=finish) if completed else 0.0
+                job.utility.utility(arrival=job.subtime, completion=finish)
+                if completed and finish is not None else 0.0
             )
         resources = () if execution is None else execution.allocated_resources
         unknown = [r for r in resources if r >= len(clusters)]

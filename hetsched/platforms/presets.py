@@ -82,6 +82,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -141,7 +142,12 @@ def whole_nodes(cores: float, cores_per_node: int) -> int:
     return max(1, math.floor(cores / cores_per_node + 0.5))
 
 
-def _option(options: Mapping[str, object], name: str, kind: type, default: object) -> object:
+_Kind = TypeVar("_Kind", int, float)
+
+
+def _option(
+    options: Mapping[str, object], name: str, kind: type[_Kind], default: _Kind | None
+) -> _Kind:
     value = options.get(name, default)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)

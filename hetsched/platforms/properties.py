@@ -414,7 +414,7 @@ def _node_order(name: str, members: _Members) -> list[tuple[int | None, int, int
     return sorted(hosts, key=lambda host: host[0] or 0)
 
 
-def clusters_from_compute_resources(compute_resources: list[dict]) -> list[Cluster]:
+def clusters_from_compute_resources(compute_resources: Sequence[Mapping]) -> list[Cluster]:
     """The clusters of SIMULATION_BEGINS' ``compute_resources`` (pybatsim's
     ``bs.machines["compute"]``): each item has ``id``, ``name``, ``state``, ``properties``
     and ``zone_properties`` (Batsim 4.2.1 ``src/protocol.cpp``), all property values strings.

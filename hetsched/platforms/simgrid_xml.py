@@ -310,9 +310,9 @@ class _Reader:
             raise self.error(zone, str(error)) from None
         for position, name in enumerate(hosts):
             for node_index, core_index, host in hosts[name]:
-                expected = host_name(platform, position, node_index, core_index)
-                if host.get("id") != expected:
-                    raise self.error(host, f"host id should be {expected!r}")
+                expected_id = host_name(platform, position, node_index, core_index)
+                if host.get("id") != expected_id:
+                    raise self.error(host, f"host id should be {expected_id!r}")
         return platform
 
 

@@ -36,6 +36,7 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from hetsched.errors import PlatformError
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec, SpecError
@@ -54,7 +55,8 @@ PSTATE_KEYS = {"speed": True, "idle_watts": True, "full_watts": True}
 """Keys of each level, mapped to whether they are required."""
 
 
-def _fields(data: object, keys: dict[str, bool], path: str) -> dict[str, object]:
+def _fields(data: object, keys: dict[str, bool], path: str) -> dict[str, Any]:
+    """The keys of one level; their values are checked by the model's ``__post_init__``."""
     if not isinstance(data, Mapping):
         raise SpecError(path, f"must be a table/object, got {data!r}")
     for key in data:

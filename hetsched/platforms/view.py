@@ -7,7 +7,7 @@ compute resources, numbered in ascending host name (``src/machines.cpp``, SimGri
 inner zones overriding outer ones). :func:`forwarded_hosts` reads exactly that from any
 SimGrid platform file, whatever its routing, links or configuration (the embedded engine
 need not support them, so files for real Batsim only are read too), with the host's
-element, line, ``speed`` list (SimGrid's units, :mod:`hetsched.engine.units`), ``core`` and
+element, line, ``speed`` list (SimGrid's units, :mod:`hetsched.platforms.units`), ``core`` and
 ``pstate`` for the tools that annotate the file (:mod:`hetsched.platforms.annotate`). White
 space before the XML declaration is accepted, as SimGrid accepts it.
 
@@ -32,9 +32,9 @@ from xml.parsers import expat
 
 from hetsched import cache
 from hetsched.core.system import Cluster
-from hetsched.engine.units import parse_speed_list
 from hetsched.errors import PlatformError
 from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.units import parse_speed_list
 
 DEFAULT_MASTER_HOST = "master_host"
 """Batsim 4.2.1's default ``-m/--master-host``."""

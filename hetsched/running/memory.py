@@ -8,7 +8,7 @@ cannot use it. :func:`release_freed_memory` asks glibc to return every free page
 (``malloc_trim(0)``); elsewhere it does nothing (``tests/running/test_memory.py``). Called
 after the preflight and after the simulation; the call after the simulation lowered the peak of
 Hwang et al.'s scenario 1 at full size (500,000 tasks) through ``hetsched run`` from 4.14 to
-3.85 GiB (issue 23; ``docs/performance.md``), the one after the preflight left the input
+3.85 GiB (``docs/performance.md``), the one after the preflight left the input
 phase's peak as it was (it costs 0.05 ms).
 
 Python's cyclic garbage collector runs a full collection, which visits every object the
@@ -16,7 +16,7 @@ process holds, each time the objects that survived collections have grown by a q
 that builds millions of objects held to its end (the preflight's parse of a 375 MB workload,
 the post-run phase's reading of the workload and the outputs) thus triggers a dozen full
 collections that find nothing: 54 s of the 584 s of CPU of Hwang et al.'s scenario 1 at full
-size. :func:`collector_paused` keeps it off for such a phase (issue 23; docs/performance.md).
+size. :func:`collector_paused` keeps it off for such a phase (docs/performance.md).
 """
 
 from __future__ import annotations

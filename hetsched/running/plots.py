@@ -105,9 +105,9 @@ def load_run(folder: str | Path) -> RunData:
     summary = _summary(folder)
     table = task_table_path(prefix)
     if not table.is_file():
-        rows = task_table(prefix, _named_file(summary, "workload", folder),
-                          _named_file(summary, "platform", folder))
-        write_task_table(table, rows)
+        written = task_table(prefix, _named_file(summary, "workload", folder),
+                             _named_file(summary, "platform", folder))
+        write_task_table(table, written)
     rows = tuple(read_task_table(table))
     pstates = folder / f"{OUTPUT_PREFIX}_pstate_changes.csv"
     changes = read_pstate_changes(pstates) if pstates.is_file() else []

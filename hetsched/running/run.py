@@ -75,8 +75,8 @@ from hetsched.metrics.task_table import task_table_of, task_table_path, write_ta
 from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.memory import collector_paused, release_freed_memory
-from hetsched.running.preflight import preflight
 from hetsched.running.progress import ProgressBar
+from hetsched.validation.preflight import preflight
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
@@ -275,7 +275,7 @@ def preflight_runs(
 ) -> None:
     """Refuse, before any of them starts, runs of ``(name, options)`` on these inputs that
     :func:`run_heuristic` would refuse: an unknown scheduler or option, a bad input file, a
-    heuristic whose inputs lack what it needs (:func:`hetsched.running.preflight.preflight`,
+    heuristic whose inputs lack what it needs (:func:`hetsched.validation.preflight.preflight`,
     the workload read once for all). Nothing is written."""
     schedulers = [make_scheduler(name, dict(options), Path(os.devnull), batsched)
                   for name, options in runs]

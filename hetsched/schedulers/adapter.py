@@ -41,8 +41,8 @@ registrations, running twins still finish). While reservations or periodic
 mapping events lie ahead, the reply carries CALL_ME_LATER for the next one.
 
 What the heuristic needs (:attr:`~hetsched.core.mapping.Heuristic.requires`) is checked with
-the preflight's own code (:func:`~hetsched.running.preflight.platform_problem` at
-SIMULATION_BEGINS, :func:`~hetsched.running.preflight.job_problem` at each JOB_SUBMITTED): a
+the preflight's own code (:func:`~hetsched.validation.preflight.platform_problem` at
+SIMULATION_BEGINS, :func:`~hetsched.validation.preflight.job_problem` at each JOB_SUBMITTED): a
 :class:`~hetsched.errors.WorkloadError` with the preflight's message, the platform named
 ``PLATFORM.xml`` (Batsim does not send its path).
 
@@ -99,7 +99,6 @@ from hetsched.engine.protocol import format_intervals
 from hetsched.errors import WorkloadError
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
-from hetsched.running.preflight import job_problem, platform_problem
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
@@ -108,6 +107,7 @@ from hetsched.schedulers.twins import (
     twin_job_id,
     twin_profile_name,
 )
+from hetsched.validation.preflight import job_problem, platform_problem
 from hetsched.workloads.batsim_workload import hetsched_member
 from hetsched.workloads.tasks import SharedAnnotations, actual_from_job, task_from_job
 

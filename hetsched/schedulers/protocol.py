@@ -29,7 +29,7 @@ message, the event and the fault:
   scheduler) or that cannot run on the platform of SIMULATION_BEGINS as written (``res``
   over its hosts, per-P-state annotations of another length than its cluster's P-states):
   the checks of ``hetsched run``'s
-  validation (:mod:`hetsched.running.preflight`), so a real Batsim run refuses what the
+  validation (:mod:`hetsched.validation.preflight`), so a real Batsim run refuses what the
   embedded one does.
 
 A silent peer is pybatsim's timeout (``hetsched serve -t``, default 2 s):
@@ -57,7 +57,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hetsched.running.preflight import PlatformView, check_job
+from hetsched.validation.preflight import PlatformView, check_job
 from hetsched.workloads.schema import check_job_annotations
 
 EVENT_TYPES = (

@@ -16,7 +16,6 @@ from hetsched.running.cli import (
     add_tool_arguments,
     external_tools,
 )
-from hetsched.running.preflight import preflight
 from hetsched.running.run import check_scheduler
 from hetsched.studies import (
     hansen_cli,
@@ -29,6 +28,7 @@ from hetsched.studies import (
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.compare import DEFAULT_HEURISTICS, HeuristicSpec, compare, format_table
 from hetsched.studies.scenario import Scenario, prepare
+from hetsched.validation.preflight import preflight
 
 
 def _report(heuristic: str, summary: RunSummary, resumed: bool) -> None:

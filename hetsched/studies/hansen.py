@@ -48,7 +48,7 @@ import json
 import math
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -348,7 +348,7 @@ def _written(workload: dict, path: Path) -> Path:
 
 def realised_on_engine(
     name: str,
-    options: dict[str, object],
+    options: Mapping[str, object],
     engine: str,
     platform_xml: Path,
     workload_json: Path,

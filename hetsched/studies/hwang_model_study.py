@@ -475,9 +475,9 @@ def summary(rows: Sequence[dict]) -> str:
             chosen = [r for r in rows if r["interarrival"] == gap and r["scenario"] in scenarios
                       and r["pa_metric"] in ("rpa", "-") and r["second"] != "maf-raw"]
             label = "static" if gap == "" else f"mean gap {float(gap):.0f} s"
-            for group, order in (("first", FIRST_LEVELS), ("second", SECOND_LEVELS)):
-                fair = _mean_by(chosen, group, "fairness")
-                eff = _mean_by(chosen, group, "efficiency")
+            for level, order in (("first", FIRST_LEVELS), ("second", SECOND_LEVELS)):
+                fair = _mean_by(chosen, level, "fairness")
+                eff = _mean_by(chosen, level, "efficiency")
                 lines.append(f"  {label:17s} " + ", ".join(
                     f"{name} {fair[name][0]:.3f}/{eff[name][0]:.3f}" for name in order
                     if name in fair))

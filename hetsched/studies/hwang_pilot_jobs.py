@@ -54,7 +54,7 @@ import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -69,6 +69,10 @@ DENSE_SLOWDOWNS = 4_000_000
 """At most this many slowdown entries (32 MB) are kept in one array, the keys of every
 platform (Table 5's platforms with Table 6's five applications: 2.45 million); beyond, a
 dict per platform."""
+
+
+_Key = TypeVar("_Key", int, np.ndarray)
+"""A slowdown key or occupancy code: a Python int, or an int64 array of them."""
 
 
 @dataclass(frozen=True)
@@ -354,12 +358,12 @@ class PilotJobSimulation:
             for a, t in zip(self._first_task, self._tasks, strict=True)])
         self.now = 0.0
 
-    def _counts(self, j: int, codes: np.ndarray) -> np.ndarray:
+    def _counts(self, j: int, codes: int | np.ndarray) -> np.ndarray:
         """The tasks of each application (columns) on nodes of occupancy ``codes``."""
         k = self._cores_per_node[j]
         return (np.asarray(codes, dtype=np.int64)[..., None] // self._digits[j]) % (k + 1)
 
-    def _slowdown_key(self, code: int | np.ndarray, app: int | np.ndarray) -> int | np.ndarray:
+    def _slowdown_key(self, code: _Key, app: _Key) -> _Key:
         """The key of the slowdown of a task of ``app`` started on a node whose occupancy code,
         the task included, is ``code``, in its platform's cache (:meth:`_slowdown`): ``code x
         applications + app``; Python ints (keys may pass 2**63), or int64 arrays when
@@ -392,14 +396,14 @@ class PilotJobSimulation:
             return slowdown
         m = len(self.platforms)
         if self._keys_fit:
-            keys, inverse = np.unique(self._slowdown_key(code, app) * m + on,
-                                      return_inverse=True)
+            unique, inverse = np.unique(self._slowdown_key(code, app) * m + on,
+                                        return_inverse=True)
+            keys = unique.tolist()
         else:  # in Python integers
             inverse = None
             keys = [self._slowdown_key(c, a) * m + j for c, a, j in zip(
                 code.tolist(), app.tolist(), on.tolist(), strict=True)]
-        values = [self._slowdown(key % m, key // m)
-                  for key in (keys if inverse is None else keys.tolist())]
+        values = [self._slowdown(key % m, key // m) for key in keys]
         return np.array(values) if inverse is None else np.array(values)[inverse]
 
     def _next_task(self) -> np.ndarray:

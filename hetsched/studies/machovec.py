@@ -189,7 +189,7 @@ class Trial:
                                      tasks_per_day=self.tasks_per_day,
                                      core_scale=self.core_scale)
         if self.energy_budget is not None:
-            document["hetsched"]["energy_budget"] = self.energy_budget  # type: ignore[index]
+            document["hetsched"]["energy_budget"] = self.energy_budget
         write_workload(document, workload_path, force=True)
         if self.power_levels:
             write_platform(with_power_levels(platform, workload_path), platform_path, force=True)

@@ -53,7 +53,6 @@ import numpy as np
 from hetsched.core.speedup import downey_speedup
 from hetsched.core.system import Cluster
 from hetsched.errors import WorkloadError
-from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
 from hetsched.workloads.gen_common import seconds
 from hetsched.workloads.gen_hansen import (
     AVAILABILITY_BETA,
@@ -64,6 +63,7 @@ from hetsched.workloads.gen_hansen import (
     mean_slowdowns,
     slowdown_alpha,
 )
+from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
 from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions

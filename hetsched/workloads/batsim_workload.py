@@ -137,7 +137,7 @@ def hetsched_member(text: str) -> object:
     When it is the document's last member, as hetsched writes it
     (:func:`~hetsched.workloads.gen_common.workload_document`), only that member is parsed:
     a Hwang et al. workload of 500,000 jobs is 375 MB of text whose jobs take about 2.3 GB and
-    45 s of CPU to build (issue 23). The last ``"hetsched"`` of the text is that member
+    45 s of CPU to build. The last ``"hetsched"`` of the text is that member
     exactly when it is a key (after ``{`` or ``,``, before ``:``: a quote inside a JSON string
     is escaped) whose value is followed by nothing but the closing brace of the document;
     otherwise the whole text is parsed (:func:`json.loads`, duplicate keys: the last). The

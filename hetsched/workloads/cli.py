@@ -296,8 +296,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """The validation every run starts with (:func:`hetsched.running.preflight.preflight`)."""
-    from hetsched.running.preflight import PlatformView, preflight
+    """The validation every run starts with (:func:`hetsched.validation.preflight.preflight`)."""
+    from hetsched.validation.preflight import PlatformView, preflight
 
     _generators()
     platform = None if args.platform is None else PlatformView.read(args.platform)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -186,8 +187,9 @@ def resolve_options(
     given: Mapping[str, object],
     declared: Sequence[Option],
     fixed: Mapping[str, object],
-) -> dict[str, object]:
-    """Defaults, then the preset's ``fixed`` values, then the user's ``given`` options, checked.
+) -> dict[str, Any]:
+    """Defaults, then the preset's ``fixed`` values, then the user's ``given`` options, checked
+    (each value is what its option's check returns, or ``None`` for an unset optional one).
 
     >>> opts = [Option("tasks", 10, positive_int)]
     >>> resolve_options("p", {"tasks": 4}, opts, {})
@@ -239,7 +241,7 @@ def build_workload(
     clusters: Sequence[ClusterLike],
     source: Mapping[str, object],
     measure_window: tuple[float, float] | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Batsim workload document of ``tasks``, sorted by submission time (stable).
 
     Job ids are ``"0"``, ``"1"``, ... in that order; jobs with the same delay share one
@@ -284,7 +286,7 @@ def workload_document(
     clusters: Sequence[ClusterLike],
     source: Mapping[str, object],
     measure_window: Sequence[float] | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Batsim workload document of ``jobs`` and ``profiles`` on ``clusters`` (the first:
     the reference cluster), with hetsched's ``hetsched`` object (schema
     :data:`SCHEMA_VERSION`, docs/workload-schema.md): the clusters' cores per node, the
@@ -318,14 +320,16 @@ def check_number(
     ...
     ValueError: job 1: x must be a finite number > 0, got True
     """
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    real = isinstance(value, int | float) and not isinstance(value, bool)
+    number = float(value) if isinstance(value, int | float) and real else math.nan
+    ok = math.isfinite(number)
     if low is None:
         if not ok:
             raise ValueError(f"{location}: {what} must be a finite number, got {value!r}")
-    elif not ok or (value <= low if low_open else value < low):
+    elif not ok or (number <= low if low_open else number < low):
         bound = f"> {low:g}" if low_open else f">= {low:g}"
         raise ValueError(f"{location}: {what} must be a finite number {bound}, got {value!r}")
-    return float(value)
+    return number
 
 
 def check_object(value: object, location: str, what: str) -> Mapping[str, object]:

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -241,7 +242,7 @@ def makespan_goal(final_means_at_m: np.ndarray) -> float:
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Hansen batch of ``preset`` for ``clusters`` (see the module docstring)."""
     opts = resolve_options(preset, options, OPTIONS, _FIXED[preset])
     clusters = check_clusters(clusters)
@@ -329,9 +330,10 @@ def validate_serial_time(value: object, location: str) -> None:
     """``serial_time``: ``{cluster: {"mean": seconds > 0, "cov": number >= 0}}`` (gamma)."""
     for cluster, entry in check_object(value, location, "serial_time").items():
         what = f"serial_time[{cluster!r}]"
-        check_keys(check_object(entry, location, what), {"mean", "cov"}, location, what)
-        check_number(entry["mean"], location, f"{what}.mean", 0.0, low_open=True)
-        check_number(entry["cov"], location, f"{what}.cov", 0.0, low_open=False)
+        fields = check_object(entry, location, what)
+        check_keys(fields, {"mean", "cov"}, location, what)
+        check_number(fields["mean"], location, f"{what}.mean", 0.0, low_open=True)
+        check_number(fields["cov"], location, f"{what}.cov", 0.0, low_open=False)
 
 
 def validate_slowdown(value: object, location: str) -> None:
@@ -342,9 +344,10 @@ def validate_slowdown(value: object, location: str) -> None:
     """
     for cluster, entry in check_object(value, location, "slowdown").items():
         what = f"slowdown[{cluster!r}]"
-        check_keys(check_object(entry, location, what), {"alpha", "beta"}, location, what)
-        check_number(entry["alpha"], location, f"{what}.alpha", 1.0, low_open=True)
-        check_number(entry["beta"], location, f"{what}.beta", 0.0, low_open=True)
+        fields = check_object(entry, location, what)
+        check_keys(fields, {"alpha", "beta"}, location, what)
+        check_number(fields["alpha"], location, f"{what}.alpha", 1.0, low_open=True)
+        check_number(fields["beta"], location, f"{what}.beta", 0.0, low_open=True)
 
 
 def validate_makespan_goal(value: object, location: str) -> None:

@@ -70,10 +70,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 import numpy as np
 
+from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.workloads.clusters import ClusterLike
 from hetsched.workloads.gen_common import (
     Option,
@@ -87,48 +88,19 @@ from hetsched.workloads.gen_common import (
     resolve_options,
     seconds,
 )
+from hetsched.workloads.hwang_tables import (
+    APPLICATIONS,
+    PLATFORMS,
+    TABLE_3_THROUGHPUT,
+    TABLE_4_NORMALIZED_DIFFERENCE,
+    TABLE_4_RAW_DIFFERENCE,
+    TABLE_6_TASKS,
+)
 
-if TYPE_CHECKING:
-    from hetsched.heuristics.fairness.corunner import CorunnerModel
+_Job = TypeVar("_Job", bound=Mapping[str, Any])
 
 PAPER = "Hwang et al., IEEE TSC 2018"
 
-PLATFORMS = ("gene", "cheetah", "darth", "lcloud")
-"""Table 1: the platforms, in the paper's order."""
-APPLICATIONS = ("AutoDock", "Blast", "CacheBench", "Montage", "ThreeKaonOmega")
-"""Table 2: the many-task applications, in the paper's order."""
-TABLE_3_THROUGHPUT = {
-    "AutoDock": (7.49, 14.75, 10.37, 12.24),
-    "Blast": (56.28, 94.97, 77.66, 93.58),
-    "CacheBench": (9.57, 10.71, 10.06, 10.15),
-    "Montage": (11.64, 23.88, 25.28, 33.76),
-    "ThreeKaonOmega": (17.98, 50.69, 35.62, 41.44),
-}
-"""Table 3: OneCore throughput (tasks/hour) on gene, cheetah, darth, lcloud."""
-TABLE_4_RAW_DIFFERENCE = {
-    "AutoDock": (26.75, 24.05, 34.85, 25.47),
-    "Blast": (0.44, 12.80, 3.46, 4.62),
-    "CacheBench": (47.59, 0.90, 13.30, 1.30),
-    "Montage": (24.70, 106.72, 14.01, 13.57),
-    "ThreeKaonOmega": (9.41, 4.42, 6.45, 3.77),
-}
-"""Table 4: raw-difference co-runner affinity (s) on gene, cheetah, darth, lcloud."""
-TABLE_4_NORMALIZED_DIFFERENCE = {
-    "AutoDock": (5.57, 9.86, 10.04, 8.66),
-    "Blast": (0.69, 33.76, 7.47, 12.01),
-    "CacheBench": (12.65, 0.27, 3.72, 0.37),
-    "Montage": (7.99, 70.78, 9.84, 12.73),
-    "ThreeKaonOmega": (4.70, 6.22, 6.38, 4.34),
-}
-"""Table 4: normalized-difference co-runner affinity (%) on gene, cheetah, darth, lcloud."""
-TABLE_6_TASKS = {
-    "AutoDock": 34_600,
-    "Blast": 248_800,
-    "CacheBench": 31_230,
-    "Montage": 72_950,
-    "ThreeKaonOmega": 112_420,
-}
-"""Table 6: number of tasks of each application in the default workload (500,000 in all)."""
 PAPER_WORST_SLOWDOWN = 3.28
 """Sec. 2.3: "The corunner effect can degrade the performance of a many-task application up to
 3.28 times" (a single task, normalised by its application's mean OneCore run time)."""
@@ -306,7 +278,7 @@ def task_onecore(means: Sequence[float] | np.ndarray, factors: np.ndarray) -> np
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Hwang workload of ``preset`` for ``clusters`` (see the module docstring)."""
     opts = resolve_options(preset, options, OPTIONS, {})
     scenario = scenario_of(preset)
@@ -332,7 +304,7 @@ def generate(
 
     index = {name: PLATFORMS.index(name) for name in names}
     models = corunner_models(shared)
-    spread = float(opts["runtime_spread"])  # type: ignore[arg-type]
+    spread = float(opts["runtime_spread"])
     factors = runtime_factors(counts, spread, seed)
     records = []
     for application, count in counts.items():
@@ -362,7 +334,7 @@ def generate(
     document = build_workload(records, clusters, source)
     if spread > 0:  # the k-th task of an application Batsim submits takes the k-th factor
         by_application: dict[str, list[dict]] = {}
-        for job in submission_order(document["jobs"]):  # type: ignore[arg-type]
+        for job in submission_order(document["jobs"]):
             by_application.setdefault(job["application"], []).append(job)
         for application, jobs in by_application.items():
             means = [jobs[0]["etc"][name] for name in names]
@@ -372,7 +344,7 @@ def generate(
     return document
 
 
-def submission_order(jobs: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+def submission_order(jobs: Sequence[_Job]) -> list[_Job]:
     """``jobs`` in the order Batsim submits them: by submission time, then by id as bytes
     (Batsim 4.2.1 ``src/job_submitter.cpp``; ``engine/simulation.py`` does the same), which
     is the order a scheduler receives an application's tasks in.
@@ -415,9 +387,6 @@ def corunner_models(clusters: Sequence[ClusterLike]) -> dict[str, CorunnerModel]
     >>> round(float(gene.pressure[0]), 4), round(float(gene.sensitivity[0]), 4)
     (0.0557, 0.8813)
     """
-    # imported here: the co-runner model reads this module's tables
-    from hetsched.heuristics.fairness.corunner import CorunnerModel
-
     return {c.name: CorunnerModel.paper(c.name, c.cores_per_node)
             for c in clusters if c.cores_per_node > 1}
 

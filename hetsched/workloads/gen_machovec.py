@@ -69,6 +69,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -530,7 +531,7 @@ def draw_arrivals(
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Machovec workload of ``preset`` for ``clusters`` (see the module docstring)."""
     opts = resolve_options(preset, options, OPTIONS, _FIXED[preset])
     clusters = check_clusters(clusters)
@@ -549,7 +550,7 @@ def generate(
             f" for {len(clusters)} clusters, got {special_clusters}"
         )
     rng = np.random.default_rng(seed)
-    core_scale = float(opts["core_scale"])  # type: ignore[arg-type]
+    core_scale = float(opts["core_scale"])
     types = draw_task_types(
         rng, clusters, int(special_clusters), downey_processors=str(opts["downey_processors"]),
         core_scale=core_scale,

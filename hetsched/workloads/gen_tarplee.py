@@ -33,6 +33,7 @@ the task), ``task_type``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -104,7 +105,7 @@ def special_purpose(
     >>> bool((etc[:, :2] == 400.0).all()), sorted(set(etc[:, 2].tolist()))
     (True, [100.0, inf])
     """
-    nb_types, nb_machine_types = etc.shape
+    nb_types, nb_machine_types = map(int, etc.shape)
     if machine_types >= nb_machine_types:
         raise ValueError(
             f"option 'special_purpose' ({machine_types}) must leave at least one of the"
@@ -164,11 +165,11 @@ def draw_bag(
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike], options: Mapping[str, object]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Tarplee bag of tasks of ``preset`` for ``clusters`` (see the module docstring)."""
     clusters = check_clusters(clusters)
     etc, counts, opts = draw_bag(preset, seed, len(clusters), options)
-    records = []
+    records: list[TaskRecord] = []
     for i in range(etc.shape[0]):
         row = {
             cluster.name: float(etc[i, j])

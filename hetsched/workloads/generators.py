@@ -1,4 +1,4 @@
-"""Synthetic workloads of the papers, for what no trace gives (GitHub issue 3, item 4).
+"""Synthetic workloads of the papers, for what no trace gives.
 
 One entry point, :func:`generate`, returns a full Batsim 4.2.1 workload document (``nb_res``,
 ``jobs``, ``profiles``) with the annotations of workload schema v1 and the top-level
@@ -25,11 +25,12 @@ ValueError: unknown workload preset 'nope' (presets: hansen, hwang, machovec, ta
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from hetsched.workloads import gen_hansen, gen_hwang, gen_machovec, gen_tarplee
 from hetsched.workloads.clusters import ClusterLike
 
-_Generator = Callable[[str, int, Sequence[ClusterLike], Mapping[str, object]], dict[str, object]]
+_Generator = Callable[[str, int, Sequence[ClusterLike], Mapping[str, object]], dict[str, Any]]
 
 _MODULES = (gen_machovec, gen_tarplee, gen_hansen, gen_hwang)
 
@@ -73,7 +74,7 @@ def _check_preset(preset: object) -> None:
 
 def generate(
     preset: str, seed: int, clusters: Sequence[ClusterLike] | None = None, **options: object
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The Batsim workload document of ``preset`` drawn from ``seed``.
 
     ``clusters``: objects with ``name``, ``cores_per_node``, ``nb_nodes`` (and ``pstates`` for

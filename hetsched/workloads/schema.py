@@ -56,6 +56,11 @@ _INT32 = (-(2**31), 2**31 - 1)
 _DEFAULT_WORKLOAD_NAME = re.compile(r"w\d")
 _ID_REGEX_BREAKERS = set('"(,|})')
 
+HANSEN_MODEL_ANNOTATIONS = ("serial_time", "slowdown", "makespan_goal")
+"""The annotations (besides ``downey``, the task's speedup) of Hansen et al.'s stochastic model
+of a moldable application (sec. II), which the robust batch heuristics read and ``hetsched
+workload annotate --add hansen`` writes."""
+
 
 # ----------------------------------------------------------------------------------------
 # Batsim 4.2.1's own checks
@@ -234,9 +239,9 @@ def _check_pfs(profile: dict, where: str, name: str, base_dir: Path | None) -> N
     for key in ("bytes_to_read", "bytes_to_write"):
         if key in profile and not _is_number(profile[key]):
             raise WorkloadError(f"{where} has a non-number '{key}' field")
-    key = "storage" if "storage" in profile else "host" if "host" in profile else None
-    if key is not None and not isinstance(profile[key], str):
-        raise WorkloadError(f"{where} has a non-string '{key}' field")
+    place = "storage" if "storage" in profile else "host" if "host" in profile else None
+    if place is not None and not isinstance(profile[place], str):
+        raise WorkloadError(f"{where} has a non-string '{place}' field")
 
 
 def _check_staging(profile: dict, where: str, name: str, base_dir: Path | None) -> None:

@@ -95,7 +95,7 @@ import re
 import warnings
 import zlib
 import zoneinfo
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -543,7 +543,7 @@ def _check_header(header: SwfHeader, where: dict[str, int], quirks: QuirkLog) ->
 def _records(
     stream: IO[str], header: SwfHeader, quirks: QuirkLog, first_line: str | None,
     first_number: int,
-) -> Iterator[SwfJob]:
+) -> Generator[SwfJob, None, None]:
     name = header.path
     max_procs = header.max_procs
     max_records = header.max_records
@@ -663,12 +663,12 @@ def _parse_record(parts: list[str], number: int, name: str, quirks: QuirkLog) ->
             int(parts[17]), number,
         )  # fmt: skip
     except ValueError:
-        return SwfJob(
-            *(_parse_field(parts[i], i, number, name, quirks) for i in range(18)), number
+        return SwfJob._make(
+            [*(_parse_field(parts[i], i, number, name, quirks) for i in range(18)), number]
         )
     if min(job[:18]) < MISSING or any(math.isinf(job[i]) for i in _REAL_FIELDS):
-        return SwfJob(
-            *(_parse_field(parts[i], i, number, name, quirks) for i in range(18)), number
+        return SwfJob._make(
+            [*(_parse_field(parts[i], i, number, name, quirks) for i in range(18)), number]
         )
     return job
 

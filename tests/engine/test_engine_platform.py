@@ -14,7 +14,7 @@ import pytest
 
 from hetsched.engine.errors import PlatformError, UnsupportedFeature
 from hetsched.engine.platform import PowerRange, load_platform
-from hetsched.engine.units import parse_bandwidth, parse_speed, parse_speed_list, parse_time
+from hetsched.platforms.units import parse_bandwidth, parse_speed, parse_speed_list, parse_time
 
 HEADER = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
 

@@ -35,8 +35,8 @@ from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
-from hetsched.running.preflight import preflight
 from hetsched.schedulers.adapter import HetschedScheduler
+from hetsched.validation.preflight import preflight
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.gen_common import TaskRecord, build_workload
 from hetsched.workloads.gen_machovec import (

@@ -1,5 +1,5 @@
 """Batsim's own example workloads (tag v4.2.1) under every registry heuristic and the stock
-schedulers, on the embedded engine (running/run.py, running/preflight.py, workloads/annotate.py).
+schedulers, on the embedded engine (running/run.py, validation/preflight.py, workloads/annotate.py).
 
 Each run either ends with every task accounted for (completed, or dropped with the reason the
 heuristic gave, counted in the summary) and the schedule checked, or is refused before it
@@ -82,7 +82,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "dvfs-pair.toml").write_text(SPEC)
     assert main(["platform", "generate", "--spec", str(folder / "dvfs-pair.toml"),
                  "-o", str(folder / "platform.xml")]) == 0
-    from hetsched.running.preflight import PlatformView
+    from hetsched.validation.preflight import PlatformView
 
     clusters = list(PlatformView.read(folder / "platform.xml").clusters.values())
     for name in WORKLOADS:

@@ -49,7 +49,7 @@ import heapq
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -109,7 +109,17 @@ class BagOfTasks:
     etc: np.ndarray
     task_types: np.ndarray
     machine_counts: np.ndarray
-    ready_times: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ready_times: np.ndarray
+
+    def __init__(self, etc: ArrayLike, task_types: ArrayLike, machine_counts: ArrayLike,
+                 ready_times: ArrayLike | None = None) -> None:  # fmt: skip
+        """Any array-likes (``ready_times`` ``None``: all zero), stored as the arrays
+        :meth:`__post_init__` checks and makes of them."""
+        object.__setattr__(self, "etc", etc)
+        object.__setattr__(self, "task_types", task_types)
+        object.__setattr__(self, "machine_counts", machine_counts)
+        object.__setattr__(self, "ready_times", ready_times)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         etc = np.array(self.etc, dtype=float)

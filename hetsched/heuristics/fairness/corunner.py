@@ -97,7 +97,7 @@ import numpy as np
 
 from hetsched.heuristics.fairness.affinity import CombinationTable
 from hetsched.platforms.presets import HWANG_TABLE5
-from hetsched.workloads import gen_hwang
+from hetsched.workloads import hwang_tables
 from hetsched.workloads.gen_common import seconds
 
 MEASURED_SIZES = (1, 2, 4)
@@ -111,7 +111,7 @@ TABLE_5_CORES_PER_NODE = {name: cores for name, _, cores, _ in HWANG_TABLE5}
 PAPER_PAIRS = {
     "gene": (("Blast", "Montage"), ("Montage", "Blast")),
     "cheetah": tuple(
-        (victim, "Montage") for victim in gen_hwang.APPLICATIONS if victim != "Montage"
+        (victim, "Montage") for victim in hwang_tables.APPLICATIONS if victim != "Montage"
     ),
 }
 """The bad co-runner pairs the paper names, ``(victim, aggressor)`` per platform: on cheetah
@@ -170,7 +170,19 @@ class CorunnerModel:
     solo: np.ndarray
     pressure: np.ndarray
     sensitivity: np.ndarray
-    pair: np.ndarray | None = None
+    pair: np.ndarray
+
+    def __init__(self, platform: str, cores_per_node: int, applications: tuple[str, ...],
+                 solo: np.ndarray, pressure: np.ndarray, sensitivity: np.ndarray,
+                 pair: np.ndarray | None = None) -> None:  # fmt: skip
+        """The fields as given (``pair`` ``None``: all zero), checked by
+        :meth:`__post_init__`."""
+        for name, value in (("platform", platform), ("cores_per_node", cores_per_node),
+                            ("applications", applications), ("solo", solo),
+                            ("pressure", pressure), ("sensitivity", sensitivity),
+                            ("pair", pair)):  # fmt: skip
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         size = len(self.applications)
@@ -270,14 +282,14 @@ class CorunnerModel:
         >>> CorunnerModel.paper("gene").applications[:2]
         ('AutoDock', 'Blast')
         """
-        if platform not in gen_hwang.PLATFORMS:
+        if platform not in hwang_tables.PLATFORMS:
             raise ValueError(
-                f"unknown platform {platform!r} (one of {', '.join(gen_hwang.PLATFORMS)})"
+                f"unknown platform {platform!r} (one of {', '.join(hwang_tables.PLATFORMS)})"
             )
-        column = gen_hwang.PLATFORMS.index(platform)
-        applications = gen_hwang.APPLICATIONS
-        solo = [seconds(3600.0 / gen_hwang.TABLE_3_THROUGHPUT[a][column]) for a in applications]
-        difference = [gen_hwang.TABLE_4_NORMALIZED_DIFFERENCE[a][column] for a in applications]
+        column = hwang_tables.PLATFORMS.index(platform)
+        applications = hwang_tables.APPLICATIONS
+        solo = [seconds(3600.0 / hwang_tables.TABLE_3_THROUGHPUT[a][column]) for a in applications]
+        difference = [hwang_tables.TABLE_4_NORMALIZED_DIFFERENCE[a][column] for a in applications]
         k = TABLE_5_CORES_PER_NODE[platform] if cores_per_node is None else cores_per_node
         pair = np.zeros((len(applications), len(applications)))
         for victim, aggressor in PAPER_PAIRS.get(platform, ()) if pairs else ():

@@ -19,7 +19,7 @@ Half(k=25)
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar
+from typing import ClassVar, Self
 
 
 class Policy:
@@ -38,7 +38,7 @@ class Policy:
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         }
 
-    def clone(self) -> Policy:
+    def clone(self) -> Self:
         """A new policy with the same parameters (random draws start again from ``seed``)."""
         return type(self)(**self.get_params())
 

@@ -76,9 +76,7 @@ from hetsched.heuristics.robust.robustness import (
     MoldableBatch,
 )
 from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMinMin
-
-MODEL_ANNOTATIONS = ("serial_time", "slowdown", "makespan_goal")
-"""The annotations (besides ``downey``, the task's speedup) of the model of sec. II."""
+from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
 
 NO_MODEL = "has no stochastic model of sec. II (downey and " + ", ".join(MODEL_ANNOTATIONS) + ")"
 NO_ROOM = ("more applications than free processors of the batch's processor types, or no"

@@ -60,7 +60,7 @@ PAPER = "Hansen et al., robust allocation of moldable applications"
 
 
 def _frozen(values: object, dtype: type = float) -> np.ndarray:
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     array.setflags(write=False)
     return array
 
@@ -206,7 +206,7 @@ class MoldableBatch:
             raise ValueError("no job: a batch needs at least one application")
         types = list(processors)
         means, covs, a, sigma, goals = [], [], [], [], set()
-        first = jobs[0].get("slowdown")
+        first = jobs[0].get("slowdown", {})  # job 0 without one fails in the loop
         for job in jobs:
             where = f"job {job.get('id', '?')}"
             try:
@@ -254,7 +254,7 @@ def serial_time_atoms(mean: np.ndarray, cov: np.ndarray, points: int) -> np.ndar
 
     Gamma of mean mu and COV c: shape ``1 / c**2``, scale ``mu c**2``; its quantile at u is
     ``scale x gammaincinv(shape, u)``, the very floats of ``scipy.stats.gamma.ppf`` (which
-    computes it so) without importing scipy.stats (1 s; issue 23, pinned by
+    computes it so) without importing scipy.stats (1 s of start-up; pinned by
     tests/heuristics/robust/test_robustness.py).
 
     >>> serial_time_atoms(np.array([10.0]), np.array([0.0]), 3).tolist()
@@ -546,11 +546,6 @@ class AllocationProblem:
         """N_p."""
         return int(self.processors.size)
 
-    @property
-    def total_processors(self) -> int:
-        """tau = sum_j n_j."""
-        return int(self.processors.sum())
-
     def minimum_processors(self, floor: float) -> np.ndarray:
         """Pi(Omega) (sec. III.B.1): N_a x N_p, the least k <= n_j with P(i, (j, k)) > floor,
         or 0 where no k meets the floor."""
@@ -562,7 +557,8 @@ class AllocationProblem:
         last = self.probability[:, np.arange(self.nb_types), self.processors - 1]
         return float(last.max(axis=1).min())
 
-    def allocation(self, processor_types: Sequence[int], processors: Sequence[int]) -> Allocation:
+    def allocation(self, processor_types: Sequence[int] | np.ndarray,
+                   processors: Sequence[int] | np.ndarray) -> Allocation:
         """The :class:`Allocation` giving application i ``processors[i]`` processors of type
         ``processor_types[i]``, with its probabilities; checked: one entry per application,
         1 <= k <= n_j, and at most n_j processors of type j in all."""

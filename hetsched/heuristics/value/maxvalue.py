@@ -209,7 +209,7 @@ class _ValueObjective:
         self.heuristic = heuristic
         self.tasks = tasks
         self.options = options
-        functions = [task.value for task in tasks]
+        functions = [task.value for task in tasks if task.value is not None]  # map() checked
         rows = options.task
         self.arrival = np.array([task.arrival for task in tasks])[rows]
         self.v_start = np.array([f.start for f in functions])[rows]

@@ -15,8 +15,8 @@ from test_run import tiny  # noqa: F401 (fixture)
 
 from hetsched.cli import main
 from hetsched.errors import InputWarning, WorkloadError
-from hetsched.running.preflight import PlatformView, preflight
 from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
+from hetsched.validation.preflight import PlatformView, preflight
 from hetsched.workloads.generators import generate
 
 

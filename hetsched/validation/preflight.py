@@ -3,7 +3,7 @@
 ``hetsched workload validate``, ``hetsched run``, ``hetsched compare`` and the papers' studies
 call :func:`preflight` before any simulation starts, and ``hetsched serve`` checks what real
 Batsim sends with :func:`check_job` (through :class:`~hetsched.schedulers.protocol.
-ProtocolGuard`), so bad input gets the same verdict everywhere (issue 26):
+ProtocolGuard`), so bad input gets the same verdict everywhere:
 
 1. the file as Batsim 4.2.1 loads it and the annotation schema
    (:func:`hetsched.workloads.batsim_workload.load_workload`: strict JSON, no ``Infinity``);
@@ -43,10 +43,10 @@ from hetsched.core.mapping import Heuristic
 from hetsched.core.system import Cluster
 from hetsched.engine.platform import load_compute_resources
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
-from hetsched.heuristics.robust.robust_batch import MODEL_ANNOTATIONS
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.batsim_workload import load_workload
+from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
 from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
 
 PER_PSTATE_FIELDS = ("etc_pstate", "power")
