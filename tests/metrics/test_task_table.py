@@ -21,9 +21,11 @@ shows job 3's twin submitted at 100 and a wait of 0; the task table shows 80.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
+from procset import ProcSet
 from test_run import PLATFORM_XML
 
 from hetsched.errors import OutputFileError
@@ -33,6 +35,7 @@ from hetsched.metrics.task_table import (
     TASK_TABLE_COLUMNS,
     TaskRow,
     _pstates_at_starts,
+    interval_set_text,
     read_task_table,
     task_table,
     task_table_path,
@@ -188,3 +191,13 @@ def test_bad_tables_and_runs_are_named(tmp_path: Path, easy_run: Path) -> None:
     assert task_table_path(easy_run / "out") == table
     with pytest.raises(ValueError, match="REJECTED but has a starting_time"):
         TaskRow("1", "w0", "p", 0.0, 1, 1.0, "REJECTED", starting_time=1.0)
+
+
+def test_interval_set_text_is_procsets_text() -> None:
+    """The task table's ``allocated_resources`` (Batsim's interval-set form) is the text
+    ProcSet gives, on sorted, unsorted and repeated ids, and on runs of every length."""
+    rng = random.Random(7)
+    cases = [(), (0,), (5, 4, 3), (1, 1, 2), (0, 2, 4), tuple(range(9369))]
+    cases += [tuple(rng.sample(range(300), rng.randint(1, 299))) for _ in range(200)]
+    for ids in cases:
+        assert interval_set_text(ids) == str(ProcSet(*ids)), ids
