@@ -26,6 +26,11 @@ and whether ``out_jobs.csv`` is byte for byte Batsim's.
 ``--cache``: *cold*, the inputs parsed as if there were no input cache
 (:mod:`hetsched.cache` bypassed), *warm*, read from the cache (filled before the timed run, in
 a cache folder of the run's own), or *both* (default), one row each.
+
+Then the whole-command cases of :mod:`benchmarks.bench_whole_runs` (``--whole-hours``; skipped
+with ``--no-whole``, or when ``--cases`` picks cases): a full-size Machovec day per utility-aware
+heuristic family against EASY on it, and ``hetsched run pybatsim:easyBackfill`` on Curie day 47
+against its own simulation, as ratios.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import bench_whole_runs
 from benchmarks.bench_engine import REFERENCE_DIR, Timing, run, unpack_inputs
 from hetsched import cache
 from hetsched.engine.platform import load_platform
@@ -196,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--cache", choices=("cold", "warm", "both"), default="both",
         help="inputs parsed (cold), from the input cache (warm), or both rows (default)",
     )
+    parser.add_argument("--no-whole", action="store_true",
+                        help="skip the whole-command cases (benchmarks.bench_whole_runs)")
+    parser.add_argument("--whole-hours", type=float, default=bench_whole_runs.DEFAULT_HOURS,
+                        help="the Machovec day's first hours of jobs (default: %(default)s)")
     args = parser.parse_args(argv)
     modes = ("cold", "warm") if args.cache == "both" else (args.cache,)
     missing = [c.folder for c in CASES if not (REFERENCE_DIR / c.folder).is_dir()]
@@ -222,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             best = min(measures, key=lambda m: m.timing.cpu)
             failed |= same_jobs_cell(case, best) == "NO"
             print("| " + " | ".join(row(case, mode, best)) + " |", flush=True)
+    if not args.no_whole and len(args.cases) == len(CASES):
+        print()
+        bench_whole_runs.main(["--hours", f"{args.whole_hours:g}"])
     return 1 if failed else 0
 
 

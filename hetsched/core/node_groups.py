@@ -262,6 +262,27 @@ class NodeGroups:
                 return t
         return tail
 
+    def earliest_starts(self, nb_nodes: np.ndarray, durations: np.ndarray,
+                        not_before: float) -> np.ndarray:
+        """:meth:`earliest_start` of each request (``nb_nodes[k]`` nodes for ``durations[k]``
+        seconds). Without finite gaps (a schedule of running work alone, as the mapping events
+        of heuristics with place-holders begin) every answer is its tail or ``not_before``,
+        looked up for all the requests at once; otherwise one search per request.
+
+        >>> groups = NodeGroups.build(np.array([5.0, 9.0, 2.0]), np.array([]), np.array([]),
+        ...                           np.array([], dtype=np.intp))
+        >>> groups.earliest_starts(np.array([1, 2, 3, 1]), np.array([4.0, 1.0, 2.0, 1.0]),
+        ...                        3.0).tolist()
+        [3.0, 5.0, 9.0, 3.0]
+        """
+        if self._distinct_gaps():
+            return np.asarray([self.earliest_start(k, d, not_before) for k, d
+                               in zip(nb_nodes.tolist(), durations.tolist(), strict=True)],
+                              dtype=float)
+        values, cumulative = self._free_from_counts()
+        tails = np.asarray(values)[np.searchsorted(np.asarray(cumulative), nb_nodes, "left")]
+        return np.where(tails <= not_before, not_before, tails)
+
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (at the instant
         ``start`` when ``duration`` is 0)."""
@@ -300,11 +321,17 @@ class NodeGroups:
         end = start + duration
         tail: dict[float, list[int]] = {}  # rule 3: the slot's begin -> groups
         inside: dict[tuple[int, float, float], list[int]] = {}  # rules 1-3 -> groups
-        for g, (ff, gaps) in enumerate(zip(self.ff, self.gaps, strict=True)):
+        all_gaps = self.gaps
+        for g, ff in enumerate(self.ff):
             if ff <= start:
-                tail.setdefault(ff if ff > not_before else not_before, []).append(g)
+                key = ff if ff > not_before else not_before
+                members = tail.get(key)
+                if members is None:
+                    tail[key] = [g]
+                else:
+                    members.append(g)
                 continue
-            for gap_start, gap_end in gaps:  # a node's gaps end by its free_from
+            for gap_start, gap_end in all_gaps[g]:  # a node's gaps end by its free_from
                 if gap_start <= start and end <= gap_end:
                     begin = gap_start if gap_start > not_before else not_before
                     delta = 1 - (begin == start) - (gap_end == end)

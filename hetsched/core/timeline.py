@@ -354,12 +354,7 @@ class ClusterTimeline:
             check_request(
                 int(nb_nodes.max()), float(durations.max()), self.nb_nodes, self.cluster.name
             )
-        groups = self._alike()
-        return np.asarray(
-            [groups.earliest_start(k, d, not_before)
-             for k, d in zip(nb_nodes.tolist(), durations.tolist(), strict=True)],
-            dtype=float,
-        )
+        return self._alike().earliest_starts(nb_nodes, durations, not_before)
 
     def earliest_slot(self, nb_nodes: int, duration: float, not_before: float) -> Slot:
         """The earliest slot of Khemka section 3.2, nodes chosen by its tie-breaking rules."""

@@ -277,6 +277,30 @@ class UtilityTable:
                 self._fraction[row, column] = interval.fraction
                 self._rate[row, column] = function.urgency * interval.urgency_modifier / 3600.0
 
+    @classmethod
+    def of_arrays(cls, priority: np.ndarray, start: np.ndarray, fraction: np.ndarray,
+                  rate: np.ndarray) -> UtilityTable:
+        """The table of :meth:`arrays` (rows of tables stacked, for heuristics that keep
+        each task's row across mapping events)."""
+        table = cls.__new__(cls)
+        table._priority, table._start, table._fraction, table._rate = (
+            priority, start, fraction, rate)
+        return table
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per function its priority, and per function and interval its start, fraction and
+        decay rate (padding: start +inf, fraction and rate 0).
+
+        >>> f = UtilityFunction(8.0, 0.6, (UtilityInterval(0.0, 1.0, 1.0),
+        ...                                UtilityInterval(3600.0, 0.25, 2.0)))
+        >>> table = UtilityTable([f, UtilityFunction(2.0, 0.5)])
+        >>> copy = UtilityTable.of_arrays(*table.arrays())
+        >>> rows, elapsed = np.array([0, 1]), np.array([5400.0, 60.0])
+        >>> (copy.values(rows, elapsed) == table.values(rows, elapsed)).all()
+        np.True_
+        """
+        return self._priority, self._start, self._fraction, self._rate
+
     def values(self, rows: np.ndarray, elapsed: np.ndarray) -> np.ndarray:
         """Utility of function ``rows[k]`` at ``elapsed[k]`` seconds after arrival (>= 0)."""
         starts = self._start[rows]

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from procset import ProcSet
+import numpy as np
 
 from hetsched.errors import OutputFileError
 from hetsched.files import write_atomically
@@ -81,6 +81,24 @@ def task_table_path(prefix: str | Path) -> Path:
 
 def _text(value: float | None) -> str:
     return "" if value is None else repr(float(value))
+
+
+def interval_set_text(ids: Sequence[int]) -> str:
+    """Batsim's interval-set string of resource ids ``ids`` (``docs/interval-set.rst``), the
+    text of ``str(ProcSet(*ids))``, in a few numpy passes over the ids instead of ProcSet's
+    insertion of them one by one (on Curie day 47, 9,369 hosts, that took 13 of 53 s of a
+    ``hetsched run pybatsim:easyBackfill`` under cProfile).
+
+    >>> interval_set_text((7, 0, 1, 2, 5, 8, 2)), interval_set_text(()), interval_set_text([3])
+    ('0-2 5 7-8', '', '3')
+    """
+    if not len(ids):
+        return ""
+    values = np.unique(np.asarray(ids, dtype=np.int64))
+    breaks = np.flatnonzero(np.diff(values) != 1)
+    firsts = np.concatenate(([values[0]], values[breaks + 1])).tolist()
+    lasts = np.concatenate((values[breaks], [values[-1]])).tolist()
+    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in zip(firsts, lasts, strict=True))
 
 
 @dataclass(frozen=True)
@@ -185,7 +203,7 @@ class TaskRow:
             "waiting_time": _text(self.waiting_time),
             "turnaround_time": _text(self.turnaround_time),
             "stretch": _text(self.stretch),
-            "allocated_resources": str(ProcSet(*self.allocated_resources)),
+            "allocated_resources": interval_set_text(self.allocated_resources),
             "consumed_energy": _text(self.consumed_energy),
             "metadata": self.metadata,
             "executed_by": self.executed_by,
@@ -301,7 +319,7 @@ def task_table_of(files: RunFiles) -> list[TaskRow]:
         if unknown:
             raise OutputFileError(
                 f"{files.output('jobs.csv')}: task {task_id} ran on resource(s)"
-                f" {ProcSet(*unknown)}, which {files.platform_path} does not have"
+                f" {interval_set_text(unknown)}, which {files.platform_path} does not have"
             )
         rows.append(TaskRow(
             job_id=original.job_id,

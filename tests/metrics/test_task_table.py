@@ -21,9 +21,11 @@ shows job 3's twin submitted at 100 and a wait of 0; the task table shows 80.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
+from procset import ProcSet
 from test_run import PLATFORM_XML
 
 from hetsched.errors import OutputFileError
@@ -33,6 +35,7 @@ from hetsched.metrics.task_table import (
     TASK_TABLE_COLUMNS,
     TaskRow,
     _pstates_at_starts,
+    interval_set_text,
     read_task_table,
     task_table,
     task_table_path,
@@ -199,3 +202,13 @@ def test_a_start_is_compared_with_its_submission_at_batsims_precision() -> None:
     with pytest.raises(ValueError, match=r"task w0!0: starts at 57\.245383, before its"
                        r" submission 57\.245384205516594"):
         TaskRow(*fields, starting_time=57.245383, finish_time=60.0)
+
+
+def test_interval_set_text_is_procsets_text() -> None:
+    """The task table's ``allocated_resources`` (Batsim's interval-set form) is the text
+    ProcSet gives, on sorted, unsorted and repeated ids, and on runs of every length."""
+    rng = random.Random(7)
+    cases = [(), (0,), (5, 4, 3), (1, 1, 2), (0, 2, 4), tuple(range(9369))]
+    cases += [tuple(rng.sample(range(300), rng.randint(1, 299))) for _ in range(200)]
+    for ids in cases:
+        assert interval_set_text(ids) == str(ProcSet(*ids)), ids

@@ -47,7 +47,6 @@ Choices where the paper leaves details open:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -62,6 +61,7 @@ from hetsched.core.utility import UtilityTable
 from hetsched.heuristics.common import DropRules, feasible_clusters
 from hetsched.heuristics.minmin import MinMin, Options
 from hetsched.heuristics.utility.energy import EnergyLedger
+from hetsched.heuristics.utility.options import Block, OptionTable
 
 EnergyFilter = Literal["none", "per-task", "per-resource"]
 """The energy filters of sec. III.G (``"none"``: no filtering)."""
@@ -132,11 +132,10 @@ class MaxUtil(Heuristic):
         """Their resources allocated (eq. 1), summed, in core-seconds."""
         self.energy_ = 0.0
         """Their busy energy, summed, in joules."""
-        self.options_: dict[str, tuple[Task, _TaskOptions | None]] = {}
-        """Each task's options (by task id: the task, its options on its feasible clusters,
-        ``None`` when it fits on none), worked out once."""
-        self.clusters_: object = None
-        """The system's clusters the options were worked out for."""
+        self.options_: OptionTable | None = None
+        """Each task's options and utility function, worked out once
+        (:class:`~hetsched.heuristics.utility.options.OptionTable`, for the system's
+        clusters it names)."""
 
     @property
     def filter_leniency(self) -> float | None:
@@ -161,12 +160,15 @@ class MaxUtil(Heuristic):
         if not kept:
             return decisions
         tasks = [task for task, _ in kept]
-        choices = _Choices.of([part for _, part in kept], event.schedule)
+        blocks = [block for _, block in kept]
+        table = self._table(event.schedule)
+        choices = _Choices.of(table, blocks, event.schedule)
         keep = self._filtered(choices, ledger)
         options = choices.select(keep)
         if not len(options):
             return decisions
-        objective = _UtilityObjective(self, tasks, options, choices.select_arrays(keep))
+        objective = _UtilityObjective(self, tasks, table.utility_table(blocks), options,
+                                      choices.select_arrays(keep))
         clusters = list(event.schedule.clusters.values())
 
         def admit(o: int, start: float) -> bool:
@@ -208,7 +210,7 @@ class MaxUtil(Heuristic):
         return self.requires
 
     def _prepare(self, event: MappingEvent, ledger: EnergyLedger | None
-                 ) -> tuple[list[tuple[Task, _TaskOptions]], list[Decision]]:
+                 ) -> tuple[list[tuple[Task, Block]], list[Decision]]:
         """Steps 2 and 3 of the module docstring: drop what cannot run or earns too little.
 
         The drops of :class:`hetsched.heuristics.common.DropRules` (those of
@@ -226,18 +228,20 @@ class MaxUtil(Heuristic):
                 )
         need_energy = self._needs_energy(ledger)
         now = event.time
-        parts = [self._options_of(task, event.schedule, need_energy) for task in event.mappable]
+        table = self._table(event.schedule)
+        parts = [self._options_of(task, table, event.schedule, need_energy)
+                 for task in event.mappable]
         cheapest: list[float | None] = [None] * len(parts)
         if ledger is not None:
             priced = [i for i, part in enumerate(parts) if part is not None]
             if priced:
-                costs = _cheapest(ledger, event.schedule, now,
+                costs = _cheapest(ledger, table, event.schedule, now,
                                   [parts[i] for i in priced])  # type: ignore[misc]
                 for i, cost in zip(priced, costs.tolist(), strict=True):
                     cheapest[i] = cost
         rules = DropRules(now, utility_threshold=self.drop_threshold,
                           energy_remaining=None if ledger is None else ledger.remaining)
-        kept: list[tuple[Task, _TaskOptions]] = []
+        kept: list[tuple[Task, Block]] = []
         drops: list[Decision] = []
         for task, part, cost in zip(event.mappable, parts, cheapest, strict=True):
             reason = rules.reason(task, None if part is None else part.fastest, cost)
@@ -247,22 +251,23 @@ class MaxUtil(Heuristic):
                 kept.append((task, part))
         return kept, drops
 
-    def _options_of(self, task: Task, schedule: SystemSchedule,
-                    need_energy: bool) -> _TaskOptions | None:
+    def _table(self, schedule: SystemSchedule) -> OptionTable:
+        """The run's option table, for the system's clusters (a new one on other clusters)."""
+        if self.options_ is None or self.options_.clusters is not schedule.clusters:
+            self.options_ = OptionTable(schedule.clusters)
+        return self.options_
+
+    @staticmethod
+    def _options_of(task: Task, table: OptionTable, schedule: SystemSchedule,
+                    need_energy: bool) -> Block | None:
         """``task``'s options on the clusters it can run on
         (:func:`~hetsched.heuristics.common.feasible_clusters`), ``None`` when it fits on
         none; worked out at its first event and kept for the next ones (for the same task
         object on the same clusters)."""
-        if self.clusters_ is not schedule.clusters:
-            self.options_, self.clusters_ = {}, schedule.clusters
-        known = self.options_.get(task.id)
+        known = table.blocks.get(task.id)
         if known is not None and known[0] is task:
             return known[1]
-        feasible = feasible_clusters(task, schedule)
-        position = {cluster.name: j for j, cluster in enumerate(schedule.clusters.values())}
-        part = _TaskOptions.of(task, feasible, position, need_energy) if feasible else None
-        self.options_[task.id] = (task, part)
-        return part
+        return table.block(task, feasible_clusters(task, schedule), need_energy)
 
     def _filtered(self, choices: _Choices, ledger: EnergyLedger | None) -> np.ndarray:
         """Step 4: which options the energy filter keeps (all of them without a filter)."""
@@ -284,59 +289,17 @@ class MaxUtil(Heuristic):
         return keep
 
 
-@dataclass(frozen=True)
-class _TaskOptions:
-    """One task's (cluster, P-state) options on its feasible clusters, as arrays: cluster
-    position, P-state, node count, duration (sec. III.F), resources (eq. 1: execution time x
-    cores allocated), busy energy (eq. 5, :meth:`Cluster.busy_energy`) and the watts of a
-    busy node (:meth:`Cluster.busy_watts`; both NaN without a power model); and the shortest
-    duration (task dropping, sec. III.C)."""
-
-    cluster: np.ndarray
-    pstate: np.ndarray
-    nodes: np.ndarray
-    duration: np.ndarray
-    resources: np.ndarray
-    energy: np.ndarray
-    watts: np.ndarray
-    fastest: float
-
-    @classmethod
-    def of(cls, task: Task, feasible: Sequence[Cluster], position: dict[str, int],
-           need_energy: bool) -> _TaskOptions:
-        rows = []
-        for cluster in feasible:
-            nodes = cluster.nodes_for(task.cores)
-            cores = nodes * cluster.cores_per_resource
-            if need_energy and not cluster.pstates:
-                raise ValueError(f"cluster {cluster.name} has no P-state power model: the"
-                                 " energy of a task cannot be planned on it")
-            for pstate in range(max(1, len(cluster.pstates))):
-                duration = task.duration(cluster, pstate)
-                rows.append((position[cluster.name], pstate, nodes, duration, duration * cores,
-                             cluster.busy_energy(pstate, nodes, duration, task.task_type)
-                             if cluster.pstates else np.nan,
-                             cluster.busy_watts(pstate, task.task_type)
-                             if cluster.pstates else np.nan))
-        j, p, n, d, r, e, w = zip(*rows, strict=True)
-        return cls(np.array(j, dtype=np.intp), np.array(p, dtype=np.intp),
-                   np.array(n, dtype=np.intp), np.array(d, dtype=float),
-                   np.array(r, dtype=float), np.array(e, dtype=float),
-                   np.array(w, dtype=float), min(d))
-
-
-def _cheapest(ledger: EnergyLedger, schedule: SystemSchedule, now: float,
-              parts: Sequence[_TaskOptions]) -> np.ndarray:
-    """For each task (``parts``: its options), the smallest cost of its options started now
+def _cheapest(ledger: EnergyLedger, table: OptionTable, schedule: SystemSchedule,
+              now: float, blocks: Sequence[Block]) -> np.ndarray:
+    """For each task (``blocks``: its options), the smallest cost of its options started now
     (:meth:`EnergyLedger.cheapest` over every P-state, the same floating-point operations)."""
     idle = np.array([ledger.idle[name] for name in schedule.clusters])
-    cluster = np.concatenate([part.cluster for part in parts])
-    duration = np.concatenate([part.duration for part in parts])
-    costs = ledger.costs(np.concatenate([part.nodes for part in parts]),
-                         np.concatenate([part.watts for part in parts]) - idle[cluster],
-                         now, now + duration)
-    firsts = np.cumsum([0, *(part.cluster.size for part in parts[:-1])])
-    return np.minimum.reduceat(costs, firsts)
+    rows, sizes = table.rows(blocks)
+    cluster = table.column("cluster", rows)
+    costs = ledger.costs(table.column("nodes", rows),
+                         table.column("watts", rows) - idle[cluster],
+                         now, now + table.column("duration", rows))
+    return np.minimum.reduceat(costs, np.cumsum(sizes) - sizes)
 
 
 class _Choices:
@@ -350,23 +313,24 @@ class _Choices:
         self.energy = energy
 
     @classmethod
-    def of(cls, parts: Sequence[_TaskOptions], schedule: SystemSchedule) -> _Choices:
-        """The options of the kept tasks (``parts``: each one's, in arrival order) in task,
+    def of(cls, table: OptionTable, blocks: Sequence[Block],
+           schedule: SystemSchedule) -> _Choices:
+        """The options of the kept tasks (``blocks``: each one's, in arrival order) in task,
         cluster, P-state order."""
         clusters = list(schedule.clusters.values())
-        if not parts:
+        if not blocks:
             empty = np.array([], dtype=float)
             return cls(Options.build([]), clusters, empty, empty)
-        sizes = [part.cluster.size for part in parts]
+        rows, sizes = table.rows(blocks)
         options = Options(
-            np.repeat(np.arange(len(parts), dtype=np.intp), sizes),
-            np.concatenate([part.cluster for part in parts]),
-            np.concatenate([part.pstate for part in parts]),
-            np.concatenate([part.nodes for part in parts]),
-            np.concatenate([part.duration for part in parts]),
+            np.repeat(np.arange(len(blocks), dtype=np.intp), sizes),
+            table.column("cluster", rows),
+            table.column("pstate", rows),
+            table.column("nodes", rows),
+            table.column("duration", rows),
         )
-        return cls(options, clusters, np.concatenate([part.resources for part in parts]),
-                   np.concatenate([part.energy for part in parts]))
+        return cls(options, clusters, table.column("resources", rows),
+                   table.column("energy", rows))
 
     def select(self, keep: np.ndarray) -> Options:
         o = self.options
@@ -380,13 +344,13 @@ class _Choices:
 class _UtilityObjective:
     """The heuristic's objective measure over one event's options (vectorised and scalar)."""
 
-    def __init__(self, heuristic: MaxUtil, tasks: Sequence[Task], options: Options,
-                 arrays: tuple[np.ndarray, np.ndarray]) -> None:
+    def __init__(self, heuristic: MaxUtil, tasks: Sequence[Task], table: UtilityTable,
+                 options: Options, arrays: tuple[np.ndarray, np.ndarray]) -> None:
         self.heuristic = heuristic
         self.options = options
         self.resources, self.energy = arrays
         self.tasks = tasks
-        self.table = UtilityTable([task.utility for task in tasks])  # type: ignore[misc]
+        self.table = table
         self.arrival = np.array([task.arrival for task in tasks])[options.task]
 
     def scores(self, rows: np.ndarray, completion: np.ndarray) -> np.ndarray:
