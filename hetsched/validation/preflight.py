@@ -47,7 +47,12 @@ from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.batsim_workload import load_workload
 from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
-from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
+from hetsched.workloads.tasks import (
+    NoRunTime,
+    UnknownSpeed,
+    etc_from_profile,
+    reference_cluster,
+)
 
 PER_PSTATE_FIELDS = ("etc_pstate", "power")
 """Job annotations with one entry per P-state of a cluster (schema v1)."""
@@ -159,12 +164,15 @@ which max-value needs", "'hetsched workload annotate w.json -p p.xml --add value
     try:
         etc_from_profile(job_id, res if isinstance(res, int) else 1, profile, clusters,
                          str(job.get("profile")))
-    except NoRunTime as error:
-        options = " --etc-from walltime" if "speed" not in str(error) else ""
+    except UnknownSpeed as error:
         return (
-            f"{heuristic.name}: {error}: add etc with"
-            f" '{ANNOTATE_COMMAND.format(workload=workload, platform=platform, options=options)}'"
+            f"{heuristic.name}: {error}: add it with"
+            f" '{PLATFORM_ANNOTATE_COMMAND.format(platform=platform)}'"
         )
+    except NoRunTime as error:
+        command = ANNOTATE_COMMAND.format(workload=workload, platform=platform,
+                                          options=" --etc-from walltime")
+        return f"{heuristic.name}: {error}: add etc with '{command}'"
     except ValueError:
         return None  # a malformed profile: the task's own checks name it
     return None

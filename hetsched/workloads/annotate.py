@@ -13,7 +13,9 @@ own methods (``what`` selects them; all but ``hansen`` by default,
   cluster's speed), and ``etc_pstate`` where DVFS does not stretch it (a delay). A profile
   that gives no run time (communication, ``composed``, ``smpi``, ...) is an error naming the
   job, unless ``etc_from="walltime"``: then its ETC is its ``walltime`` on every cluster
-  (the user's own estimate, which EASY backfilling plans with too; our choice);
+  (the user's own estimate, which EASY backfilling plans with too; our choice). A flop
+  profile on a platform whose host speeds are unknown is an error whatever ``etc_from``
+  (annotate the platform first);
 * ``value``: Khemka et al.'s value functions (sec. 4, :mod:`.value_annotation`) from each
   job's average ETC and the largest ETC of the workload on the reference cluster (the
   trace's largest run time), with the paper's correlation option ``value_correlation``;
@@ -64,7 +66,12 @@ from hetsched.workloads.gen_hansen import (
     slowdown_alpha,
 )
 from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
-from hetsched.workloads.tasks import NoRunTime, etc_from_profile, reference_cluster
+from hetsched.workloads.tasks import (
+    NoRunTime,
+    UnknownSpeed,
+    etc_from_profile,
+    reference_cluster,
+)
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
 
@@ -90,6 +97,11 @@ def _etc_of(
     try:
         return etc_from_profile(job_id, int(job["res"]), profile, clusters,
                                 str(job.get("profile")))
+    except UnknownSpeed as raised:
+        raise WorkloadError(
+            f"{where}: {str(raised).removeprefix(f'job {job_id}: ')}: annotate the platform"
+            " first (hetsched platform annotate)"
+        ) from None
     except NoRunTime as raised:
         error = str(raised).removeprefix(f"job {job_id}: ")
         walltime = job.get("walltime")

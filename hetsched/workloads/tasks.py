@@ -72,7 +72,11 @@ ETC_COMMAND = "hetsched workload annotate {workload} -p {platform} -o OUT.json"
 
 class NoRunTime(ValueError):
     """A job has no ``etc`` annotation and its profile gives no run time (the message says
-    why: a profile that communicates, a composed profile, no host speed)."""
+    why: a profile that communicates, a composed profile, ...)."""
+
+
+class UnknownSpeed(NoRunTime):
+    """A job's flop profile gives no run time because its hosts' speed is unknown."""
 
 
 def _no_com(job_id: str, name: str, kind: str, com: object) -> None:
@@ -154,7 +158,7 @@ def etc_from_profile(
     for cluster in clusters:
         speed = cluster.speed
         if speed is None:
-            raise NoRunTime(
+            raise UnknownSpeed(
                 f"job {job_id}: no etc annotation, and its profile {name!r} ({kind}) is in"
                 f" flops, but the speed of cluster {cluster.name}'s hosts is unknown (Batsim"
                 " forwards no host speed; hetsched's host property speed_per_pstate gives it)"

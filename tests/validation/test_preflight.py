@@ -377,3 +377,22 @@ def test_a_plain_job_no_cluster_can_run_is_counted_as_unrunnable(tmp_path: Path)
         checked = preflight(tmp_path / "w.json", tmp_path / "p.xml")
     assert checked.unrunnable == ("1",)
     assert len(caught) == 1 and "1 job(s) that no cluster" in str(caught[0].message)
+
+
+def test_a_flop_profile_on_hosts_of_unknown_speed_names_platform_annotate() -> None:
+    """A cluster whose speed the scheduler does not know (no P-states: a plain Batsim
+    platform) gives no run time to a flop profile; a delay needs none."""
+    from hetsched.core.system import Cluster
+    from hetsched.heuristics.registry import create
+    from hetsched.running.preflight import job_problem
+
+    job = {"id": 1, "subtime": 0, "res": 1, "profile": "p"}
+    plain = [Cluster("batsim", 1, (0, 1))]
+    flops = {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}
+    assert job_problem(create("fcfs"), "w0!1", job, flops, plain, "w.json", "p.xml") == (
+        "fcfs: job w0!1: no etc annotation, and its profile 'p' (parallel_homogeneous) is in"
+        " flops, but the speed of cluster batsim's hosts is unknown (Batsim forwards no host"
+        " speed; hetsched's host property speed_per_pstate gives it): add it with 'hetsched"
+        " platform annotate p.xml -o OUT.xml'")
+    delay = {"type": "delay", "delay": 4}
+    assert job_problem(create("fcfs"), "w0!1", job, delay, plain, "w.json", "p.xml") is None

@@ -151,6 +151,18 @@ def test_a_job_without_a_run_time_is_refused_naming_it(change, kwargs, message) 
     assert str(error.value) == message
 
 
+def test_flops_on_hosts_of_unknown_speed_need_the_platform_annotated_first() -> None:
+    """Never the walltime in place of a speed the platform could give."""
+    with pytest.raises(WorkloadError) as error:
+        annotate_workload(plain_workload(), [Cluster("batsim", 1, (0, 1, 2, 3))],
+                          etc_from="walltime", filename="w.json")
+    assert str(error.value) == (
+        "w.json: job '0' (jobs[0]): no etc annotation, and its profile 'flops'"
+        " (parallel_homogeneous_total) is in flops, but the speed of cluster batsim's hosts is"
+        " unknown (Batsim forwards no host speed; hetsched's host property speed_per_pstate"
+        " gives it): annotate the platform first (hetsched platform annotate)")
+
+
 def test_the_command_writes_a_workload_every_value_and_utility_heuristic_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
