@@ -384,7 +384,7 @@ def test_a_flop_profile_on_hosts_of_unknown_speed_names_platform_annotate() -> N
     platform) gives no run time to a flop profile; a delay needs none."""
     from hetsched.core.system import Cluster
     from hetsched.heuristics.registry import create
-    from hetsched.running.preflight import job_problem
+    from hetsched.validation.preflight import job_problem
 
     job = {"id": 1, "subtime": 0, "res": 1, "profile": "p"}
     plain = [Cluster("batsim", 1, (0, 1))]
