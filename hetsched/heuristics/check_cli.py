@@ -36,7 +36,12 @@ def _check(args: argparse.Namespace) -> int:
              f" ({getattr(found, '__name__', type(found).__name__)}"
              f" from {registry.origin(args.name)})")
     if not failures:
-        print(f"{title}: every rule holds ({len(rules)} checked)")
+        claims = {"hard-deadlines": "respects_hard_deadlines",
+                  "energy-budget": "respects_energy_budget"}
+        unclaimed = [rule for rule, claim in claims.items()
+                     if rule in rules and not getattr(found, claim, False)]
+        note = f"; not claimed: {', '.join(unclaimed)}" if unclaimed else ""
+        print(f"{title}: every rule holds ({len(rules) - len(unclaimed)} checked{note})")
         return 0
     print(f"{title}: {len(failures)} rule(s) broken")
     for failure in failures:

@@ -150,17 +150,23 @@ _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def is_reference(name: str) -> bool:
-    """Whether ``name`` is ``path/to/file.py:ClassName`` or ``package.module:ClassName``.
+    """Whether ``name`` is ``path/to/file.py:ClassName`` or ``package.module:ClassName``; a
+    heuristic's name before the colon is that heuristic (``easy:x``: ``easy`` with a
+    malformed option, for :class:`~hetsched.studies.compare.HeuristicSpec` to report).
 
-    >>> is_reference("my_pkg.rules:SmallestEtcFirst"), is_reference("work/mine.py:Mine")
+    >>> is_reference("my_pkg.rules:SmallestEtc"), is_reference("work/mine.py:Mine")
     (True, True)
     >>> is_reference("max-vpr-ph"), is_reference("max-vpr:book_zero_value=true")
     (False, False)
+    >>> is_reference("easy:x")
+    False
     """
     match = _REFERENCE.match(name)
     if match is None:
         return False
     target = match["target"]
+    if target in HEURISTICS or target in installed():
+        return False
     return _is_file(target) or _MODULE.match(target) is not None
 
 

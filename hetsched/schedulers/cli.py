@@ -85,13 +85,20 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    rows = [(name, registry.origin(name), registry.heuristic_class(name).paper)
-            for name in registry.names()]
+    """One line per heuristic: name, origin, paper; an installed one that does not load gets
+    its error in place of the paper, and the exit status 1."""
+    rows = []
+    for name in registry.names():
+        try:
+            paper = registry.heuristic_class(name).paper
+        except ValueError as error:
+            paper = f"error: {error}"
+        rows.append((name, registry.origin(name), paper))
     width = max(len(name) for name, _, _ in rows)
     origin = max(len(where) for _, where, _ in rows)
     for name, where, paper in rows:
         print(f"{name:<{width}}  {where:<{origin}}  {paper}")
-    return 0
+    return 1 if any(paper.startswith("error: ") for _, _, paper in rows) else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

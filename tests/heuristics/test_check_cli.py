@@ -43,10 +43,13 @@ def broken(tmp_path: Path) -> str:
 
 
 def test_a_conforming_heuristic_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "easy"]) == 0
+    assert main(["check", "easy"]) == 0  # EASY keeps within energy budgets, nothing more
     assert capsys.readouterr().out == (
-        f"easy (EasyBackfilling from hetsched): every rule holds ({len(RULE_NAMES)} checked)\n"
+        f"easy (EasyBackfilling from hetsched): every rule holds ({len(RULE_NAMES) - 1} checked;"
+        " not claimed: hard-deadlines)\n"
     )
+    assert main(["check", "easy", "--rules", "clone,energy-budget"]) == 0
+    assert capsys.readouterr().out.endswith(": every rule holds (2 checked)\n")
 
 
 def test_each_broken_rule_is_one_line_with_its_fix(

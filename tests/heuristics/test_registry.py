@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hetsched.cli import main
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.speedup import DowneySpeedup
@@ -281,9 +282,12 @@ def test_entry_points_may_not_share_a_name(
 
 
 def test_an_entry_point_that_does_not_load(
-    monkeypatch: pytest.MonkeyPatch, fresh_entry_points: None
+    monkeypatch: pytest.MonkeyPatch, fresh_entry_points: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _entry_points(monkeypatch, ("gone", "no_such_module:Gone"))
     with pytest.raises(ValueError, match="heuristic gone: entry point no_such_module:Gone of an"
                                          " unknown distribution does not load"):
         create("gone")
+    assert main(["list"]) == 1  # the others listed, this one with its error
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("gone ") and "error: heuristic gone: entry point" in last

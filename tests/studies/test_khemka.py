@@ -661,3 +661,20 @@ def test_scenario_drops_jobs_over_its_core_limit(tmp_path: Path) -> None:
     _, workload = prepare(unlimited, tmp_path / "unlimited", TRACE_DIR)
     assert max(job["cores"] for job in json.loads(workload.read_text())["jobs"]) > 8
     assert Scenario(KTH, day=DAY, preset="khemka", seed=1).max_cores == 4096
+
+
+@needs_trace
+def test_a_study_runs_heuristics_from_outside_the_repository(tmp_path: Path) -> None:
+    """An installed heuristic (examples/my-heuristic's entry point) and a class of a file,
+    checked before any run and run in two worker processes, each under its label."""
+    (tmp_path / "mine.py").write_text(
+        "from hetsched.heuristics.baselines.backfilling import Fcfs as Mine\n"
+    )
+    mine = f"{tmp_path / 'mine.py'}:Mine"
+    runs = run_study(tmp_path / "study", trace=KTH, nb_scenarios=1, trace_dir=TRACE_DIR,
+                     heuristics=["smallest-etc", mine, "fcfs"], arrivals=(1, 10**6), jobs=2)
+    assert [run.heuristic for run in runs] == ["smallest-etc", mine, "fcfs"]
+    assert runs[1].summary.value_earned == runs[2].summary.value_earned  # FCFS, another name
+    with pytest.raises(ValueError, match="no such file"):
+        run_study(tmp_path / "other", trace=KTH, nb_scenarios=1, trace_dir=TRACE_DIR,
+                  heuristics=[f"{tmp_path / 'absent.py'}:Mine"], arrivals=(1, 10**6))
