@@ -4,6 +4,8 @@ spread, the CLI's ``--bound-by-types``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,16 @@ def test_cli_bound_by_types(capsys: pytest.CaptureFixture[str]) -> None:
     assert "8 applications, high slowdown, 1 trials" in out
     lines = [line.split() for line in out.splitlines() if line.strip().startswith("share")]
     assert [line[1] for line in lines] == ["0.1", "0.3"]
+
+
+def test_cli_machine_cov_reaches_the_study(tmp_path: Path) -> None:
+    """``--machine-cov`` is the regime's V_mach: the stored trial and its workload carry it."""
+    import json
+
+    code = main(["experiment", "hansen", "--batch-sizes", "8", "--slowdowns", "low",
+                 "--trials", "1", "--engine", "none", "--heuristics", "rf-duplex",
+                 "--machine-cov", "0.3", "-o", str(tmp_path)])
+    assert code == 0
+    stored = json.loads((tmp_path / "trials" / "a8-p1-low" / "t0.json").read_text())
+    assert stored["regime"] == {"parallelism": "share", "slowdown_draw": "per-type",
+                                "machine_cov": 0.3}

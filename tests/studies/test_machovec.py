@@ -298,3 +298,27 @@ def test_the_command_line_writes_power_levels_unless_node_power(
     monkeypatch.setattr(machovec, "summarize_study", lambda *args, **kwargs: "")
     main(["experiment", "machovec", "--trials", "1", *flags, "-o", str(tmp_path / "x")])
     assert seen["power_levels"] is levels
+
+
+def test_the_command_line_passes_the_budget_and_the_downey_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--budget`` (default ``mean``) and ``--downey-processors`` (default ``nodes``) reach
+    the study; a mode outside :data:`BUDGET_MODES` is refused by argparse."""
+    from hetsched.cli import main
+
+    seen: list[dict] = []
+
+    def fake(outdir: Path, **kwargs: object) -> tuple[list, list]:
+        seen.append(kwargs)
+        return [], []
+
+    monkeypatch.setattr(machovec, "run_study", fake)
+    assert main(["experiment", "machovec", "-o", str(tmp_path / "a")]) == 0
+    assert main(["experiment", "machovec", "--budget", "paper", "--downey-processors", "cores",
+                 "-o", str(tmp_path / "b")]) == 0
+    assert [(k["budget"], k["downey_processors"]) for k in seen] == [
+        ("mean", "nodes"), ("paper", "cores")]
+    with pytest.raises(SystemExit):
+        main(["experiment", "machovec", "--budget", "median", "-o", str(tmp_path / "c")])
+    assert "invalid choice: 'median'" in capsys.readouterr().err
