@@ -241,6 +241,7 @@ LIST_OPTIONS = [
     (["experiment", "hansen"], "--batch-sizes", "8,32", ["8", "32"]),
     (["experiment", "hansen"], "--slowdowns", "low,high", ["low", "high"]),
     (["experiment", "hansen"], "--heuristics", "pb-r,rf-duplex", ["pb-r", "rf-duplex"]),
+    (["experiment", "hansen"], "--bound-by-types", "0.1,0.3", [0.1, 0.3]),
     (["experiment", "hwang"], "--seeds", "1,2", [1, 2]),
     (["experiment", "hwang"], "--scenarios", "1,3", [1, 3]),
     (["experiment", "hwang"], "--interarrival", "5,10", [5.0, 10.0]),

@@ -35,8 +35,10 @@ Two measures per allocation I:
 
 Choices: trial t of every scenario uses seed ``seed + t`` for both platform and workload; the
 PB heuristics draw their random choices from the same seed. The generator's ``parallelism``
-(Downey's A from 1, the cited model, or from M, ``share``) and ``slowdown_draw`` (``per-type``,
-the paper's, or ``per-application``) are study settings (:class:`Regime`). Finished trials
+(Downey's A from M, ``share``, the default, or from 1, the cited model), ``slowdown_draw``
+(``per-type``, the paper's, or ``per-application``) and ``machine_cov`` (the COV method's
+V_mach, default 0.1) are study settings (:class:`Regime`;
+:mod:`hetsched.workloads.gen_hansen` argues the defaults). Finished trials
 are kept as JSON (``trials/<scenario>/t<t>.json``) and reused when the study is run again with
 the same parameters.
 """
@@ -72,7 +74,7 @@ from hetsched.metrics.robustness import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.workloads.batsim_workload import write_workload
-from hetsched.workloads.gen_hansen import PARALLELISM, SLOWDOWN_DRAWS
+from hetsched.workloads.gen_hansen import PARALLELISM, SERIAL_MACHINE_COV, SLOWDOWN_DRAWS
 from hetsched.workloads.generators import generate as generate_workload
 
 ENGINES = ("embedded", "batsim")
@@ -142,23 +144,36 @@ def scenarios(
 class Regime:
     """The generator's options that are study settings (module docstring).
 
-    >>> Regime().label, Regime("share", "per-application").label
-    ('cited-per-type', 'share-per-application')
+    >>> Regime().label, Regime("cited", "per-application", 0.3).label
+    ('share-per-type-v0.1', 'cited-per-application-v0.3')
     """
 
     parallelism: str = PARALLELISM[0]
     slowdown_draw: str = SLOWDOWN_DRAWS[0]
+    machine_cov: float = SERIAL_MACHINE_COV
 
     def __post_init__(self) -> None:
         if self.parallelism not in PARALLELISM:
             raise ValueError(f"parallelism {self.parallelism!r}: choose from {PARALLELISM}")
         if self.slowdown_draw not in SLOWDOWN_DRAWS:
             raise ValueError(f"slowdown_draw {self.slowdown_draw!r}: choose from {SLOWDOWN_DRAWS}")
+        if not (isinstance(self.machine_cov, int | float) and 0 < self.machine_cov < math.inf):
+            raise ValueError(f"machine_cov {self.machine_cov!r}: must be a finite number > 0")
 
     @property
     def label(self) -> str:
-        """``<parallelism>-<slowdown_draw>``."""
-        return f"{self.parallelism}-{self.slowdown_draw}"
+        """``<parallelism>-<slowdown_draw>-v<machine_cov>``."""
+        return f"{self.parallelism}-{self.slowdown_draw}-v{self.machine_cov:g}"
+
+    def generator_options(self, scenario: Scenario) -> dict[str, object]:
+        """The ``hansen`` generator's options for a trial of ``scenario`` under this regime."""
+        return {
+            "applications": scenario.applications,
+            "slowdown": scenario.slowdown,
+            "parallelism": self.parallelism,
+            "slowdown_draw": self.slowdown_draw,
+            "machine_cov": float(self.machine_cov),
+        }
 
 
 @dataclass(frozen=True)
@@ -259,7 +274,11 @@ class Trial:
             float(data["model_seconds"]),
             results,
             data.get("engine"),
-            Regime(**data["regime"]),
+            Regime(  # a trial stored before machine_cov was an option: KeyError, run again
+                data["regime"]["parallelism"],
+                data["regime"]["slowdown_draw"],
+                float(data["regime"]["machine_cov"]),
+            ),
         )
 
 
@@ -291,13 +310,7 @@ def run_trial(
         "hansen", seed, types=scenario.types, processors=scenario.processors
     )
     workload = generate_workload(
-        "hansen",
-        seed,
-        platform.clusters,
-        applications=scenario.applications,
-        slowdown=scenario.slowdown,
-        parallelism=regime.parallelism,
-        slowdown_draw=regime.slowdown_draw,
+        "hansen", seed, platform.clusters, **regime.generator_options(scenario)
     )
     jobs = workload["jobs"]
     processors = {cluster.name: cluster.nb_nodes for cluster in platform.clusters}

@@ -13,11 +13,14 @@ from hetsched.heuristics.robust.robustness import DEFAULT_POINTS
 from hetsched.running.progress import ProgressBar
 from hetsched.studies import hansen
 from hetsched.studies.hansen_figures import plot_figures
-from hetsched.workloads.gen_hansen import PARALLELISM, SLOWDOWN_DRAWS
+from hetsched.workloads.gen_hansen import PARALLELISM, SERIAL_MACHINE_COV, SLOWDOWN_DRAWS
 
 
 def experiment_command(args: argparse.Namespace) -> int:
-    """Run (or resume) the study, write the tables and figures, print the summaries."""
+    """Run (or resume) the study, write the tables and figures, print the summaries; with
+    ``--bound-by-types``, print B against the processor types instead (no heuristic)."""
+    if args.bound_by_types:
+        return bound_command(args)
     batch_sizes = list(hansen.BATCHES) if args.full else [int(b) for b in args.batch_sizes]
     trials = args.trials
     if trials is None:
@@ -42,7 +45,7 @@ def experiment_command(args: argparse.Namespace) -> int:
         points=args.points,
         engine=engine,
         on_trial=report,
-        regime=hansen.Regime(args.parallelism, args.slowdown_draw),
+        regime=hansen.Regime(args.parallelism, args.slowdown_draw, args.machine_cov),
     )
     bar.close()
     rows = hansen.summarize_study(runs)
@@ -64,6 +67,28 @@ def experiment_command(args: argparse.Namespace) -> int:
     for figure in figures:
         print(f"figure: {figure}")
     print(f"{len(runs)} trials in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def bound_command(args: argparse.Namespace) -> int:
+    """Mean B against the processor types for each machine COV of ``--bound-by-types``
+    (:mod:`hetsched.studies.hansen_bound`), per batch size and slowdown asked for."""
+    from hetsched.studies import hansen_bound
+
+    trials = args.trials or hansen.PAPER_TRIALS
+    batch_sizes = list(hansen.BATCHES) if args.full else [int(b) for b in args.batch_sizes]
+    started = time.perf_counter()
+    for size in batch_sizes:
+        for slowdown in args.slowdowns:
+            regimes = [hansen.Regime(args.parallelism, args.slowdown_draw, cov)
+                       for cov in args.bound_by_types]  # fmt: skip
+            rows = hansen_bound.bound_by_types(
+                regimes, size, slowdown, trials, args.seed, args.points
+            )
+            print(f"mean upper bound B (least B, trials with B = 0), {size} applications,"
+                  f" {slowdown} slowdown, {trials} trials")
+            print(hansen_bound.format_bounds(rows), flush=True)
+    print(f"{time.perf_counter() - started:.1f} s")
     return 0
 
 
@@ -101,11 +126,20 @@ def register(studies: argparse._SubParsersAction) -> None:
                        " embedded engine, real Batsim ('batsim' on PATH), or none"
                        " (default: %(default)s)")
     study.add_argument("--parallelism", choices=PARALLELISM, default=PARALLELISM[0],
-                       help="Downey's A log-uniform from 1 (cited, the paper's source) or from"
-                       " M, the processor-balance share (share) (default: %(default)s)")
+                       help="Downey's A log-uniform from M, the processor-balance share (share),"
+                       " or from 1 (cited, the paper's source) (default: %(default)s)")
     study.add_argument("--slowdown-draw", choices=SLOWDOWN_DRAWS, default=SLOWDOWN_DRAWS[0],
                        help="actual slowdown drawn once per processor type and trial"
                        " (per-type, sec. II.C.2) or per application (default: %(default)s)")
+    study.add_argument("--machine-cov", type=ranges.positive_float,
+                       default=SERIAL_MACHINE_COV,
+                       help="machine heterogeneity V_mach of the COV method that draws the serial"
+                       " times (default: %(default)s)")
+    study.add_argument("--bound-by-types", type=ranges.ItemList(ranges.positive_float),
+                       action=ranges.ListOption, metavar="COVS",
+                       help="print the mean upper bound B against the processor types for these"
+                       " machine COVs (comma-separated) and exit; no heuristic runs (trials"
+                       f" default {hansen.PAPER_TRIALS})")
     study.add_argument("--points", type=ranges.positive_int, default=DEFAULT_POINTS,
                        help="values per discretised distribution (default: %(default)s)")
     study.add_argument("-o", "--outdir", type=Path, default=Path("runs/hansen"),

@@ -11,6 +11,7 @@ from hetsched import options as ranges
 from hetsched.running.cli import add_engine_argument
 from hetsched.studies import machovec
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
+from hetsched.workloads.gen_machovec import DOWNEY_PROCESSORS
 
 FULL_TRIALS = 48
 """Sec. IV.A: 48 simulation trials."""
@@ -31,8 +32,8 @@ def experiment_command(args: argparse.Namespace) -> int:
 
     def budget(b: machovec.Budget) -> None:
         print(f"{b.level} trial {b.trial}: best unconstrained {b.best} ({b.best_percent:.1f}%,"
-              f" {b.best_energy / 1e9:.3f} GJ); energy constraint 70% of {b.source}"
-              f" ({b.source_energy / 1e9:.3f} GJ): {b.budget / 1e9:.3f} GJ",
+              f" {b.best_energy / 1e9:.3f} GJ); {b.source} used {b.source_energy / 1e9:.3f} GJ;"
+              f" energy constraint ({args.budget}): {b.budget / 1e9:.3f} GJ",
               file=sys.stderr, flush=True)
 
     constrained = machovec.CONSTRAINED
@@ -45,10 +46,13 @@ def experiment_command(args: argparse.Namespace) -> int:
         cores_per_node=args.cores_per_node, seed=args.seed, power_levels=not args.node_power,
         engine=args.engine, sweeps=not args.no_sweeps, constrained=constrained,
         jobs=args.jobs, executor=executor_from_args(args), on_run=report,
-        on_budget=budget,
+        on_budget=budget, budget=args.budget, downey_processors=args.downey_processors,
     )
     aggregates, figures = machovec.summarize_study(runs, budgets, args.outdir, scale)
     print(machovec.format_aggregates(aggregates))
+    filters = machovec.format_filters(machovec.filters_at_best(runs, aggregates))
+    if filters:
+        print(filters)
     cores = args.cores if args.cores is not None else round(machovec.FULL_CORES * scale)
     print(f"{len(runs)} runs ({trials} trials, scale {scale:g}: {cores:,} cores) in"
           f" {time.monotonic() - started:.0f} s")
@@ -96,8 +100,18 @@ def register(studies: argparse._SubParsersAction) -> None:
                        help="platforms without power levels: SimGrid charges each task its"
                             " cluster's node power (default: one power level per task type,"
                             " so that it charges the type's APC, sec. II.B); use another -o")
+    study.add_argument("--budget", choices=machovec.BUDGET_MODES,
+                       default=machovec.BUDGET_MODES[0],
+                       help="energy constraint: one per level, 70%% of the reference heuristic's"
+                            " mean energy over the trials (mean, sec. V.C.3), the paper's 12 and"
+                            " 15 GJ times the scale (paper), or 70%% of each trial's own"
+                            " (per-trial) (default: %(default)s)")
+    study.add_argument("--downey-processors", choices=DOWNEY_PROCESSORS,
+                       default=DOWNEY_PROCESSORS[0],
+                       help="what Downey's speedup counts in the generated days: the task's"
+                            " nodes or its cores (default: %(default)s); use another -o")
     study.add_argument("--no-sweeps", action="store_true",
-                       help="skip the leniency sweeps of Fig. 7 and 8")
+                       help="skip the leniency sweeps of Fig. 7 and 8 (both levels)")
     study.add_argument("--seed", type=ranges.seed, default=1,
                        help="seed of trial 0 (then +1 ...; default: %(default)s)")
     add_engine_argument(study)

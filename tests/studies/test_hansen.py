@@ -62,6 +62,19 @@ def test_trial_predicts_the_whole_batch_and_records_its_regime() -> None:
     assert duplex.batch_probability > apart.batch_probability
     with pytest.raises(ValueError, match="parallelism 'all'"):
         hansen.Regime("all")
+    with pytest.raises(ValueError, match="machine_cov 0"):
+        hansen.Regime(machine_cov=0)
+
+
+def test_default_regime_is_share_at_machine_cov_0_1() -> None:
+    """The study's default regime is the generator's: A from M, one slowdown per type,
+    V_mach 0.1; the trial's workload carries them."""
+    regime = hansen.Regime()
+    assert (regime.parallelism, regime.slowdown_draw, regime.machine_cov) == (
+        "share", "per-type", 0.1)
+    options = regime.generator_options(Scenario(8, 64, 2, "low"))
+    assert options == {"applications": 8, "slowdown": "low", "parallelism": "share",
+                       "slowdown_draw": "per-type", "machine_cov": 0.1}
 
 
 def test_actual_draws_are_hidden_from_the_heuristics(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,9 +113,23 @@ def test_study_resumes_finished_trials(tmp_path: Path) -> None:
     assert not any(seen)  # other points: run again
     seen.clear()
     hansen.run_study(tmp_path, batch_sizes=[8], slowdowns=["low"], trials=1,
-                     regime=hansen.Regime("share"),
+                     regime=hansen.Regime("cited"),
                      on_trial=lambda t, resumed, done, total: seen.append(resumed))
     assert not any(seen)  # another regime: run again
+    seen.clear()
+    hansen.run_study(tmp_path, batch_sizes=[8], slowdowns=["low"], trials=1,
+                     regime=hansen.Regime("cited", machine_cov=0.3),
+                     on_trial=lambda t, resumed, done, total: seen.append(resumed))
+    assert not any(seen)  # another machine COV: run again
+    stored = tmp_path / "trials" / "a8-p1-low" / "t0.json"
+    older = json.loads(stored.read_text())
+    del older["regime"]["machine_cov"]  # a trial stored before machine_cov was an option
+    stored.write_text(json.dumps(older))
+    seen.clear()
+    hansen.run_study(tmp_path, batch_sizes=[8], slowdowns=["low"], trials=1,
+                     regime=hansen.Regime("cited", machine_cov=0.3),
+                     on_trial=lambda t, resumed, done, total: seen.append(resumed))
+    assert seen == [False, True, True, True]  # its machine COV unknown: run again
     with pytest.raises(ValueError, match="unknown heuristic"):
         hansen.run_study(tmp_path, heuristics=["pb-x"])
 
@@ -124,14 +151,17 @@ def z_score(predicted: list[float], completed: list[bool]) -> float:
 
 
 def test_realised_rates_agree_with_predicted_robustness_over_many_trials(tmp_path: Path) -> None:
-    """144 trials (8 applications, every type count and slowdown, 12 trials each): for every
-    heuristic, the critical application's completion rate estimates the mean predicted
-    robustness and every application's rate the mean P(i, I[i]). Outcomes of one heuristic
-    are independent Bernoulli draws of known p (each (application, type) has its own draw),
-    so (observed - expected) / sd is about N(0, 1): we require |z| < 3 for each of the 10
-    checks, and the predicted mean inside the realised rate's Wilson 95% interval for every
-    application-level pool."""
-    trials = hansen.run_study(tmp_path, batch_sizes=[8], trials=12)
+    """144 trials (8 applications, every type count and slowdown, 12 trials each), A from M
+    and one actual slowdown per application (so that every (application, type) has its own
+    draw): for every heuristic, the critical application's completion rate estimates the mean
+    predicted robustness and every application's rate the mean P(i, I[i]). Outcomes of one
+    heuristic are then independent Bernoulli draws of known p, so (observed - expected) / sd
+    is about N(0, 1): we require |z| < 3 for each of the 10 checks (a calibrated model fails
+    one by chance with probability 0.027; five 95% intervals would fail one with 0.23). The
+    mean predicted robustness is well above 0 here (the RF heuristics' 0.33-0.41), so the
+    check is not met by predicting 0 and seeing 0."""
+    regime = hansen.Regime("share", "per-application")
+    trials = hansen.run_study(tmp_path, batch_sizes=[8], trials=12, regime=regime)
     assert len(trials) == 144
     for heuristic in hansen.HEURISTICS:
         results = [t.result(heuristic) for t in trials]
@@ -141,8 +171,7 @@ def test_realised_rates_agree_with_predicted_robustness_over_many_trials(tmp_pat
                         [c for r in results for c in r.completed])
         assert abs(critical) < 3, (heuristic, critical)
         assert abs(every) < 3, (heuristic, every)
-        summary = hansen.summarize(trials, heuristic, None)
-        assert summary.application_agreement.agrees, (heuristic, summary.application_agreement)
+    assert np.mean([t.result("rf-duplex").robustness for t in trials]) > 0.3
 
 
 def test_tables_and_figures(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ def test_a_tiny_study_end_to_end(tmp_path: Path) -> None:
     runs, budgets = machovec.run_study(
         outdir, trials=2, levels=("5k",), scale=0.005, constrained=BUDGET, unconstrained=FREE,
         sweeps=False, on_run=lambda run, resumed, done, total: seen.append((run, resumed)),
+        budget="per-trial",
     )
     assert len(runs) == 2 * (len(FREE) + len(BUDGET)) == len(seen)
     assert [(r.phase, r.trial, r.label) for r in runs[:4]] == [
@@ -66,8 +67,24 @@ def test_a_tiny_study_end_to_end(tmp_path: Path) -> None:
     assert (marker["core_scale"], marker["period"]) == (0.005, 60.0 / 0.005)
 
     again, _ = machovec.run_study(outdir, trials=2, levels=("5k",), scale=0.005,
-                                  constrained=BUDGET, unconstrained=FREE, sweeps=False)
+                                  constrained=BUDGET, unconstrained=FREE, sweeps=False,
+                                  budget="per-trial")
     assert [r.summary for r in again] == [r.summary for r in runs]
+
+    # One budget for the level (the default): its own folder, the same free runs resumed.
+    seen.clear()
+    pooled, one = machovec.run_study(
+        outdir, trials=2, levels=("5k",), scale=0.005, constrained=BUDGET[:1],
+        unconstrained=FREE, sweeps=False,
+        on_run=lambda run, resumed, done, total: seen.append((run, resumed)),
+    )
+    mean = 0.7 * (budgets[0].source_energy + budgets[1].source_energy) / 2
+    assert [b.budget for b in one] == [pytest.approx(mean)] * 2
+    assert [resumed for run, resumed in seen if run.phase == "free"] == [True] * 4
+    assert [resumed for run, resumed in seen if run.phase == "budget"] == [False] * 2
+    assert all(r.summary.energy_budget_joules == pytest.approx(mean)
+               for r in pooled if r.phase == "budget")
+    assert (outdir / "trial1" / "5k" / "budget-mean2" / "conservative" / "summary.json").exists()
 
     aggregates, figures = machovec.summarize_study(runs, budgets, outdir)
     assert {(a.phase, a.label) for a in aggregates} == {
@@ -155,6 +172,82 @@ def test_budget_and_aggregates_by_hand() -> None:
     assert a.budget_use_percent == pytest.approx((500 / 7 + 50) / 2)
 
 
+def test_one_budget_per_level_by_hand() -> None:
+    """``mean``: 5k trials of Max Util-PH 10 and 14 GJ: one constraint 0.7 x 12 = 8.4 GJ for
+    both; 10k from Max UPR-PH 20 GJ: 14 GJ. ``paper``: 12 and 15 GJ x scale 0.05 = 0.6 and
+    0.75 GJ. ``per-trial``: 7 and 9.8 GJ. Each budget keeps its trial's own energy."""
+    def run(level: str, trial: int, label: str, joules: float) -> StudyRun:
+        return StudyRun(level, trial, "free", label, _summary(50.0, joules))
+
+    runs = [run("5k", 0, "max-util-ph", 10e9), run("5k", 1, "max-util-ph", 14e9),
+            run("10k", 0, "max-upr-ph", 20e9)]
+    keys = [("5k", 0), ("5k", 1), ("10k", 0)]
+    mean = machovec.study_budgets(runs, keys, "mean")
+    assert [b.budget for b in mean] == [pytest.approx(8.4e9)] * 2 + [pytest.approx(14e9)]
+    assert [b.source_energy for b in mean] == [10e9, 14e9, 20e9]
+    paper = machovec.study_budgets(runs, keys, "paper", scale=0.05)
+    assert [b.budget for b in paper] == [pytest.approx(0.6e9)] * 2 + [pytest.approx(0.75e9)]
+    own = machovec.study_budgets(runs, keys, "per-trial")
+    assert [b.budget for b in own] == [pytest.approx(7e9), pytest.approx(9.8e9),
+                                       pytest.approx(14e9)]
+    with pytest.raises(ValueError, match="budget must be one of mean, paper, per-trial"):
+        machovec.study_budgets(runs, keys, "median")
+    with pytest.raises(ValueError, match="budget must be one of"):
+        machovec.run_study(Path("unused"), budget="median")
+
+
+def test_sweeps_run_at_both_levels_and_the_filters_at_their_best_by_hand() -> None:
+    """Sec. V.C.2: the sweeps at 10k too. Two trials at one level: per-task 60/64 % at
+    leniency 2, 70/74 % at 4 (its best: 72 %); per-resource 66/66 % at 4 (the paper's), 80/70
+    % at 2 (its best: 75 %). At the paper's leniencies per-resource minus per-task is +6 and
+    +2 (ahead on 2 of 2); at the best ones +10 and -4 (ahead on 1 of 2)."""
+    assert machovec.SWEEP_LEVELS == ("5k", "10k")
+    percents = {"max-upr-ph/per-task": (60.0, 64.0), "max-upr-ph/per-task@4": (70.0, 74.0),
+                "max-upr-ph/per-resource": (66.0, 66.0),
+                "max-upr-ph/per-resource@2": (80.0, 70.0)}
+    runs = [StudyRun("10k", t, "budget", label, _summary(p[t], 1e9, 2e9))
+            for label, p in percents.items() for t in (0, 1)]
+    aggregates = machovec.aggregate(runs, [])
+    (c,) = machovec.filters_at_best(runs, aggregates)
+    assert c.level == "10k"
+    assert c.best_leniency == {"per-task": 4.0, "per-resource": 2.0}
+    assert c.best_percent == {"per-task": 72.0, "per-resource": 75.0}
+    assert c.paper_percent == {"per-task": 62.0, "per-resource": 66.0}
+    assert c.paper_differences == (6.0, 2.0) and c.tuned_differences == (10.0, -4.0)
+    text = machovec.format_filters([c])
+    assert "ahead on 2 of 2 trials" in text and "ahead on 1 of 2 trials" in text
+
+
+def test_the_downey_reading_makes_other_inputs(tmp_path: Path) -> None:
+    """``downey_processors`` reaches the generated day and the folder marker; the default
+    (nodes) leaves the marker as before the option existed. With cores, a task's time on a
+    cluster is its single-core time over S(cores), on every cluster."""
+    _, nodes = Trial(3, 300, 10.0).prepare_inputs(tmp_path / "nodes")
+    _, cores = Trial(3, 300, 10.0, downey_processors="cores").prepare_inputs(tmp_path / "cores")
+    options = json.loads(cores.read_text())["hetsched"]["source"]["options"]
+    assert options["downey_processors"] == "cores"
+    marker = json.loads((tmp_path / "cores" / machovec.SCENARIO_FILE).read_text())
+    assert marker["downey_processors"] == "cores"
+    assert "downey_processors" not in json.loads(
+        (tmp_path / "nodes" / machovec.SCENARIO_FILE).read_text())
+    assert json.loads(nodes.read_text())["jobs"] != json.loads(cores.read_text())["jobs"]
+    with pytest.raises(FileExistsError, match="holds other inputs"):
+        Trial(3, 300, 10.0, downey_processors="cores").prepare_inputs(tmp_path / "nodes")
+
+
+def _summary(percent: float, joules: float, budget: float | None = None) -> RunSummary:
+    return RunSummary(
+        heuristic="h", engine="embedded", outdir="o", workload="w", platform="p",
+        measure_window=(0.0, 1.0), tasks_total=1, tasks_completed=1, tasks_failed=0,
+        tasks_dropped=0, value_earned=None, value_bound=None, value_percent=None,
+        value_earned_total=None, value_percent_total=None, utility_earned=percent,
+        utility_bound=100.0, utility_percent=percent, energy_joules=joules,
+        energy_window_joules=joules, energy_budget_joules=budget, makespan=1.0,
+        mean_waiting_time=0.0, mapping_events=None, mapping_latency_p50=None,
+        mapping_latency_p95=None, mapping_latency_max=None,
+    )
+
+
 def test_the_command_line_names_a_bad_configuration(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,3 +312,27 @@ def test_an_interval_from_too_few_trials_is_printed_na() -> None:
                        " measure's whole range (more trials: --trials)")
     four = machovec.format_aggregates([row(4)]).splitlines()
     assert four[1].split()[5:8] == ["+-12.5", "0.200", "+-0.010"] and len(four) == 2
+
+
+def test_the_command_line_passes_the_budget_and_the_downey_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--budget`` (default ``mean``) and ``--downey-processors`` (default ``nodes``) reach
+    the study; a mode outside :data:`BUDGET_MODES` is refused by argparse."""
+    from hetsched.cli import main
+
+    seen: list[dict] = []
+
+    def fake(outdir: Path, **kwargs: object) -> tuple[list, list]:
+        seen.append(kwargs)
+        return [], []
+
+    monkeypatch.setattr(machovec, "run_study", fake)
+    assert main(["experiment", "machovec", "-o", str(tmp_path / "a")]) == 0
+    assert main(["experiment", "machovec", "--budget", "paper", "--downey-processors", "cores",
+                 "-o", str(tmp_path / "b")]) == 0
+    assert [(k["budget"], k["downey_processors"]) for k in seen] == [
+        ("mean", "nodes"), ("paper", "cores")]
+    with pytest.raises(SystemExit):
+        main(["experiment", "machovec", "--budget", "median", "-o", str(tmp_path / "c")])
+    assert "invalid choice: 'median'" in capsys.readouterr().err

@@ -3,7 +3,9 @@ parameters, Beta-based slowdown per processor type, makespan goal of eq. 4)."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,23 +37,45 @@ def test_batch_shape_paper_sizes() -> None:
 
 
 def test_serial_times_cov_method(big: dict) -> None:
-    """Means: COV method, mean 8 h, V_task = V_mach = 0.3: all entries COV^2 = 1.09^2 - 1 =
-    0.1881 (COV 0.4337); run-time COV uniform on [0.1, 0.3]: mean 0.2, sd 0.2/sqrt(12)."""
+    """Means: COV method, mean 8 h, V_task = 0.3, V_mach = 0.1 (the default): all entries
+    COV^2 = (1 + 0.09)(1 + 0.01) - 1 = 0.1009 (COV 0.3176); run-time COV uniform on [0.1,
+    0.3]: mean 0.2, sd 0.2/sqrt(12)."""
     means = np.array([[e["mean"] for e in j["serial_time"].values()] for j in big["jobs"]])
     covs = np.array([[e["cov"] for e in j["serial_time"].values()] for j in big["jobs"]])
+    assert h.SERIAL_MACHINE_COV == 0.1
     assert means.mean() == pytest.approx(h.SERIAL_MEAN_S, rel=0.03)
-    assert means.std() / means.mean() == pytest.approx(math.sqrt(1.09**2 - 1), rel=0.05)
+    assert means.std() / means.mean() == pytest.approx(math.sqrt(0.1009), rel=0.05)
     assert covs.min() >= 0.1 and covs.max() <= 0.3
     assert covs.mean() == pytest.approx(0.2, abs=0.003)
     assert covs.std() == pytest.approx(0.2 / math.sqrt(12), rel=0.05)
 
 
-def test_downey_parameters(big: dict) -> None:
+def test_machine_cov_option_sets_the_spread_across_types() -> None:
+    """``machine_cov`` 0.3 (the earlier default): COV^2 = 1.09^2 - 1 = 0.1881 (COV 0.4337);
+    within an application (its row) the types' means spread with COV 0.3 around its task
+    mean, so the mean over rows of the squared row COV (4 types, ddof 1) is near 0.09 (0.01
+    at the default 0.1). A COV of 0 or below is refused."""
+    wide = generate("hansen", 1, BIG, applications=2048, machine_cov=0.3)
+    narrow = generate("hansen", 1, BIG, applications=2048)
+    for workload, v_mach in ((wide, 0.3), (narrow, 0.1)):
+        jobs = workload["jobs"]
+        means = np.array([[e["mean"] for e in j["serial_time"].values()] for j in jobs])
+        overall = (1 + 0.3**2) * (1 + v_mach**2) - 1
+        assert means.std() / means.mean() == pytest.approx(math.sqrt(overall), rel=0.05)
+        row = means.std(axis=1, ddof=1) / means.mean(axis=1)
+        assert float((row**2).mean()) == pytest.approx(v_mach**2, rel=0.2)
+    assert wide["hetsched"]["source"]["options"]["machine_cov"] == 0.3
+    with pytest.raises(ValueError, match="machine_cov"):
+        generate("hansen", 1, BIG, applications=4, machine_cov=0)
+
+
+def test_downey_parameters() -> None:
     """sigma: normal(1.209, 1.132) truncated at 0, whose mean is 1.209 + 1.132 phi(a) / (1 -
     Phi(a)) with a = -1.209/1.132 (= 1.507); log A uniform on [log 1, log 1024] (the cited
-    model, ``parallelism`` ``cited``, the default)."""
-    sigma = np.array([j["downey"]["sigma"] for j in big["jobs"]])
-    a = np.array([j["downey"]["A"] for j in big["jobs"]])
+    model, ``parallelism`` ``cited``)."""
+    cited = generate("hansen", 1, BIG, applications=2048, parallelism="cited")
+    sigma = np.array([j["downey"]["sigma"] for j in cited["jobs"]])
+    a = np.array([j["downey"]["A"] for j in cited["jobs"]])
     mu, sd = h.CIRNE_BERMAN_SIGMA
     truncated = stats.truncnorm(-mu / sd, np.inf, loc=mu, scale=sd)
     assert truncated.mean() == pytest.approx(1.507, abs=0.001)
@@ -62,13 +86,17 @@ def test_downey_parameters(big: dict) -> None:
     assert np.log(a).mean() == pytest.approx(math.log(1024) / 2, abs=0.15)
 
 
-def test_downey_a_from_the_share_in_the_project_regime() -> None:
-    """``parallelism`` ``share``: log A uniform on [log M, log 1024], M = 2; sigma as drawn in
-    the cited regime (same seed, same draws before A's)."""
-    shared = generate("hansen", 1, BIG, applications=2048, parallelism="share")
-    a = np.array([j["downey"]["A"] for j in shared["jobs"]])
+def test_downey_a_from_the_share_by_default(big: dict) -> None:
+    """``parallelism`` ``share``, the default: log A uniform on [log M, log 1024], M = 2;
+    sigma as drawn in the cited regime (same seed, same draws before A's)."""
+    a = np.array([j["downey"]["A"] for j in big["jobs"]])
+    assert big["hetsched"]["source"]["options"]["parallelism"] == "share"
     assert a.min() >= 2 and a.max() <= 1024
     assert np.log(a).mean() == pytest.approx((math.log(2) + math.log(1024)) / 2, abs=0.15)
+    cited = generate("hansen", 1, BIG, applications=2048, parallelism="cited")
+    assert [j["downey"]["sigma"] for j in cited["jobs"]] == [
+        j["downey"]["sigma"] for j in big["jobs"]
+    ]
 
 
 @pytest.mark.parametrize("category", ["low", "mixed", "high"])
@@ -207,3 +235,31 @@ def test_actual_time_as_the_interface_reads_it() -> None:
         speedup = float(downey_speedup(k, job["downey"]["A"], job["downey"]["sigma"]))
         for name, serial in job["actual"]["serial_time"].items():
             assert actual.duration(name, task.etc[name]) == pytest.approx(serial / speedup)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_default_batch_has_robustness_through_hetsched_run(
+    tmp_path: Path, seed: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A freshly generated ``hansen`` batch with the default options (8 applications on 2
+    types of 64 processors here, to keep it small): ``hetsched run`` of each heuristic
+    predicts a robustness above 0 for RF Duplex, at least RF Min-Min's and RF Min-Max's,
+    and every RF heuristic above PB-R (sec. V, Fig. 4's ranking)."""
+    from hetsched.cli import main
+
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    assert main(["platform", "generate", "--preset", "hansen", "--seed", str(seed),
+                 "--option", "types=2", "--option", "processors=64", "-o", str(platform)]) == 0
+    assert main(["workload", "generate", "--preset", "hansen", "--seed", str(seed),
+                 "--platform", str(platform), "--option", "applications=8",
+                 "-o", str(workload)]) == 0
+    psi = {}
+    for name in ("pb-r", "pb-s", "rf-min-min", "rf-min-max", "rf-duplex"):
+        outdir = tmp_path / name
+        assert main(["run", name, "-p", str(platform), "-w", str(workload),
+                     "-o", str(outdir)]) == 0
+        psi[name] = json.loads((outdir / "summary.json").read_text())["robustness_predicted"]
+    capsys.readouterr()
+    assert psi["rf-duplex"] > 0
+    assert psi["rf-duplex"] >= max(psi["rf-min-min"], psi["rf-min-max"])
+    assert min(psi["rf-min-min"], psi["rf-min-max"]) > psi["pb-r"]
