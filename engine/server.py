@@ -21,7 +21,7 @@ import numpy as np
 
 from hetsched.engine import ipp, protocol
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
-from hetsched.engine.jobs import Job, JobState
+from hetsched.engine.jobs import Job, JobState, Workload
 from hetsched.engine.jobs_execution import execute_job_process, killer_process
 from hetsched.engine.kernel import Spawn, mailbox_empty, receive
 from hetsched.engine.machines import MachineState
@@ -29,6 +29,7 @@ from hetsched.engine.protocol import format_intervals
 from hetsched.engine.pstate import server_on_pstate_modification, server_on_sched_tell_me_energy
 from hetsched.engine.request_reply import request_reply_scheduler_process
 from hetsched.engine.waiter import waiter_process
+from hetsched.engine.workload import Profile
 
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
@@ -111,9 +112,18 @@ def delete_jobs(data: ServerData) -> None:
             # runs more rarely as a run grows (500,000 ended jobs in Hwang et al.'s runs)
             job.ptask.on_end = None
             job.ptask = None
-        if context.garbage_collect_profiles and job.profile.name in workload.profiles:
-            workload.profiles[job.profile.name] = None
+        if context.garbage_collect_profiles:
+            _remove_profile(workload, job.profile)
     data.jobs_to_delete = []
+
+
+def _remove_profile(workload: Workload, profile: Profile) -> None:
+    """``Profiles::remove_profile``: the profile's name no longer gives it, nor, for a
+    composed profile, its steps' names theirs."""
+    if profile.name in workload.profiles:
+        workload.profiles[profile.name] = None
+    for step in profile.steps:
+        _remove_profile(workload, step)
 
 
 def simulation_begins(context: BatsimContext) -> dict[str, Any]:
@@ -269,7 +279,7 @@ def server_on_execute_job(data: ServerData, message: ipp.ExecuteJob) -> Generato
     job.alloc_text = alloc_text
     data.nb_running += 1
     machines.booked[indices] += 1
-    if job.profile.is_parallel_task:
+    if job.profile.uses_parallel_tasks:
         machines.ptask_jobs[indices] += 1
     context.running_jobs[job.id] = job
     actor = execute_job_process(context, job, record.mapping)
@@ -297,7 +307,7 @@ def one_machine_usable(
     if context.energy_enabled and not machines.computable.item(machine):
         return False
     size = len(record.mapping) if record.mapping else 1
-    return job.profile.type == "parallel_homogeneous_total" or size == job.res
+    return job.profile.fits_any_allocation or size == job.res
 
 
 def check_allocation(
@@ -331,10 +341,11 @@ def check_allocation(
                 f"computing jobs ({', '.join(other.id for other in others)}) whereas "
                 "time-sharing on compute machines is disabled"
             )
-        sharing = (machines.ptask_jobs[ids] > 0) if job.profile.is_parallel_task else busy & False
+        ptasks = job.profile.uses_parallel_tasks
+        sharing = (machines.ptask_jobs[ids] > 0) if ptasks else busy & False
         if sharing.any():
             machine_id = int(ids[np.argmax(sharing)])
-            other = next(o for o in _jobs_on(context, machine_id) if o.profile.is_parallel_task)
+            other = next(o for o in _jobs_on(context, machine_id) if o.profile.uses_parallel_tasks)
             raise UnsupportedFeature(
                 f"{where}: job {job.id!r} (profile {job.profile.name!r}) would share "
                 f"machine {machine_id} with the parallel task of job {other.id!r}: their "
@@ -357,7 +368,7 @@ def check_allocation(
             f"(ps={machines.pstates[machine_id]})"
         )
     size = len(record.mapping) if record.mapping else len(alloc)
-    if job.profile.type != "parallel_homogeneous_total" and size != job.res:
+    if not job.profile.fits_any_allocation and size != job.res:
         what = "custom mapping size" if record.mapping else "allocation size"
         raise ProtocolError(
             f"{where}: job {job.id!r} allocation ({alloc_text}) is invalid: the job requires "

@@ -11,13 +11,18 @@ cited at each test, and pybatsim's schedulers stand in where Batsim's tests use 
 from __future__ import annotations
 
 import csv
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from batsim.tools import launcher
 from schedulers.easyBackfill import EasyBackfill
 
 from hetsched.engine import batsim_cli
+from hetsched.engine.errors import UnsupportedFeature
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.metrics.outputs import JOBS_COLUMNS
 
@@ -131,3 +136,146 @@ def test_nosched_delays(platform: str, tmp_path: Path, capsys: pytest.CaptureFix
     assert states == [f"0,{computing}"] * 10 + [f"10,{computing}"] * 9 + [
         f"10,0,0,0,{nb_machines},0"
     ]
+
+
+class ScriptedScheduler:
+    """A scheduler speaking Batsim's protocol directly (a :class:`Transport`): every message is
+    kept, and ``decide(message)`` gives the reply's events."""
+
+    def __init__(self, decide: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        self.decide = decide
+        self.messages: list[dict[str, Any]] = []
+
+    def exchange(self, message: str) -> str:
+        parsed = json.loads(message)
+        self.messages.append(parsed)
+        return json.dumps({"now": parsed["now"], "events": self.decide(parsed)})
+
+    def close(self, check: bool = True) -> None:
+        """Nothing to release."""
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        """Every event of type ``kind`` Batsim sent, in order."""
+        return [e for m in self.messages for e in m["events"] if e["type"] == kind]
+
+
+DELAY_SEQUENCES = {
+    **{job: ("COMPLETED_SUCCESSFULLY", "30.000000") for job in (1, 2, 3, 4, 5)},
+    **{job: ("COMPLETED_WALLTIME_REACHED", "20.000000") for job in (11, 12, 13, 14, 15)},
+}
+"""``test_sequence_delay.json``'s jobs: final state and execution time. Sequences of 30 s
+(3 x 10, 10+10+10, 20+10, 10+20, 4 x 5 then 10) complete under a walltime of 50 and are killed
+at 20 under a walltime of 20: the walltime left (``remaining_time``) is shared by the steps,
+each delay slept taken off it, and ``do_delay_task`` sleeps a step only when it is strictly
+shorter than what is left (``seq_4x5``'s fourth 5 s step at 15 s: 5 < 5 is false)."""
+
+
+@pytest.mark.parametrize("scheduler", ["easyBackfill", "schedEasySjfBackfill", "fillerSched"])
+@pytest.mark.parametrize(
+    ("workload", "expected"),
+    [
+        ("test_delays.json", None),
+        ("test_sequence_delay.json", DELAY_SEQUENCES),
+        ("test_various_profile_types.json", "refused"),
+    ],
+)
+def test_basic1_small_workloads(
+    scheduler: str, workload: str, expected: Any, tmp_path: Path
+) -> None:
+    """``test_simple.py::test_basic1`` (``small_platform.xml``, the small workloads), pybatsim's
+    schedulers (``easyBackfill``, ``schedEasySjfBackfill``, ``fillerSched``) standing in for
+    batsched's ``fcfs_fast``, ``easy_bf_fast`` and ``filler``:
+    every job runs its profile to its end or its walltime. ``test_delays.json``: ten 10 s
+    delays with walltime 100; ``test_various_profile_types.json`` has profiles with
+    communication: refused (SimGrid's network model)."""
+    def make(options: dict[str, Any]) -> Any:  # as pybatsim's launcher loads it
+        return launcher.instanciate_scheduler(scheduler, options)
+
+    arguments = (
+        batsim_file("platforms/small_platform.xml"), [batsim_file(f"workloads/{workload}")]
+    )
+    if expected == "refused":
+        with pytest.raises(UnsupportedFeature, match="network model"):
+            simulate(*arguments, make({}), tmp_path / "out")
+        return
+    rows = jobs_by_id(simulate(*arguments, make({}), tmp_path / "out"))
+    if expected is None:
+        expected = dict.fromkeys(range(10), ("COMPLETED_SUCCESSFULLY", "10.000000"))
+    assert {job: (row["final_state"], row["execution_time"]) for job, row in rows.items()} == (
+        expected
+    )
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_nosched_delay_sequences(
+    platform: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``test_nosched.py`` on ``test_sequence_delay.json``: its ten composed jobs (1 to 4
+    machines) start at t=0 on machines ``0..res-1`` and end as under a scheduler (30 s, or
+    their walltime of 20 s): one machine-state line per start and per end, machines 0-3
+    computing 30 s each. (The order of the lines at t=0 is Batsim's ``unordered_map``'s, not
+    checked: see ``batexec_job_launcher_process``.)"""
+    prefix = tmp_path / "out"
+    code, err = run_batsim(
+        ["-p", str(batsim_file(f"platforms/{PLATFORMS[platform]}")),
+         "-w", str(batsim_file("workloads/test_sequence_delay.json")), "-e", str(prefix),
+         "--no-sched"],
+        capsys,
+    )
+    if platform in STORAGE_PLATFORMS:
+        assert code == batsim_cli.EXIT_UNSUPPORTED and "storage" in err, err
+        return
+    assert code == 0, err
+    with Path(f"{prefix}_schedule.csv").open(newline="") as file:
+        figures = next(csv.DictReader(file))
+    nb_machines = int(figures["nb_computing_machines"])
+    assert figures["time_computing"] == "120.000000" and figures["nb_jobs"] == "0"
+    states = Path(f"{prefix}_machine_states.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[0] for line in states] == ["0"] * 10 + ["20"] * 5 + ["30"] * 5
+    assert states[-1] == f"30,0,0,0,{nb_machines},0"
+
+
+def test_kill_progress_of_a_composed_job(tmp_path: Path) -> None:
+    """``test_kill.py``'s progress check on a sequence (``test_sequence_delay.json``'s job 1,
+    ``seq_3x10``), killed 15 s after it starts, with a scheduler written against the protocol
+    (batsched's ``killer`` is not available): JOB_KILLED's ``job_progress`` is Batsim's task
+    tree (``generate_task_tree``): the sequence's running step, index 1 of 3, half done; the
+    job ends COMPLETED_KILLED after 15 s, and JOB_COMPLETED says so (to the microseconds the
+    platform's messages take)."""
+
+    def decide(message: dict[str, Any]) -> list[dict[str, Any]]:
+        now = message["now"]
+        replies = []
+        for event in message["events"]:
+            if event["type"] == "JOB_SUBMITTED" and event["data"]["job_id"] == "w0!1":
+                replies.append({"timestamp": now, "type": "EXECUTE_JOB",
+                                "data": {"job_id": "w0!1", "alloc": "0"}})
+                replies.append({"timestamp": now, "type": "CALL_ME_LATER",
+                                "data": {"timestamp": now + 15}})
+            elif event["type"] == "JOB_SUBMITTED":
+                replies.append({"timestamp": now, "type": "REJECT_JOB",
+                                "data": {"job_id": event["data"]["job_id"]}})
+            elif event["type"] == "REQUESTED_CALL":
+                replies.append({"timestamp": now, "type": "KILL_JOB",
+                                "data": {"job_ids": ["w0!1"]}})
+        return replies
+
+    scheduler = ScriptedScheduler(decide)
+    result = simulate(
+        batsim_file("platforms/small_platform.xml"),
+        [batsim_file("workloads/test_sequence_delay.json")],
+        None, tmp_path / "out", transport=scheduler,
+    )
+    killed = scheduler.events("JOB_KILLED")
+    assert len(killed) == 1
+    progress = killed[0]["data"]["job_progress"]["w0!1"]
+    assert progress == {
+        "profile_name": "seq_3x10",
+        "current_task_index": 1,
+        "current_task": {"profile_name": "delay_10", "progress": pytest.approx(0.5, abs=1e-5)},
+    }
+    completed = scheduler.events("JOB_COMPLETED")
+    assert [e["data"]["job_state"] for e in completed] == ["COMPLETED_KILLED"]
+    row = jobs_by_id(result)[1]
+    assert row["final_state"] == "COMPLETED_KILLED"
+    assert float(row["execution_time"]) == pytest.approx(15.0, abs=1e-4)  # messages take time
