@@ -170,6 +170,7 @@ each delay slept taken off it, and ``do_delay_task`` sleeps a step only when it 
 shorter than what is left (``seq_4x5``'s fourth 5 s step at 15 s: 5 < 5 is false)."""
 
 
+@pytest.mark.parametrize("platform", ["small_platform.xml", "cluster512.xml"])
 @pytest.mark.parametrize("scheduler", ["easyBackfill", "schedEasySjfBackfill", "fillerSched"])
 @pytest.mark.parametrize(
     ("workload", "expected"),
@@ -179,10 +180,11 @@ shorter than what is left (``seq_4x5``'s fourth 5 s step at 15 s: 5 < 5 is false
         ("test_various_profile_types.json", "refused"),
     ],
 )
-def test_basic1_small_workloads(
-    scheduler: str, workload: str, expected: Any, tmp_path: Path
+def test_basic1_and_walltime1_small_workloads(
+    platform: str, scheduler: str, workload: str, expected: Any, tmp_path: Path
 ) -> None:
-    """``test_simple.py::test_basic1`` (``small_platform.xml``, the small workloads), pybatsim's
+    """``test_simple.py::test_basic1`` (``small_platform.xml``) and ``test_walltime.py::
+    test_walltime1`` (``cluster512.xml``) on the small workloads, pybatsim's
     schedulers (``easyBackfill``, ``schedEasySjfBackfill``, ``fillerSched``) standing in for
     batsched's ``fcfs_fast``, ``easy_bf_fast`` and ``filler``:
     every job runs its profile to its end or its walltime. ``test_delays.json``: ten 10 s
@@ -192,7 +194,7 @@ def test_basic1_small_workloads(
         return launcher.instanciate_scheduler(scheduler, options)
 
     arguments = (
-        batsim_file("platforms/small_platform.xml"), [batsim_file(f"workloads/{workload}")]
+        batsim_file(f"platforms/{platform}"), [batsim_file(f"workloads/{workload}")]
     )
     if expected == "refused":
         with pytest.raises(UnsupportedFeature, match="network model"):
@@ -279,3 +281,58 @@ def test_kill_progress_of_a_composed_job(tmp_path: Path) -> None:
     row = jobs_by_id(result)[1]
     assert row["final_state"] == "COMPLETED_KILLED"
     assert float(row["execution_time"]) == pytest.approx(15.0, abs=1e-4)  # messages take time
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_basic2_one_job(platform: str, tmp_path: Path) -> None:
+    """``test_simple.py::test_basic2``: one job on each test platform, pybatsim's
+    ``easyBackfill`` standing in for batsched: a 10 s delay; 1e9 flops on each of 4 machines
+    (``parallel_homogeneous``) and 4e9 flops spread over 4 (``parallel_homogeneous_total``),
+    which take the same time (each executor computes 1e9 flops at one core's speed), or are
+    both killed by their walltime of 100 s (``small_platform_usage_replay.xml``'s hosts compute
+    100 flop/s). A
+    storage host (``cluster512_pfs.xml``) is refused: SimGrid's network model."""
+    where = batsim_file(f"platforms/{PLATFORMS[platform]}")
+    runs = {}
+    for name in ("test_one_delay_job.json", "test_one_computation_job.json",
+                 "test_one_computation_job_tot.json"):
+        workload = batsim_file(f"workloads/{name}")
+        if platform in STORAGE_PLATFORMS:
+            with pytest.raises(UnsupportedFeature, match="storage"):
+                simulate(where, [workload], EasyBackfill({}), tmp_path / name)
+            continue
+        row = jobs_by_id(simulate(where, [workload], EasyBackfill({}), tmp_path / name))[1]
+        if row["final_state"] != "COMPLETED_SUCCESSFULLY":  # 1e9 flops at 100 flop/s
+            assert (row["final_state"], row["execution_time"]) == (
+                "COMPLETED_WALLTIME_REACHED", "100.000000"), (name, row)
+        runs[name] = row
+    if platform in STORAGE_PLATFORMS:
+        return
+    assert runs["test_one_delay_job.json"]["execution_time"] == "10.000000"
+    assert runs["test_one_computation_job.json"]["requested_number_of_resources"] == "4"
+    computed = runs["test_one_computation_job.json"], runs["test_one_computation_job_tot.json"]
+    assert [(row["final_state"], row["execution_time"]) for row in computed] == [
+        (computed[0]["final_state"], computed[0]["execution_time"])] * 2
+
+
+@pytest.mark.parametrize(
+    "workload", ["test_delays.json", "test_sequence_delay.json", "test_same_submit_time.json"]
+)
+def test_submitorder(workload: str, tmp_path: Path) -> None:
+    """``test_submitorder.py``: Batsim submits jobs sorted by (submission time, job id),
+    those of one date together (``static_job_submitter_process``), whatever their order in
+    the file (``test_same_submit_time.json`` lists 10, 11, 12, then 20, 22, 21...). The
+    scheduler rejects every job: the order is Batsim's alone."""
+    scheduler = ScriptedScheduler(lambda message: [
+        {"timestamp": message["now"], "type": "REJECT_JOB",
+         "data": {"job_id": event["data"]["job_id"]}}
+        for event in message["events"] if event["type"] == "JOB_SUBMITTED"
+    ])
+    path = batsim_file(f"workloads/{workload}")
+    simulate(batsim_file("platforms/small_platform.xml"), [path], None, tmp_path / "out",
+             transport=scheduler)
+    submitted = scheduler.events("JOB_SUBMITTED")
+    observed = [event["data"]["job_id"].split("!")[1] for event in submitted]
+    jobs = sorted(json.loads(path.read_text())["jobs"], key=lambda job: (job["subtime"], job["id"]))
+    expected = [str(job["id"]) for job in jobs]
+    assert observed == expected
