@@ -18,6 +18,7 @@ from typing import Any
 from hetsched.engine.energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import ProtocolError
+from hetsched.engine.events import EventList
 from hetsched.engine.jobs import Job, Workload
 from hetsched.engine.kernel import Kernel
 from hetsched.engine.machines import Machines
@@ -45,6 +46,7 @@ class BatsimOptions:
     storage_sharing: bool = True
     sched_config: str = ""
     no_sched: bool = False
+    forward_unknown_events: bool = False
 
 
 class BatsimContext:
@@ -57,6 +59,7 @@ class BatsimContext:
         transport: Transport | None,
         options: BatsimOptions,
         progress: Callable[[float, int, int], None] | None,
+        event_lists: Sequence[EventList] = (),
     ) -> None:
         energy = options.energy
         self.platform = platform
@@ -99,6 +102,7 @@ class BatsimContext:
                 workload.jobs[job.id] = job
                 workload.met.add(job.id)
             self.workloads[wf.name] = workload
+        self.event_lists = list(event_lists)
         self.writer = MessageWriter()
         # outputs and figures
         self.jobs_tracer = JobsTracer()

@@ -21,8 +21,8 @@ import pytest
 from batsim.tools import launcher
 from schedulers.easyBackfill import EasyBackfill
 
-from hetsched.engine import batsim_cli
-from hetsched.engine.errors import UnsupportedFeature
+from hetsched.engine import batsim_cli, protocol
+from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.metrics.outputs import JOBS_COLUMNS
 
@@ -336,3 +336,137 @@ def test_submitorder(workload: str, tmp_path: Path) -> None:
     jobs = sorted(json.loads(path.read_text())["jobs"], key=lambda job: (job["subtime"], job["id"]))
     expected = [str(job["id"]) for job in jobs]
     assert observed == expected
+
+
+def _notifications(scheduler: ScriptedScheduler) -> list[tuple[float, dict[str, Any]]]:
+    return [(event["timestamp"], event["data"]) for event in scheduler.events("NOTIFY")]
+
+
+def test_external_events_machines(tmp_path: Path) -> None:
+    """``test_externalevents.py`` with ``events/test_events_4hosts.txt`` on
+    ``small_platform.xml`` (its ``test_various_profile_types.json`` needs the network model:
+    ``test_delays.json`` instead; the scheduler runs job 0 on machine 1 at t=0 and job 2 on
+    machine 2 at t=6, rejects the others). Batsim notifies each event at its date
+    (``server_on_event_machine_unavailable``/``_available``), then
+    ``no_more_external_event_to_occur``; a machine's jobs go on while it is unavailable
+    (job 0 on machine 1 through t=20 is not killed: ``docs/input-events.rst``); the time each
+    machine spends unavailable is counted (0: 10 + 230 s, 1: 230 s, 3: 280 s); the simulation
+    ends after the last event. (Each event reaches the server a message delay after its date,
+    ``small_platform.xml``'s links' latency.)"""
+
+    def decide(message: dict[str, Any]) -> list[dict[str, Any]]:
+        replies = []
+        for event in message["events"]:
+            if event["type"] != "JOB_SUBMITTED":
+                continue
+            job_id = event["data"]["job_id"]
+            alloc = {"w0!0": "1", "w0!2": "2"}.get(job_id)
+            kind, data = ("EXECUTE_JOB", {"job_id": job_id, "alloc": alloc}) if alloc else (
+                "REJECT_JOB", {"job_id": job_id})
+            replies.append({"timestamp": message["now"], "type": kind, "data": data})
+        return replies
+
+    scheduler = ScriptedScheduler(decide)
+    result = simulate(
+        batsim_file("platforms/small_platform.xml"),
+        [batsim_file("workloads/test_delays.json")],
+        None, tmp_path / "out", transport=scheduler,
+        events=[batsim_file("events/test_events_4hosts.txt")],
+    )
+    notified = [(time, data["type"], data.get("resources")) for time, data in
+                _notifications(scheduler) if data["type"].startswith(("event", "no_more_ext"))]
+    expected = [
+        (0.0, "event_machine_unavailable", "0"),
+        (10.0, "event_machine_available", "0"),
+        (20.0, "event_machine_unavailable", "0-1 3"),
+        (250.0, "event_machine_available", "0-1"),
+        (300.0, "event_machine_available", "3"),
+        (300.0, "no_more_external_event_to_occur", None),
+    ]
+    assert [(kind, resources) for _, kind, resources in notified] == [
+        (kind, resources) for _, kind, resources in expected]
+    # each reaches the server a message delay (tens of microseconds) after its date
+    assert [time for time, _, _ in notified] == pytest.approx(
+        [time for time, _, _ in expected], abs=1e-3)
+    assert scheduler.messages[0]["events"][0]["data"]["config"]["forward-unknown-events"] is False
+    rows = jobs_by_id(result)
+    assert (rows[0]["final_state"], rows[0]["execution_time"]) == (
+        "COMPLETED_SUCCESSFULLY", "10.000000")
+    assert float(schedule(result)["time_unavailable"]) == pytest.approx(750.0, abs=1e-3)
+    assert scheduler.events("SIMULATION_ENDS")[0]["timestamp"] == pytest.approx(300.0, abs=1e-3)
+
+
+def test_external_events_refuse_executing_on_an_unavailable_machine(tmp_path: Path) -> None:
+    """An EXECUTE_JOB on a machine made unavailable aborts Batsim (``server_on_execute_job``:
+    the machine must be idle or computing)."""
+    scheduler = ScriptedScheduler(lambda message: [
+        {"timestamp": message["now"], "type": "EXECUTE_JOB",
+         "data": {"job_id": event["data"]["job_id"], "alloc": "0"}}
+        for event in message["events"] if event["type"] == "JOB_SUBMITTED"
+    ])
+    with pytest.raises(ProtocolError, match=r"machine 0 cannot compute jobs now \(state "
+                                            r"unavailable\)"):
+        simulate(batsim_file("platforms/small_platform.xml"),
+                 [batsim_file("workloads/test_delays.json")], None, tmp_path / "out",
+                 transport=scheduler, events=[batsim_file("events/test_events_4hosts.txt")])
+
+
+@pytest.mark.parametrize("forward", [True, False])
+def test_generic_events(
+    forward: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``test_generic_events_ok``/``_fail`` with ``events/test_generic_event.txt``
+    (``{"type": "some_generic_event", "timestamp": 123}``), pybatsim's
+    ``fillerSchedWithEvents`` as in Batsim's test, on ``test_delays.json``: with
+    ``--forward-unknown-events`` the event reaches the scheduler as a NOTIFY whose data is the
+    event itself, at t=123, and SIMULATION_BEGINS's config says ``forward-unknown-events``;
+    without it Batsim aborts on the unknown type (``event_type_from_string``)."""
+    arguments = [
+        "-p", str(batsim_file("platforms/small_platform.xml")),
+        "-w", str(batsim_file("workloads/test_delays.json")), "-e", str(tmp_path / "out"),
+        "--events", str(batsim_file("events/test_generic_event.txt")),
+    ]
+    if not forward:
+        code, err = run_batsim(arguments, capsys)
+        assert code == batsim_cli.EXIT_ABORTED and "Unknown event type: some_generic_event" in err
+        return
+    received: list[Any] = []
+
+    base = type(launcher.instanciate_scheduler("fillerSchedWithEvents", {}))
+
+    class Watching(base):  # type: ignore[misc, valid-type]
+        def onNotifyGenericEvent(self, event_data: Any) -> None:
+            received.append((self.bs.time(), dict(event_data)))
+            super().onNotifyGenericEvent(event_data)
+
+    result = simulate(
+        arguments[1], [arguments[3]], Watching({}), tmp_path / "out",
+        events=[arguments[7]], forward_unknown_events=True,
+    )
+    capsys.readouterr()
+    assert [data for _, data in received] == [{"type": "some_generic_event", "timestamp": 123}]
+    assert received[0][0] == pytest.approx(123.0, abs=1e-3)  # plus a message delay
+    assert dict(result.final_states) == {"COMPLETED_SUCCESSFULLY": 10}
+
+
+def test_external_events_pybatsim_filler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``test_external_events_pybatsim`` with pybatsim's ``fillerSchedWithEvents`` (on
+    ``test_delays.json``: Batsim's ``test_various_profile_types.json`` needs the network
+    model): the scheduler keeps off the machines Batsim says are unavailable, so no job
+    starts on one while it is, and every job completes."""
+    events = batsim_file("events/test_events_4hosts.txt")
+    result = simulate(
+        batsim_file("platforms/small_platform.xml"), [batsim_file("workloads/test_delays.json")],
+        launcher.instanciate_scheduler("fillerSchedWithEvents", {}), tmp_path / "out",
+        events=[events],
+    )
+    capsys.readouterr()
+    down = [(0, 10, {0}), (20, 250, {0, 1}), (20, 300, {3})]
+    for row in jobs_by_id(result).values():
+        assert row["final_state"] == "COMPLETED_SUCCESSFULLY"
+        start, machines = float(row["starting_time"]), protocol.parse_intervals(
+            row["allocated_resources"])
+        for begin, end, unavailable in down:
+            assert not (begin <= start < end and unavailable & set(machines)), row
