@@ -25,6 +25,7 @@ from hetsched.engine.machines import Machines
 from hetsched.engine.outputs import PSTATE_HEADER, EnergyTracer, JobRecord, JobsTracer, SpooledLines
 from hetsched.engine.platform import Platform
 from hetsched.engine.protocol import MessageWriter, format_intervals
+from hetsched.engine.pstate import CurrentSwitches
 from hetsched.engine.transport import Transport
 from hetsched.engine.workload import WorkloadFile
 
@@ -111,6 +112,7 @@ class BatsimContext:
         self.energy_first_submission: Any = LONG_DOUBLE(-1)
         self.energy_last_completion: Any = LONG_DOUBLE(-1)
         self.nb_machine_switches = 0
+        self.switches = CurrentSwitches()  # current_switches
         self.nb_grouped_switches = 0
         self.nb_messages = 0
         self.scheduling_time = 0.0

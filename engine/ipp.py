@@ -89,6 +89,15 @@ class PstateModification:
 
 
 @dataclass(slots=True)
+class Switched:
+    """``SWITCHED_ON``/``SWITCHED_OFF``: a switch actor brought its machine to its P-state
+    (``SwitchMessage``; the server handles both alike)."""
+
+    machine_id: int
+    new_pstate: int
+
+
+@dataclass(slots=True)
 class ExecuteJob:
     """``SCHED_EXECUTE_JOB``: EXECUTE_JOB, with the job it names (``ExecuteJobMessage``)."""
 
@@ -168,7 +177,7 @@ class ContinueDynamicRegister:
 
 Message = (
     SubmitterHello | SubmitterBye | EventOccurred | JobSubmitted | JobRegisteredByDP
-    | ProfileRegisteredByDP | JobCompleted | PstateModification | ExecuteJob | RejectJob
+    | ProfileRegisteredByDP | JobCompleted | PstateModification | Switched | ExecuteJob | RejectJob
     | KillJobs | CallMeLater | TellMeEnergy | SetJobMetadata | SchedReady | WaitingDone
     | KillingDone | EndDynamicRegister | ContinueDynamicRegister
 )

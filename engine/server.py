@@ -27,7 +27,11 @@ from hetsched.engine.jobs_execution import execute_job_process, killer_process
 from hetsched.engine.kernel import Spawn, mailbox_empty, receive
 from hetsched.engine.machines import MachineState
 from hetsched.engine.protocol import format_intervals
-from hetsched.engine.pstate import server_on_pstate_modification, server_on_sched_tell_me_energy
+from hetsched.engine.pstate import (
+    server_on_pstate_modification,
+    server_on_sched_tell_me_energy,
+    server_on_switched,
+)
 from hetsched.engine.request_reply import request_reply_scheduler_process
 from hetsched.engine.waiter import waiter_process
 from hetsched.engine.workload import Profile
@@ -52,6 +56,7 @@ class ServerData:
         self.end_ack = False  # end_of_simulation_ack_received
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self.nb_waiters = self.nb_killers = 0
+        self.nb_switching_machines = 0
         self.expected_submitters = len(context.workload_files)
         self.submitters_finished = 0
         self.expected_event_submitters = len(context.event_lists)
@@ -90,6 +95,7 @@ def is_simulation_finished(data: ServerData) -> bool:
         and (not context.dynamic_jobs or context.registration_finished)
         and data.nb_completed == data.nb_submitted
         and data.nb_running == 0
+        and data.nb_switching_machines == 0
         and data.nb_waiters == 0
         and data.nb_killers == 0
     )
@@ -467,6 +473,7 @@ HANDLERS: dict[type, Handler] = {
     ipp.ProfileRegisteredByDP: server_on_nothing,
     ipp.JobCompleted: server_on_job_completed,
     ipp.PstateModification: server_on_pstate_modification,
+    ipp.Switched: server_on_switched,
     ipp.ExecuteJob: server_on_execute_job,
     ipp.RejectJob: server_on_reject_job,
     ipp.KillJobs: server_on_kill_jobs,

@@ -470,3 +470,93 @@ def test_external_events_pybatsim_filler(
             row["allocated_resources"])
         for begin, end, unavailable in down:
             assert not (begin <= start < end and unavailable & set(machines)), row
+
+
+SWITCH_OFF_SECONDS = 1 / 0.1639344262295082
+"""``cluster_energy_128.xml``: one flop in the switch-off virtual P-state 14 (6.1 s)."""
+SWITCH_ON_SECONDS = 1 / 0.006599788806758183
+"""One flop in the switch-on virtual P-state 15 (151.5 s)."""
+
+
+def test_energy_switching_machines_off_and_on(tmp_path: Path) -> None:
+    """``test_energy.py``'s SET_RESOURCE_STATE to a sleep P-state and back, on
+    ``cluster_energy_128.xml`` (``sleep_pstates`` 13:14:15), with a scheduler written against
+    the protocol (batsched's ``sleeper`` and ``energy_watcher`` are not available): machines
+    1-2 are switched to sleep P-state 13 at t=0, then back to P-state 0 once Batsim says they
+    sleep, while job 1 (10 s) runs on machine 0. Batsim's ``server_on_pstate_modification``
+    and ``switch_off/on_machine_process``: the P-state trace's transition line (-2 to sleep,
+    -1 to compute), each machine ``switching_off`` for one flop in P-state 14, ``sleeping``,
+    ``switching_on`` for one flop in P-state 15, idle; RESOURCE_STATE_CHANGED once both have
+    switched; an EXECUTE_JOB on a sleeping machine aborts."""
+    sent: list[str] = []
+
+    def decide(message: dict[str, Any]) -> list[dict[str, Any]]:
+        now, replies = message["now"], []
+        for event in message["events"]:
+            kind, data = event["type"], event["data"]
+            if kind == "SIMULATION_BEGINS":
+                replies.append({"timestamp": now, "type": "SET_RESOURCE_STATE",
+                                "data": {"resources": "1-2", "state": "13"}})
+            elif kind == "JOB_SUBMITTED":
+                replies.append({"timestamp": now, "type": "EXECUTE_JOB",
+                                "data": {"job_id": data["job_id"], "alloc": "0"}})
+            elif kind == "RESOURCE_STATE_CHANGED" and data["state"] == "13":
+                replies.append({"timestamp": now, "type": "SET_RESOURCE_STATE",
+                                "data": {"resources": "1-2", "state": "0"}})
+            sent.append(kind)
+        return replies
+
+    scheduler = ScriptedScheduler(decide)
+    result = simulate(
+        batsim_file("platforms/cluster_energy_128.xml"),
+        [batsim_file("workloads/test_one_delay_job.json")],
+        None, tmp_path / "out", transport=scheduler, energy=True,
+    )
+    changed = scheduler.events("RESOURCE_STATE_CHANGED")
+    assert [event["data"] for event in changed] == [
+        {"resources": "1-2", "state": "13"}, {"resources": "1-2", "state": "0"}]
+    asleep_at, awake_at = (event["timestamp"] for event in changed)
+    # plus the milliseconds the platform's messages take
+    assert asleep_at == pytest.approx(SWITCH_OFF_SECONDS, abs=0.01)
+    assert awake_at - asleep_at == pytest.approx(SWITCH_ON_SECONDS, abs=0.01)
+    pstates = result.output_files["pstate_changes"].read_text().splitlines()
+    assert [line.split(",", 1)[1] for line in pstates[1:]] == [
+        "0-127,0", "1-2,-2", "1-2,13", "1-2,-1", "1-2,0"]
+    figures = schedule(result)
+    assert float(figures["time_switching_off"]) == pytest.approx(2 * SWITCH_OFF_SECONDS, abs=1e-3)
+    assert float(figures["time_switching_on"]) == pytest.approx(2 * SWITCH_ON_SECONDS, abs=1e-3)
+    assert (figures["nb_machine_switches"], figures["nb_grouped_switches"]) == ("4", "2")
+    states = result.output_files["machine_states"].read_text().splitlines()[1:]
+    counts = [tuple(int(n) for n in line.split(",")[1:]) for line in states]
+    # sleeping, switching on, switching off, idle, computing: the request (a line), job 1
+    # starts, both asleep (a line when the switch is done), the switch on is asked, job 1
+    # ends at 10 s, both awake
+    assert counts == [(0, 0, 2, 126, 0), (0, 0, 2, 125, 1), (2, 0, 0, 125, 1),
+                      (0, 2, 0, 125, 1), (0, 2, 0, 126, 0), (0, 0, 0, 128, 0)]
+    assert jobs_by_id(result)[1]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    # SimGrid's energy plugin over the switch off: 126 idle machines (95 W; a delay job
+    # leaves its machine idle) and 2 in P-state 14 (100.99672 W, idle = full)
+    entries = result.output_files["consumed_energy"].read_text().splitlines()[1:]
+    switch = [float(line.split(",")[1]) for line in entries if line.split(",")[2] == "p"][:2]
+    watts = 126 * 95.0 + 2 * 100.99672131147543
+    assert switch[1] - switch[0] == pytest.approx(watts * SWITCH_OFF_SECONDS, rel=1e-3)
+
+
+def test_energy_jobs_refused_on_a_sleeping_machine(tmp_path: Path) -> None:
+    """A job sent to a machine switching off aborts Batsim (``server_on_execute_job``: the
+    machine must be idle or computing; once asleep, also in a computation P-state)."""
+
+    def decide(message: dict[str, Any]) -> list[dict[str, Any]]:
+        now = message["now"]
+        kinds = [event["type"] for event in message["events"]]
+        if "SIMULATION_BEGINS" in kinds:
+            return [{"timestamp": now, "type": "SET_RESOURCE_STATE",
+                     "data": {"resources": "0", "state": "13"}}]
+        return [{"timestamp": now, "type": "EXECUTE_JOB",
+                 "data": {"job_id": event["data"]["job_id"], "alloc": "0"}}
+                for event in message["events"] if event["type"] == "JOB_SUBMITTED"]
+
+    with pytest.raises(ProtocolError, match="machine 0 cannot compute jobs now"):
+        simulate(batsim_file("platforms/cluster_energy_128.xml"),
+                 [batsim_file("workloads/test_one_delay_job.json")], None, tmp_path / "out",
+                 transport=ScriptedScheduler(decide), energy=True)
