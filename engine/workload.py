@@ -16,8 +16,10 @@ Rules follow ``src/workload.cpp``, ``src/jobs.cpp`` and ``src/profiles.cpp`` at 
 * a profile has a ``type`` and an optional integer ``ret`` (return code of a normal end).
 
 The engine executes ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and
-``parallel`` profiles without communication. Other profile types that Batsim knows are refused
-when a job uses them (unused profiles are dropped, as Batsim drops unreferenced profiles).
+``parallel`` profiles without communication, and ``composed`` profiles of those (``repeat``
+times their ``seq``). Other profile types that Batsim knows need SimGrid's network model and
+are refused when a job uses them (unused profiles are dropped, as Batsim drops unreferenced
+profiles).
 
 >>> profile = parse_profile("p", {"type": "parallel_homogeneous_total", "cpu": 4e9, "com": 0})
 >>> profile.flops(2)
@@ -29,8 +31,8 @@ when a job uses them (unused profiles are dropped, as Batsim drops unreferenced 
 >>> parse_profile("q", {"type": "smpi", "trace": "t.txt"})
 Traceback (most recent call last):
 ...
-hetsched.engine.errors.UnsupportedFeature: profile 'q': profile type 'smpi' is not supported by \
-the embedded engine; use real Batsim
+hetsched.engine.errors.UnsupportedFeature: profile 'q': profile type 'smpi' (SMPI's MPI replay \
+over SimGrid's network model) is not supported by the embedded engine; use real Batsim
 """
 
 from __future__ import annotations
