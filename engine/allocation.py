@@ -18,8 +18,8 @@ from hetsched.engine.machines import MachineState
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
 
-_IDLE = MachineState.IDLE
-_COMPUTING = MachineState.COMPUTING
+_IDLE = int(MachineState.IDLE)  # a plain int for numpy
+_COMPUTING = int(MachineState.COMPUTING)  # a plain int for numpy
 
 
 def one_machine_usable(

@@ -32,9 +32,9 @@ NULL_RUNTIME = LONG_DOUBLE("1e-5")
 """Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
 epsilon")."""
 
-_IDLE = MachineState.IDLE
-_COMPUTING = MachineState.COMPUTING
-_UNAVAILABLE = MachineState.UNAVAILABLE
+_IDLE = int(MachineState.IDLE)  # a plain int for numpy
+_COMPUTING = int(MachineState.COMPUTING)  # a plain int for numpy
+_UNAVAILABLE = int(MachineState.UNAVAILABLE)  # a plain int for numpy
 
 
 def execute_job_process(

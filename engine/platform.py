@@ -89,6 +89,10 @@ class PowerRange:
         return self.idle
 
 
+_NO_SLEEP_PSTATES: Mapping[int, tuple[int, int]] = MappingProxyType({})
+"""The sleep P-states of a machine without any (one mapping shared by all of them)."""
+
+
 @dataclass(frozen=True)
 class Machine:
     """One Batsim compute resource (a SimGrid host), with its Batsim resource ``id``.
@@ -429,7 +433,7 @@ def _parse_platform(path: Path, energy: bool, master_host: str) -> Platform:
                 properties=MappingProxyType(properties),
                 zone_properties=zone_properties[zone_key],
                 computation_pstates=computation,
-                sleep_pstates=MappingProxyType(sleep),
+                sleep_pstates=MappingProxyType(sleep) if sleep else _NO_SLEEP_PSTATES,
                 power=power,
             )
         )

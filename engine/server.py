@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 SERVER = "server"
 """The server's mailbox."""
 
-_IDLE = MachineState.IDLE
-_COMPUTING = MachineState.COMPUTING
 
 
 class ServerData:
