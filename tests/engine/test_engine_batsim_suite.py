@@ -560,3 +560,20 @@ def test_energy_jobs_refused_on_a_sleeping_machine(tmp_path: Path) -> None:
         simulate(batsim_file("platforms/cluster_energy_128.xml"),
                  [batsim_file("workloads/test_one_delay_job.json")], None, tmp_path / "out",
                  transport=ScriptedScheduler(decide), energy=True)
+
+
+def test_nosched_with_events_ends_on_a_deadlock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--no-sched --events``: Batsim creates the event submitters but no server
+    (``start_initial_simulation_processes``), so they wait forever to say hello: SimGrid's
+    deadlock once the jobs are done; Batsim writes its outputs and exits 0."""
+    prefix = tmp_path / "out"
+    code, err = run_batsim(
+        ["-p", str(batsim_file("platforms/small_platform.xml")),
+         "-w", str(batsim_file("workloads/test_delays.json")), "-e", str(prefix), "--no-sched",
+         "--events", str(batsim_file("events/test_events_4hosts.txt"))],
+        capsys,
+    )
+    assert code == 0 and "deadlock" in err and "event submitters" in err, err
+    assert Path(f"{prefix}_machine_states.csv").read_text().splitlines()[-1] == "10,0,0,0,4,0"
