@@ -181,7 +181,8 @@ shorter than what is left (``seq_4x5``'s fourth 5 s step at 15 s: 5 < 5 is false
     ],
 )
 def test_basic1_and_walltime1_small_workloads(
-    platform: str, scheduler: str, workload: str, expected: Any, tmp_path: Path
+    platform: str, scheduler: str, workload: str, expected: Any, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``test_simple.py::test_basic1`` (``small_platform.xml``) and ``test_walltime.py::
     test_walltime1`` (``cluster512.xml``) on the small workloads, pybatsim's
@@ -192,6 +193,8 @@ def test_basic1_and_walltime1_small_workloads(
     communication: refused (SimGrid's network model)."""
     def make(options: dict[str, Any]) -> Any:  # as pybatsim's launcher loads it
         return launcher.instanciate_scheduler(scheduler, options)
+
+    monkeypatch.chdir(tmp_path)  # batsim.sched's schedulers log to out_events.csv here
 
     arguments = (
         batsim_file(f"platforms/{platform}"), [batsim_file(f"workloads/{workload}")]
