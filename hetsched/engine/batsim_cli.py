@@ -12,7 +12,7 @@ Batsim's options (``batsim --help`` of v4.2.1) are read with Batsim's names and 
 ones that change nothing in the engine's outputs are accepted (``--disable-schedule-tracing``:
 the engine writes no Pajé trace anyway; ``--sg-log``, ``--redis-*`` without ``--enable-redis``,
 ``-v``/``-q`` levels); the ones it cannot honour are refused, with exit code 69
-(:data:`EXIT_UNSUPPORTED`), never ignored: workflows (``-W``, ``--WS``), ``--events``, ``-r``,
+(:data:`EXIT_UNSUPPORTED`), never ignored: workflows (``-W``, ``--WS``), ``-r``,
 Redis, ``--dump-execution-context``, ``--sg-cfg``, ``--mmax``/
 ``--mmax-workload``. One option is the engine's own: ``--timeout SECONDS``, the longest wait for
 a reply (Batsim waits forever).
@@ -71,7 +71,6 @@ _REFUSED_FLAGS = {
 _REFUSED_LISTS = {
     "workflows": "-W/--workflow (workflows)",
     "workflow_starts": "--WS/--workflow-start (workflows)",
-    "events": "--events (external events)",
     "roles": "-r/--add-role-to-hosts (give roles as host properties in the platform)",
     "sg_cfg": "--sg-cfg (SimGrid configuration)",
 }
@@ -227,6 +226,10 @@ def _unreadable_inputs(options: argparse.Namespace) -> int:
         if not Path(workload).is_file():
             print(f"Workload file '{workload}' cannot be read.", file=sys.stderr)
             code |= EXIT_WORKLOAD_UNREADABLE
+    for events in options.events:
+        if not Path(events).is_file():
+            print(f"Events file '{events}' cannot be read.", file=sys.stderr)
+            code |= EXIT_WORKLOAD_UNREADABLE  # Batsim's bit for events files too
     return code
 
 
@@ -319,6 +322,8 @@ def _run(options: argparse.Namespace) -> int:
                 dynamic_jobs=options.dynamic_jobs,
                 socket_endpoint=None if options.no_sched else options.socket_endpoint,
                 no_sched=options.no_sched,
+                events=options.events,
+                forward_unknown_events=options.forward_unknown_events,
                 acknowledge_dynamic_jobs=options.acknowledge_dynamic_jobs,
                 forward_profiles=options.forward_profiles_on_submission,
                 profile_reuse=options.enable_profile_reuse,

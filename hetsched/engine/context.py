@@ -18,12 +18,14 @@ from typing import Any
 from hetsched.engine.energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import ProtocolError
+from hetsched.engine.events import EventList
 from hetsched.engine.jobs import Job, Workload
 from hetsched.engine.kernel import Kernel
 from hetsched.engine.machines import Machines
 from hetsched.engine.outputs import PSTATE_HEADER, EnergyTracer, JobRecord, JobsTracer, SpooledLines
 from hetsched.engine.platform import Platform
 from hetsched.engine.protocol import MessageWriter, format_intervals
+from hetsched.engine.pstate import CurrentSwitches
 from hetsched.engine.transport import Transport
 from hetsched.engine.workload import WorkloadFile
 
@@ -45,6 +47,7 @@ class BatsimOptions:
     storage_sharing: bool = True
     sched_config: str = ""
     no_sched: bool = False
+    forward_unknown_events: bool = False
 
 
 class BatsimContext:
@@ -57,6 +60,7 @@ class BatsimContext:
         transport: Transport | None,
         options: BatsimOptions,
         progress: Callable[[float, int, int], None] | None,
+        event_lists: Sequence[EventList] = (),
     ) -> None:
         energy = options.energy
         self.platform = platform
@@ -99,6 +103,7 @@ class BatsimContext:
                 workload.jobs[job.id] = job
                 workload.met.add(job.id)
             self.workloads[wf.name] = workload
+        self.event_lists = list(event_lists)
         self.writer = MessageWriter()
         # outputs and figures
         self.jobs_tracer = JobsTracer()
@@ -107,6 +112,7 @@ class BatsimContext:
         self.energy_first_submission: Any = LONG_DOUBLE(-1)
         self.energy_last_completion: Any = LONG_DOUBLE(-1)
         self.nb_machine_switches = 0
+        self.switches = CurrentSwitches()  # current_switches
         self.nb_grouped_switches = 0
         self.nb_messages = 0
         self.scheduling_time = 0.0

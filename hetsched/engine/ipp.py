@@ -13,25 +13,43 @@ Every message travels on the ``server`` mailbox as the payload of a 1-byte SimGr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hetsched.engine import protocol
+    from hetsched.engine.events import Event
     from hetsched.engine.jobs import Job
+
+
+class SubmitterType(Enum):
+    """Batsim's ``SubmitterType``: who says hello and goodbye to the server."""
+
+    JOB_SUBMITTER = "job"
+    EVENT_SUBMITTER = "event"
 
 
 @dataclass(slots=True)
 class SubmitterHello:
-    """``SUBMITTER_HELLO``: a static job submitter starts (``JobSubmitterHelloMessage``)."""
+    """``SUBMITTER_HELLO``: a static job or event submitter starts (``SubmitterHelloMessage``)."""
 
     submitter_name: str
+    submitter_type: SubmitterType = SubmitterType.JOB_SUBMITTER
 
 
 @dataclass(slots=True)
 class SubmitterBye:
-    """``SUBMITTER_BYE``: a static job submitter has submitted all its jobs."""
+    """``SUBMITTER_BYE``: a static job or event submitter has submitted everything."""
 
     submitter_name: str
+    submitter_type: SubmitterType = SubmitterType.JOB_SUBMITTER
+
+
+@dataclass(slots=True)
+class EventOccurred:
+    """``EVENT_OCCURRED``: external events of one date (``EventOccurredMessage``)."""
+
+    occurred_events: list[Event]
 
 
 @dataclass(slots=True)
@@ -68,6 +86,15 @@ class PstateModification:
     machine_ids: tuple[int, ...]
     new_pstate: int
     where: str
+
+
+@dataclass(slots=True)
+class Switched:
+    """``SWITCHED_ON``/``SWITCHED_OFF``: a switch actor brought its machine to its P-state
+    (``SwitchMessage``; the server handles both alike)."""
+
+    machine_id: int
+    new_pstate: int
 
 
 @dataclass(slots=True)
@@ -149,10 +176,10 @@ class ContinueDynamicRegister:
 
 
 Message = (
-    SubmitterHello | SubmitterBye | JobSubmitted | JobRegisteredByDP | ProfileRegisteredByDP
-    | JobCompleted | PstateModification | ExecuteJob | RejectJob | KillJobs | CallMeLater
-    | TellMeEnergy | SetJobMetadata | SchedReady | WaitingDone | KillingDone
-    | EndDynamicRegister | ContinueDynamicRegister
+    SubmitterHello | SubmitterBye | EventOccurred | JobSubmitted | JobRegisteredByDP
+    | ProfileRegisteredByDP | JobCompleted | PstateModification | Switched | ExecuteJob | RejectJob
+    | KillJobs | CallMeLater | TellMeEnergy | SetJobMetadata | SchedReady | WaitingDone
+    | KillingDone | EndDynamicRegister | ContinueDynamicRegister
 )
 """Any message the server receives."""
 

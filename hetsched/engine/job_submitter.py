@@ -90,7 +90,7 @@ def batexec_job_launcher_process(
             )
         alloc = tuple(range(job.res))
         ids = np.arange(job.res, dtype=np.intp)
-        if job.profile.is_parallel_task and (machines.ptask_jobs[ids] > 0).any():
+        if job.profile.uses_parallel_tasks and (machines.ptask_jobs[ids] > 0).any():
             machine_id = int(ids[np.argmax(machines.ptask_jobs[ids] > 0)])
             raise UnsupportedFeature(
                 f"--no-sched: job {job.id!r} (profile {job.profile.name!r}) would share machine "
@@ -103,7 +103,7 @@ def batexec_job_launcher_process(
         job.machines = ids
         job.alloc_text = format_intervals(ids)
         machines.booked[ids] += 1
-        if job.profile.is_parallel_task:
+        if job.profile.uses_parallel_tasks:
             machines.ptask_jobs[ids] += 1
         context.running_jobs[job.id] = job
         actor = execute_job_process(context, job, (), notify_server_at_end=False)

@@ -71,8 +71,8 @@ class Job:
     __slots__ = (
         "actor", "alloc_text", "allocation", "consumed_energy", "delay_start", "id", "ids",
         "kill_requested", "machines", "metadata", "name", "profile", "ptask", "res", "return_code",
-        "runtime", "started", "starting_time", "state", "submitted_json", "subtime", "walltime",
-        "workload",
+        "runtime", "started", "starting_time", "state", "submitted_json", "subtime", "task",
+        "walltime", "workload",
     )
 
     def __init__(self, description: JobDescription, profile: Profile) -> None:
@@ -99,13 +99,57 @@ class Job:
         self.metadata = ""
         self.kill_requested = False
         self.actor: Generator[Any, Any, None] | None = None
+        # what runs: a delay (since delay_start) or a parallel task (ptask), or, for a composed
+        # profile, the tree of its steps (task)
         self.ptask: ParallelTask | None = None
         self.delay_start = -1.0
+        self.task: Task | None = None
 
     @property
     def complete(self) -> bool:
         """``Job::is_complete``: finished in any way, or rejected."""
         return self.state in FINISHED_STATES
+
+
+class Task:
+    """A step of a composed profile's execution (``BatTask``, ``src/jobs.hpp``): a leaf runs a
+    delay (since ``delay_start``) or a parallel task (``ptask``); a sequence runs its
+    ``sub_tasks``, its steps ``repeat`` times over, and ``current_task_index`` is the one
+    running (-1 before the first)."""
+
+    __slots__ = ("current_task_index", "delay_start", "profile", "ptask", "sub_tasks")
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.ptask: ParallelTask | None = None
+        self.delay_start = -1.0
+        self.current_task_index = -1
+        # initialize_sequential_tasks: the tree of a sequence's steps, each repetition apart
+        self.sub_tasks = [Task(step) for _ in range(profile.repeat) for step in profile.steps]
+
+    def progress(self, now: float) -> dict[str, Any]:
+        """``generate_task_tree`` after ``compute_tasks_progress``: JOB_KILLED's progress of the
+        step running (``1 - get_remaining_ratio`` for a parallel task, the time slept over the
+        delay for a delay), nested in each sequence with its ``current_task_index``."""
+        if self.ptask is not None:
+            return {"profile_name": self.profile.name, "progress": self.ptask.progress()}
+        if self.delay_start != -1:
+            ratio = (now - self.delay_start) / self.profile.delay
+            return {"profile_name": self.profile.name, "progress": ratio}
+        tree: dict[str, Any] = {
+            "profile_name": self.profile.name, "current_task_index": self.current_task_index
+        }
+        if self.current_task_index != -1:
+            tree["current_task"] = self.sub_tasks[self.current_task_index].progress(now)
+        return tree
+
+    def running_ptask(self) -> ParallelTask | None:
+        """The parallel task ``cancel_ptask`` cancels: the running step's, if it is one."""
+        if self.ptask is not None:
+            return self.ptask
+        if self.sub_tasks and self.current_task_index != -1:
+            return self.sub_tasks[self.current_task_index].running_ptask()
+        return None
 
 
 @dataclass

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from hetsched.engine import ipp
 from hetsched.engine.energy import LONG_DOUBLE
-from hetsched.engine.jobs import Job, JobState
+from hetsched.engine.jobs import Job, JobState, Task
 from hetsched.engine.kernel import Answered, Kill, Sleep, send
 from hetsched.engine.kernel import Cancel as CancelActivity
 from hetsched.engine.machines import MachineState
 from hetsched.engine.pstate import add_energy_entry, consumed_energy_on_machines
 from hetsched.engine.task_execution import execute_parallel_task
+from hetsched.engine.workload import Profile
 
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
@@ -31,9 +32,9 @@ NULL_RUNTIME = LONG_DOUBLE("1e-5")
 """Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
 epsilon")."""
 
-_IDLE = MachineState.IDLE
-_COMPUTING = MachineState.COMPUTING
-_UNAVAILABLE = MachineState.UNAVAILABLE
+_IDLE = int(MachineState.IDLE)  # a plain int for numpy
+_COMPUTING = int(MachineState.COMPUTING)  # a plain int for numpy
+_UNAVAILABLE = int(MachineState.UNAVAILABLE)  # a plain int for numpy
 
 
 def execute_job_process(
@@ -65,31 +66,74 @@ def execute_job_process(
 def execute_task(
     context: BatsimContext, job: Job, mapping: tuple[int, ...]
 ) -> Generator[Any, Any, int]:
-    """``execute_task`` for delay and parallel-task profiles (-1: walltime, -2: killed)."""
+    """``execute_task`` of the job's profile, to run with ``yield from``: its return code, -1 if
+    the walltime was reached, -2 if killed. A composed profile runs its steps in a tree of
+    :class:`~hetsched.engine.jobs.Task` (``job.task``); a delay or a parallel task keeps its
+    start or its task in the job itself. (A function that returns the generator, so that a
+    job's executor resumes its task through one generator less.)"""
     profile = job.profile
+    remaining = [job.walltime]  # remaining_time, shared by the steps of a composed profile
+    if profile.type == "composed":
+        job.task = Task(profile)
+        return _execute_sequence(context, job, job.task, mapping, remaining)
+    return _execute_leaf(context, job, job, profile, mapping, remaining)
+
+
+def _execute_sequence(
+    context: BatsimContext, job: Job, task: Task, mapping: tuple[int, ...], remaining: list[float]
+) -> Generator[Any, Any, int]:
+    """``execute_task``'s ``SEQUENCE`` case: each step in turn; the first that does not return
+    0 ends the sequence with its code; else the composed profile's own return code."""
+    for index, sub_task in enumerate(task.sub_tasks):
+        task.current_task_index = index
+        if sub_task.profile.type == "composed":
+            code = yield from _execute_sequence(context, job, sub_task, mapping, remaining)
+        else:
+            code = yield from _execute_leaf(
+                context, job, sub_task, sub_task.profile, mapping, remaining
+            )
+        if code != 0:
+            return code
+    return task.profile.return_code
+
+
+def _execute_leaf(
+    context: BatsimContext,
+    job: Job,
+    holder: Job | Task,
+    profile: Profile,
+    mapping: tuple[int, ...],
+    remaining: list[float],
+) -> Generator[Any, Any, int]:
+    """``execute_task`` for a delay or a parallel task, whose start or task is kept in
+    ``holder`` (the job, or the step of a composed profile)."""
     alloc = job.allocation
     if profile.type == "delay":
-        job.delay_start = context.kernel.now
-        delay = do_delay_task(profile.delay, job.walltime, alloc[0], profile.return_code)
-        return (yield from delay)
+        holder.delay_start = context.kernel.now
+        if (yield from do_delay_task(profile.delay, remaining, alloc[0])) == -1:
+            return -1
+        return profile.return_code
     executors = [alloc[index] for index in mapping] if mapping else list(alloc)
-    return (
-        yield from execute_parallel_task(
-            context.machines, context.energy, job, executors, context.kernel.now
-        )
+    code = yield from execute_parallel_task(
+        context.kernel, context.machines, context.energy, holder, profile, executors, remaining,
+        alloc[0],
     )
+    return code if code != 0 else profile.return_code
 
 
-def do_delay_task(
-    delay: float, walltime: float, host: int, return_code: int
-) -> Generator[Any, Any, int]:
-    """``do_delay_task``: sleep ``delay`` on ``host`` and return ``return_code``, unless the
-    walltime comes first *or at the same time*: then sleep until the walltime and return -1
-    (``sleeptime < remaining_time`` decides, so a delay equal to its walltime is killed)."""
-    if walltime < 0 or delay < walltime:
+def do_delay_task(delay: float, remaining: list[float], host: int) -> Generator[Any, Any, int]:
+    """``do_delay_task``: sleep ``delay`` on ``host`` and return 0, unless the walltime left
+    (``remaining[0]``, -1 for none) comes first *or at the same time*: then sleep until it and
+    return -1 (``sleeptime < remaining_time`` decides, so a delay equal to its walltime is
+    killed). The delay slept is taken off the walltime left."""
+    left = remaining[0]
+    if left < 0 or delay < left:
         yield Sleep(delay, host)
-        return return_code
-    yield Sleep(walltime, host)
+        if left > 0:
+            remaining[0] = left - delay
+        return 0
+    yield Sleep(left, host)
+    remaining[0] = 0.0
     return -1
 
 
@@ -114,7 +158,7 @@ def free_machines(context: BatsimContext, job: Job) -> None:
         machines.running[indices] -= 1
     else:  # killed before its executor started
         machines.booked[indices] -= 1
-    if job.profile.is_parallel_task:
+    if job.profile.uses_parallel_tasks:
         machines.ptask_jobs[indices] -= 1
     context.running_jobs.pop(job.id, None)
     ids = job.ids
@@ -142,16 +186,24 @@ def killer_process(context: BatsimContext, jobs: list[Job]) -> Generator[Any, An
         if job.state is not JobState.RUNNING:
             continue
         now = kernel.now
-        if job.ptask is not None:
-            ratio = job.ptask.progress()
-            yield Answered(1)  # Exec::get_remaining_ratio is an answered simcall
-        elif job.profile.delay == 0:
-            ratio = 1.0
+        if job.profile.type == "composed":
+            # before its first step (its executor still querying the energy) a composed job
+            # has no step running: Batsim would read sub_tasks[-1] there; its tree says -1
+            task = job.task if job.task is not None else Task(job.profile)
+            ptask = task.running_ptask()
+            progress[job.id] = task.progress(now)
         else:
-            ratio = (now - job.delay_start) / job.profile.delay
-        progress[job.id] = {"profile_name": job.profile.name, "progress": ratio}
-        if job.ptask is not None:
-            yield CancelActivity(job.ptask)
+            ptask = job.ptask
+            if ptask is not None:
+                ratio = ptask.progress()
+            elif job.profile.delay == 0:
+                ratio = 1.0
+            else:
+                ratio = (now - job.delay_start) / job.profile.delay
+            progress[job.id] = {"profile_name": job.profile.name, "progress": ratio}
+        if ptask is not None:
+            yield Answered(1)  # Exec::get_remaining_ratio is an answered simcall
+            yield CancelActivity(ptask)
             continue
         assert job.actor is not None
         yield Kill(job.actor)

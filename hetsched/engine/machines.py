@@ -79,9 +79,10 @@ class Machines:
         self.state_counts[MachineState.IDLE] = nb_machines
         self.state_times = MachineStateTimes(nb_machines)
 
-    def update_machine_state(self, ids: np.ndarray, state: MachineState, now: float) -> None:
+    def update_machine_state(self, ids: np.ndarray, state: MachineState | int, now: float) -> None:
         """``Machine::update_machine_state`` for each machine of ``ids`` (ascending)."""
         counts = self.state_counts
+        state = int(state)  # a plain int: numpy probes other objects for array interfaces
         if len(ids) == 1:  # the same steps on one machine, without arrays
             machine = int(ids[0])
             old_state = int(self.state[machine])

@@ -53,7 +53,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -89,13 +89,19 @@ class PowerRange:
         return self.idle
 
 
+_NO_SLEEP_PSTATES: Mapping[int, tuple[int, int]] = MappingProxyType({})
+"""The sleep P-states of a machine without any (one mapping shared by all of them)."""
+
+
 @dataclass(frozen=True)
 class Machine:
     """One Batsim compute resource (a SimGrid host), with its Batsim resource ``id``.
 
     ``speeds`` are per core, one per P-state; ``computation_pstates`` are the P-states that are
     neither sleep nor virtual transition P-states (Batsim's ``sleep_pstates`` property, read
-    with ``-E`` only); ``power`` is ``None`` unless the simulation uses energy.
+    with ``-E`` only); ``sleep_pstates`` maps each sleep P-state to its virtual P-states of
+    switching off and on (``off``, ``on``); ``power`` is ``None`` unless the simulation uses
+    energy.
     """
 
     id: int
@@ -107,6 +113,7 @@ class Machine:
     zone_properties: Mapping[str, str]
     computation_pstates: frozenset[int]
     power: tuple[PowerRange, ...] | None = None
+    sleep_pstates: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def _power_ranges(host: HostRecord, path: Path) -> tuple[PowerRange, ...] | None:
@@ -146,17 +153,18 @@ def _parse_power_ranges(text: str, nb_pstates: int) -> tuple[PowerRange, ...] | 
     return tuple(ranges)
 
 
-def _sleep_pstates(host: HostRecord, path: Path) -> frozenset[int]:
-    """P-states that Batsim's ``sleep_pstates`` (``sleep:off:on`` triplets) make non-computing."""
-    special = _parse_sleep_pstates(host.properties.get("sleep_pstates", ""), len(host.speeds))
-    if isinstance(special, str):
-        raise PlatformError(f"{path}:{host.line}: host {host.name!r}: sleep_pstates: {special}")
-    return special
+def _sleep_pstates(host: HostRecord, path: Path) -> tuple[tuple[int, int, int], ...]:
+    """Batsim's ``sleep_pstates`` property (``sleep:off:on`` triplets): each sleep P-state and
+    its virtual P-states of switching off and on, none of them computing."""
+    triplets = _parse_sleep_pstates(host.properties.get("sleep_pstates", ""), len(host.speeds))
+    if isinstance(triplets, str):
+        raise PlatformError(f"{path}:{host.line}: host {host.name!r}: sleep_pstates: {triplets}")
+    return triplets
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_sleep_pstates(text: str, nb_pstates: int) -> frozenset[int] | str:
-    special: set[int] = set()
+def _parse_sleep_pstates(text: str, nb_pstates: int) -> tuple[tuple[int, int, int], ...] | str:
+    triplets = []
     for triplet in (part for part in text.split(",") if part):
         pieces = [piece for piece in triplet.split(":") if piece]
         try:
@@ -165,8 +173,8 @@ def _parse_sleep_pstates(text: str, nb_pstates: int) -> frozenset[int] | str:
             return f"{triplet!r} is not three integers"
         if len(numbers) != 3 or not all(0 <= n < nb_pstates for n in numbers):
             return f"{triplet!r} must be three existing P-states sleep:off:on"
-        special.update(numbers)
-    return frozenset(special)
+        triplets.append((numbers[0], numbers[1], numbers[2]))
+    return tuple(triplets)
 
 
 class Platform:
@@ -313,7 +321,7 @@ def _latency(links: list[str] | tuple[str, ...], reader: Reader) -> float:
 CACHE_VERSION = 3
 """Format version of a parsed :class:`Platform` in the input cache (:mod:`hetsched.cache`):
 bump it when :class:`Platform`, :class:`Machine` or the reader's classes change or move
-(2: the reader moved to :mod:`hetsched.engine.platform_reader`)."""
+(2: the reader moved to :mod:`hetsched.engine.platform_reader`; 3: machines' sleep P-states)."""
 
 
 def load_platform(
@@ -396,8 +404,11 @@ def _parse_platform(path: Path, energy: bool, master_host: str) -> Platform:
     for number, (host, properties) in enumerate(compute):
         computation = frozenset(range(len(host.speeds)))
         power = None
+        sleep: dict[int, tuple[int, int]] = {}
         if energy:
-            computation = computation - _sleep_pstates(host, reader.path)
+            triplets = _sleep_pstates(host, reader.path)
+            computation = computation - {ps for triplet in triplets for ps in triplet}
+            sleep = {sleep_ps: (off_ps, on_ps) for sleep_ps, off_ps, on_ps in triplets}
             power = _power_ranges(host, reader.path)
             if power is None:
                 raise PlatformError(
@@ -422,6 +433,7 @@ def _parse_platform(path: Path, energy: bool, master_host: str) -> Platform:
                 properties=MappingProxyType(properties),
                 zone_properties=zone_properties[zone_key],
                 computation_pstates=computation,
+                sleep_pstates=MappingProxyType(sleep) if sleep else _NO_SLEEP_PSTATES,
                 power=power,
             )
         )

@@ -176,7 +176,14 @@ def handle_register_profile(context: BatsimContext, index: int, data: Any) -> No
             f"Invalid new profile registration: profile {record.name!r} already existed in "
             f"workload {record.workload!r}"
         )
-    workload.profiles[record.name] = parse_profile(record.name, _rewritten(record.profile))
+    profile = parse_profile(record.name, _rewritten(record.profile))
+    if profile.type == "composed":
+        raise ProtocolError(
+            f"registered profile {record.name!r} is composed: Batsim 4.2.1 resolves the steps "
+            "of composed profiles in static workloads only (Workload::check_validity), and "
+            "crashes running a registered one"
+        )
+    workload.profiles[record.name] = profile
 
 
 def _rewritten(value: dict[str, Any]) -> Any:

@@ -19,16 +19,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetsched.engine import ipp, protocol
-from hetsched.engine.errors import ProtocolError, UnsupportedFeature
-from hetsched.engine.jobs import Job, JobState
+from hetsched.engine import allocation, ipp, protocol
+from hetsched.engine.errors import ProtocolError, SimulationError
+from hetsched.engine.events import EventType
+from hetsched.engine.jobs import Job, JobState, Workload
 from hetsched.engine.jobs_execution import execute_job_process, killer_process
 from hetsched.engine.kernel import Spawn, mailbox_empty, receive
 from hetsched.engine.machines import MachineState
 from hetsched.engine.protocol import format_intervals
-from hetsched.engine.pstate import server_on_pstate_modification, server_on_sched_tell_me_energy
+from hetsched.engine.pstate import (
+    server_on_pstate_modification,
+    server_on_sched_tell_me_energy,
+    server_on_switched,
+)
 from hetsched.engine.request_reply import request_reply_scheduler_process
 from hetsched.engine.waiter import waiter_process
+from hetsched.engine.workload import Profile
 
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
@@ -36,8 +42,6 @@ if TYPE_CHECKING:
 SERVER = "server"
 """The server's mailbox."""
 
-_IDLE = MachineState.IDLE
-_COMPUTING = MachineState.COMPUTING
 
 
 class ServerData:
@@ -50,8 +54,11 @@ class ServerData:
         self.end_ack = False  # end_of_simulation_ack_received
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self.nb_waiters = self.nb_killers = 0
+        self.nb_switching_machines = 0
         self.expected_submitters = len(context.workload_files)
         self.submitters_finished = 0
+        self.expected_event_submitters = len(context.event_lists)
+        self.event_submitters_finished = 0
         self.jobs_to_delete: list[Job] = []
 
 
@@ -82,9 +89,11 @@ def is_simulation_finished(data: ServerData) -> bool:
     context = data.context
     return (
         data.submitters_finished == data.expected_submitters
+        and data.event_submitters_finished == data.expected_event_submitters
         and (not context.dynamic_jobs or context.registration_finished)
         and data.nb_completed == data.nb_submitted
         and data.nb_running == 0
+        and data.nb_switching_machines == 0
         and data.nb_waiters == 0
         and data.nb_killers == 0
     )
@@ -111,9 +120,18 @@ def delete_jobs(data: ServerData) -> None:
             # runs more rarely as a run grows (500,000 ended jobs in Hwang et al.'s runs)
             job.ptask.on_end = None
             job.ptask = None
-        if context.garbage_collect_profiles and job.profile.name in workload.profiles:
-            workload.profiles[job.profile.name] = None
+        if context.garbage_collect_profiles:
+            _remove_profile(workload, job.profile)
     data.jobs_to_delete = []
+
+
+def _remove_profile(workload: Workload, profile: Profile) -> None:
+    """``Profiles::remove_profile``: the profile's name no longer gives it, nor, for a
+    composed profile, its steps' names theirs."""
+    if profile.name in workload.profiles:
+        workload.profiles[profile.name] = None
+    for step in profile.steps:
+        _remove_profile(workload, step)
 
 
 def simulation_begins(context: BatsimContext) -> dict[str, Any]:
@@ -128,7 +146,7 @@ def simulation_begins(context: BatsimContext) -> dict[str, Any]:
         "dynamic-jobs-acknowledged": context.ack_dynamic,
         "profile-reuse-enabled": not context.garbage_collect_profiles,
         "sched-config": context.options.sched_config,
-        "forward-unknown-events": False,
+        "forward-unknown-events": context.options.forward_unknown_events,
     }
     resources = [
         {
@@ -175,12 +193,68 @@ def server_on_nothing(data: ServerData, message: ipp.Message) -> Generator[Any, 
 def server_on_submitter_bye(
     data: ServerData, message: ipp.SubmitterBye
 ) -> Generator[Any, Any, None]:
+    context = data.context
+    if message.submitter_type is ipp.SubmitterType.EVENT_SUBMITTER:
+        data.event_submitters_finished += 1
+        if data.event_submitters_finished == data.expected_event_submitters:
+            context.writer.append(
+                "NOTIFY", {"type": "no_more_external_event_to_occur"}, context.kernel.now
+            )
+        return
     data.submitters_finished += 1
     if data.submitters_finished == data.expected_submitters:
-        context = data.context
         context.writer.append(
             "NOTIFY", {"type": "no_more_static_job_to_submit"}, context.kernel.now
         )
+    return
+    yield
+
+
+def server_on_event_occurred(
+    data: ServerData, message: ipp.EventOccurred
+) -> Generator[Any, Any, None]:
+    """``server_on_event_occurred``: machines unavailable or available again, NOTIFY
+    ``event_machine_unavailable``/``_available`` (their jobs are not killed: Batsim's
+    ``docs/input-events.rst``), or a generic event forwarded as NOTIFY's data."""
+    context = data.context
+    now = context.kernel.now
+    machines = context.machines
+    for event in message.occurred_events:
+        if event.type is EventType.EVENT_GENERIC:
+            context.writer.append("NOTIFY", dict(event.description), now)
+            continue
+        if not event.machine_ids:
+            continue
+        available = event.type is EventType.EVENT_MACHINE_AVAILABLE
+        for machine_id in event.machine_ids:
+            if not 0 <= machine_id < machines.nb_machines:
+                raise SimulationError(
+                    f"external event at t={event.timestamp:g}: Cannot get machine "
+                    f"{machine_id}: it does not exist"
+                )
+            name = machines.specs[machine_id].name
+            unavailable = machines.state.item(machine_id) == MachineState.UNAVAILABLE
+            if available and not unavailable:
+                state = MachineState(machines.state.item(machine_id)).label
+                raise SimulationError(
+                    f"The making of machine {machine_id} ('{name}') available was requested "
+                    f"but this machine was not in UNAVAILABLE state (current state: {state})."
+                )
+            if not available and unavailable:
+                raise SimulationError(
+                    f"The making of machine {machine_id} ('{name}') unavailable was requested "
+                    "but this machine was already in UNAVAILABLE state."
+                )
+            if not available:
+                new_state = MachineState.UNAVAILABLE
+            elif machines.running.item(machine_id):
+                new_state = MachineState.COMPUTING
+            else:
+                new_state = MachineState.IDLE
+            machines.update_machine_state(np.array([machine_id]), new_state, now)
+        kind = "event_machine_available" if available else "event_machine_unavailable"
+        resources = format_intervals(event.machine_ids)
+        context.writer.append("NOTIFY", {"type": kind, "resources": resources}, now)
     return
     yield
 
@@ -255,13 +329,13 @@ def server_on_execute_job(data: ServerData, message: ipp.ExecuteJob) -> Generato
         )
     alloc = record.alloc
     ids = np.fromiter(alloc, np.intp, len(alloc))
-    if len(alloc) == 1 and one_machine_usable(context, alloc[0], job, record):
+    if len(alloc) == 1 and allocation.one_machine_usable(context, alloc[0], job, record):
         indices: np.ndarray | int = int(alloc[0])
         alloc_text = str(indices)
     else:
         indices = ids
         alloc_text = format_intervals(ids)
-        check_allocation(context, job, record, ids, alloc_text, where)
+        allocation.check_allocation(context, job, record, ids, alloc_text, where)
     job.state = JobState.RUNNING
     job.allocation = alloc
     job.ids = ids
@@ -269,105 +343,12 @@ def server_on_execute_job(data: ServerData, message: ipp.ExecuteJob) -> Generato
     job.alloc_text = alloc_text
     data.nb_running += 1
     machines.booked[indices] += 1
-    if job.profile.is_parallel_task:
+    if job.profile.uses_parallel_tasks:
         machines.ptask_jobs[indices] += 1
     context.running_jobs[job.id] = job
     actor = execute_job_process(context, job, record.mapping)
     job.actor = actor
     yield Spawn(actor)
-
-
-def one_machine_usable(
-    context: BatsimContext, machine: int, job: Job, record: protocol.ExecuteJob
-) -> bool:
-    """Whether a job may run on ``machine`` alone, without the arrays: True only when
-    :func:`check_allocation` would pass (False: that check runs, and may pass).
-
-    It restates :func:`check_allocation`'s rules for one machine (it exists, is not booked or
-    computing, is idle or computing, is in a computation P-state with energy, the size fits):
-    the two must change together (``tests/engine/test_engine_server.py`` gives both the same
-    allocations)."""
-    machines = context.machines
-    if not 0 <= machine < machines.nb_machines:
-        return False
-    if machines.booked.item(machine) or machines.running.item(machine):
-        return False
-    if machines.state.item(machine) not in (_IDLE, _COMPUTING):
-        return False
-    if context.energy_enabled and not machines.computable.item(machine):
-        return False
-    size = len(record.mapping) if record.mapping else 1
-    return job.profile.type == "parallel_homogeneous_total" or size == job.res
-
-
-def check_allocation(
-    context: BatsimContext,
-    job: Job,
-    record: protocol.ExecuteJob,
-    ids: np.ndarray,
-    alloc_text: str,
-    where: str,
-) -> None:
-    """Batsim's checks of an EXECUTE_JOB's allocation (``ids``, ascending) for ``job``.
-
-    :func:`one_machine_usable` restates them for a job on one machine (the scalar path, which
-    skips this check): the two must change together."""
-    machines = context.machines
-    alloc = record.alloc
-    if alloc[0] < 0 or alloc[-1] >= machines.nb_machines:
-        machine_id = alloc[0] if alloc[0] < 0 else alloc[-1]
-        raise ProtocolError(
-            f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
-            f"{machine_id} does not exist"
-        )
-    busy = (machines.booked[ids] + machines.running[ids]) > 0
-    if busy.any():
-        machine_id = int(ids[np.argmax(busy)])
-        others = _jobs_on(context, machine_id)
-        if not context.options.compute_sharing:
-            raise ProtocolError(
-                f"{where}: job {job.id!r}: invalid allocation ({alloc_text}): machine "
-                f"{machine_id} (hostname={machines.specs[machine_id].name!r}) is currently "
-                f"computing jobs ({', '.join(other.id for other in others)}) whereas "
-                "time-sharing on compute machines is disabled"
-            )
-        sharing = (machines.ptask_jobs[ids] > 0) if job.profile.is_parallel_task else busy & False
-        if sharing.any():
-            machine_id = int(ids[np.argmax(sharing)])
-            other = next(o for o in _jobs_on(context, machine_id) if o.profile.is_parallel_task)
-            raise UnsupportedFeature(
-                f"{where}: job {job.id!r} (profile {job.profile.name!r}) would share "
-                f"machine {machine_id} with the parallel task of job {other.id!r}: their "
-                "speeds come from SimGrid's max-min sharing (compute sharing of parallel "
-                "tasks)"
-            )
-    states = machines.state[ids]
-    unusable = (states != _IDLE) & (states != _COMPUTING)
-    if unusable.any():
-        index = int(np.argmax(unusable))
-        raise ProtocolError(
-            f"{where}: job {job.id!r}: machine {int(ids[index])} cannot compute jobs now "
-            f"(state {MachineState(int(states[index])).label})"
-        )
-    if context.energy_enabled and not machines.computable[ids].all():
-        machine_id = int(ids[np.argmin(machines.computable[ids])])
-        raise ProtocolError(
-            f"{where}: job {job.id!r}: machine {machine_id} "
-            f"(hostname={machines.specs[machine_id].name!r}) is not in a computation pstate "
-            f"(ps={machines.pstates[machine_id]})"
-        )
-    size = len(record.mapping) if record.mapping else len(alloc)
-    if job.profile.type != "parallel_homogeneous_total" and size != job.res:
-        what = "custom mapping size" if record.mapping else "allocation size"
-        raise ProtocolError(
-            f"{where}: job {job.id!r} allocation ({alloc_text}) is invalid: the job requires "
-            f"{job.res} machines but its {what} is {size}"
-        )
-
-
-def _jobs_on(context: BatsimContext, machine_id: int) -> list[Job]:
-    """The executed, unfinished jobs allocated ``machine_id`` (for error messages)."""
-    return [job for job in context.running_jobs.values() if machine_id in job.allocation]
 
 
 def server_on_reject_job(data: ServerData, message: ipp.RejectJob) -> Generator[Any, Any, None]:
@@ -484,11 +465,13 @@ Handler = Callable[[ServerData, Any], Generator[Any, Any, None]]
 HANDLERS: dict[type, Handler] = {
     ipp.SubmitterHello: server_on_nothing,
     ipp.SubmitterBye: server_on_submitter_bye,
+    ipp.EventOccurred: server_on_event_occurred,
     ipp.JobSubmitted: server_on_job_submitted,
     ipp.JobRegisteredByDP: server_on_register_job,
     ipp.ProfileRegisteredByDP: server_on_nothing,
     ipp.JobCompleted: server_on_job_completed,
     ipp.PstateModification: server_on_pstate_modification,
+    ipp.Switched: server_on_switched,
     ipp.ExecuteJob: server_on_execute_job,
     ipp.RejectJob: server_on_reject_job,
     ipp.KillJobs: server_on_kill_jobs,

@@ -48,6 +48,8 @@ import batsim.batsim
 from hetsched import __version__
 from hetsched.engine.context import BatsimContext, BatsimOptions
 from hetsched.engine.errors import EngineWarning
+from hetsched.engine.event_submitter import static_event_submitter_process
+from hetsched.engine.events import load_events
 from hetsched.engine.job_submitter import (
     batexec_job_launcher_process,
     static_job_submitter_process,
@@ -110,11 +112,23 @@ def _run(context: BatsimContext) -> str | None:
     if context.options.no_sched:  # Batsim's BATEXEC program type: no server, no scheduler
         for workload_file in context.workload_files:
             kernel.spawn(batexec_job_launcher_process(context, workload_file))
+    else:
+        for workload_file in context.workload_files:
+            kernel.spawn(static_job_submitter_process(context, workload_file))
+    for event_list in context.event_lists:
+        kernel.spawn(static_event_submitter_process(context, event_list))
+    if context.options.no_sched:
         kernel.run()
         context.report_progress(force=True)
-        return None
-    for workload_file in context.workload_files:
-        kernel.spawn(static_job_submitter_process(context, workload_file))
+        if not context.event_lists:
+            return None
+        reason = (
+            f"deadlock at t={kernel.now:f}: --no-sched runs no server, so the event submitters "
+            "wait forever to say hello to it (SimGrid: 'Deadlock detected'; real Batsim "
+            "writes its outputs and exits 0 too)"
+        )
+        warnings.warn(reason, EngineWarning, stacklevel=3)
+        return reason
     data = ServerData(context)
     kernel.spawn(server_process(data))
     kernel.run()
@@ -138,6 +152,8 @@ def _run(context: BatsimContext) -> str | None:
         )
     if data.submitters_finished != data.expected_submitters:
         reason += "; some static jobs were never submitted"
+    if data.event_submitters_finished != data.expected_event_submitters:
+        reason += "; some external events never occurred"
     warnings.warn(reason, EngineWarning, stacklevel=3)
     return reason
 
@@ -220,6 +236,8 @@ def simulate(
     master_host: str = DEFAULT_MASTER_HOST,
     machine_state_tracing: bool = True,
     no_sched: bool = False,
+    events: Sequence[str | Path] = (),
+    forward_unknown_events: bool = False,
 ) -> SimulationResult:
     """Run Batsim 4.2.1's simulation of ``workloads`` on ``platform`` with ``scheduler``.
 
@@ -234,7 +252,10 @@ def simulate(
     once on the first machines, without scheduler: see
     :func:`~hetsched.engine.job_submitter.batexec_job_launcher_process`; give no scheduler) (see
     :func:`batsim_command`, :mod:`hetsched.engine.batsim_cli`). ``transport`` replaces the
-    scheduler (e.g. a :class:`~hetsched.engine.replay.ReplayTransport`).
+    scheduler (e.g. a :class:`~hetsched.engine.replay.ReplayTransport`). ``events`` are
+    ``--events`` files (:mod:`hetsched.engine.events`, named ``we0``, ``we1``...), and
+    ``forward_unknown_events`` is ``--forward-unknown-events`` (events of other types are
+    forwarded to the scheduler; without it they abort the run).
 
     ``scheduler`` is an unchanged pybatsim ``BatsimScheduler``. Without ``socket_endpoint`` it
     runs in process; with one, the engine talks to it over a real ZeroMQ socket (Batsim's
@@ -269,11 +290,16 @@ def simulate(
             storage_sharing=storage_sharing,
             sched_config=sched_config,
             no_sched=no_sched,
+            forward_unknown_events=forward_unknown_events and bool(events),
         )
         with _reading_inputs():
             loaded_platform = load_platform(platform, energy=energy, master_host=master_host)
             workload_files = [
                 load_workload(path, f"w{index}") for index, path in enumerate(workloads)
+            ]
+            event_lists = [
+                load_events(path, f"we{index}", forward_unknown_events)
+                for index, path in enumerate(events)
             ]
         paths = output_paths(output_prefix, energy, machine_state_tracing)
         check_writable(paths, force)
@@ -285,7 +311,9 @@ def simulate(
         else:
             transport = ZmqTransport(socket_endpoint, scheduler, socket_timeout)
         try:
-            context = BatsimContext(loaded_platform, workload_files, transport, options, progress)
+            context = BatsimContext(
+                loaded_platform, workload_files, transport, options, progress, event_lists
+            )
             del workload_files  # the jobs' descriptions: the simulation holds what it needs
             deadlock = _run(context)
         except BaseException:

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from hetsched.engine.energy import EnergyModel
-from hetsched.engine.jobs import Job
+from hetsched.engine.jobs import Job, Task
 from hetsched.engine.kernel import Execution, Kernel, Start, Wait
 from hetsched.engine.machines import Machines
+from hetsched.engine.workload import Profile
 
 
 class ParallelTask(Execution):
@@ -109,21 +110,31 @@ class ParallelTask(Execution):
 
 
 def execute_parallel_task(
-    machines: Machines, energy: EnergyModel | None, job: Job, executors: list[int], now: float
+    kernel: Kernel,
+    machines: Machines,
+    energy: EnergyModel | None,
+    holder: Job | Task,
+    profile: Profile,
+    executors: list[int],
+    remaining: list[float],
+    host: int,
 ) -> Generator[Any, Any, int]:
-    """``execute_parallel_task``: ``exec_init``, ``start``, then ``wait`` or, with a walltime,
-    ``wait_for(walltime)`` (a sleep on the job executor's host, the allocation's first machine);
-    the profile's return code, -1 if the walltime was reached first, -2 if cancelled (killed).
+    """``execute_parallel_task``: ``exec_init`` (the task kept in ``holder``: the job, or the
+    step of a composed profile), ``start``, then ``wait`` or, with a walltime left
+    (``remaining[0] >= 0``), ``wait_for`` it: a sleep on the job executor's ``host``, the
+    allocation's first machine, after which the time waited is taken off the walltime left.
+    The profile's return code, -1 if the walltime was reached first, -2 if cancelled (killed).
     """
-    profile = job.profile
     task = ParallelTask(machines, energy, executors, profile.flops(len(executors)))
-    job.ptask = task
-    task.start(now)
+    holder.ptask = task
+    task.start(kernel.now)
     yield Start(task)
-    if job.walltime < 0:
+    if remaining[0] < 0:
         result = yield Wait(task)
     else:
-        result = yield Wait(task, job.walltime, job.allocation[0])
+        before = kernel.now
+        result = yield Wait(task, remaining[0], host)
+        remaining[0] -= kernel.now - before
     if result == "done":
         return profile.return_code
     if result == "timeout":

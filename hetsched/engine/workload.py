@@ -16,8 +16,10 @@ Rules follow ``src/workload.cpp``, ``src/jobs.cpp`` and ``src/profiles.cpp`` at 
 * a profile has a ``type`` and an optional integer ``ret`` (return code of a normal end).
 
 The engine executes ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and
-``parallel`` profiles without communication. Other profile types that Batsim knows are refused
-when a job uses them (unused profiles are dropped, as Batsim drops unreferenced profiles).
+``parallel`` profiles without communication, and ``composed`` profiles of those (``repeat``
+times their ``seq``). Other profile types that Batsim knows need SimGrid's network model and
+are refused when a job uses them (unused profiles are dropped, as Batsim drops unreferenced
+profiles).
 
 >>> profile = parse_profile("p", {"type": "parallel_homogeneous_total", "cpu": 4e9, "com": 0})
 >>> profile.flops(2)
@@ -29,8 +31,8 @@ when a job uses them (unused profiles are dropped, as Batsim drops unreferenced 
 >>> parse_profile("q", {"type": "smpi", "trace": "t.txt"})
 Traceback (most recent call last):
 ...
-hetsched.engine.errors.UnsupportedFeature: profile 'q': profile type 'smpi' is not supported by \
-the embedded engine; use real Batsim
+hetsched.engine.errors.UnsupportedFeature: profile 'q': profile type 'smpi' (SMPI's MPI replay \
+over SimGrid's network model) is not supported by the embedded engine; use real Batsim
 """
 
 from __future__ import annotations
@@ -52,9 +54,12 @@ SUPPORTED_PROFILE_TYPES = (
     "parallel",
     "parallel_homogeneous",
     "parallel_homogeneous_total",
-)
-OTHER_BATSIM_PROFILE_TYPES = (
     "composed",
+)
+PARALLEL_TASK_TYPES = frozenset({"parallel", "parallel_homogeneous", "parallel_homogeneous_total"})
+"""The profile types the engine runs as a SimGrid parallel task (``Profile::is_parallel_task``
+without the storage types ``parallel_homogeneous_pfs`` and ``data_staging``)."""
+OTHER_BATSIM_PROFILE_TYPES = (
     "parallel_homogeneous_pfs",
     "data_staging",
     "send",
@@ -62,6 +67,16 @@ OTHER_BATSIM_PROFILE_TYPES = (
     "smpi",
     "usage_trace",
 )
+_NEEDS = {
+    "parallel_homogeneous_pfs": "transfers to a storage host: SimGrid's network model",
+    "data_staging": "transfers between storage hosts: SimGrid's network model",
+    "send": "a message to the scheduler through SimGrid's network model",
+    "recv": "a message from the scheduler through SimGrid's network model",
+    "smpi": "SMPI's MPI replay over SimGrid's network model",
+    "usage_trace": "trace replay actors that report through 4-byte transfers over SimGrid's "
+    "network model and share hosts under its max-min sharing",
+}
+"""Why each profile type the engine refuses needs real Batsim."""
 _ID_REGEX = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
 _INT32 = (-(2**31), 2**31 - 1)
 
@@ -96,7 +111,12 @@ def compact_json(value: object) -> str:
 
 @dataclass(frozen=True)
 class Profile:
-    """A Batsim profile the engine can execute (``description`` is its JSON object)."""
+    """A Batsim profile the engine can execute (``description`` is its JSON object).
+
+    A ``composed`` profile (Batsim's ``SEQUENCE``) runs the profiles named by ``sequence``, in
+    order, ``repeat`` times; ``steps`` are those profiles, resolved in the workload
+    (:func:`resolve_sequences`).
+    """
 
     name: str
     type: str
@@ -104,10 +124,30 @@ class Profile:
     return_code: int = 0
     delay: float = 0.0
     cpu: tuple[float, ...] = ()
+    repeat: int = 1
+    sequence: tuple[str, ...] = ()
+    steps: tuple[Profile, ...] = ()
 
     @property
     def is_parallel_task(self) -> bool:
-        return self.type != "delay"
+        """``Profile::is_parallel_task``: it runs as one SimGrid parallel task."""
+        return self.type in PARALLEL_TASK_TYPES
+
+    @property
+    def uses_parallel_tasks(self) -> bool:
+        """It runs parallel tasks: it is one, or a sequence with one among its steps."""
+        if self.type == "composed":
+            return any(step.uses_parallel_tasks for step in self.steps)
+        return self.is_parallel_task
+
+    @property
+    def fits_any_allocation(self) -> bool:
+        """It may run on another number of machines than its job requests: a
+        ``parallel_homogeneous_total`` profile, or a sequence of only those
+        (``server_on_execute_job``'s ``is_sequence_of_parhgtot``)."""
+        if self.type == "composed":
+            return all(step.type == "parallel_homogeneous_total" for step in self.steps)
+        return self.type == "parallel_homogeneous_total"
 
     def flops(self, nb_hosts: int) -> list[float]:
         """Flops of each executor of the parallel task on ``nb_hosts`` hosts (Batsim's matrices)."""
@@ -155,7 +195,10 @@ def parse_profile(name: str, description: object, where: str = "") -> Profile:
             if description[key] < 0:
                 raise WorkloadError(f"{what}: has a negative {key!r} field")
         if description["com"] > 0:
-            raise UnsupportedFeature(f"{what}: communication (com > 0)")
+            raise UnsupportedFeature(
+                f"{what} (type {kind!r}): communication (com > 0), which needs SimGrid's "
+                "network model,"
+            )
         return Profile(name, kind, frozen, return_code, cpu=(float(description["cpu"]),))
     if kind == "parallel":
         cpu, com = description.get("cpu"), description.get("com")
@@ -167,11 +210,85 @@ def parse_profile(name: str, description: object, where: str = "") -> Profile:
             if not _is_number(value) or value < 0:
                 raise WorkloadError(f"{what}: cpu and com must hold non-negative numbers")
         if any(value > 0 for value in com):
-            raise UnsupportedFeature(f"{what}: communication (com > 0)")
+            raise UnsupportedFeature(
+                f"{what} (type {kind!r}): communication (com > 0), which needs SimGrid's "
+                "network model,"
+            )
         return Profile(name, kind, frozen, return_code, cpu=tuple(float(v) for v in cpu))
+    if kind == "composed":
+        return _composed(description, frozen, return_code, name, what)
     if kind in OTHER_BATSIM_PROFILE_TYPES:
-        raise UnsupportedFeature(f"{what}: profile type {kind!r}")
+        raise UnsupportedFeature(f"{what}: profile type {kind!r} ({_NEEDS[kind]})")
     raise WorkloadError(f"{what}: unknown profile type {kind!r}")
+
+
+def _composed(
+    description: dict[str, Any],
+    frozen: Mapping[str, Any],
+    return_code: int,
+    name: str,
+    what: str,
+) -> Profile:
+    """A ``composed`` profile as ``Profile::from_json`` validates it (its steps unresolved)."""
+    repeat = 1
+    if "repeat" in description:
+        if not _is_int(description["repeat"]):
+            raise WorkloadError(f"{what}: has a non-integral 'repeat' field")
+        repeat = description["repeat"]
+        if repeat < 0:
+            raise WorkloadError(f"{what}: has a negative 'repeat' field ({repeat})")
+    if repeat == 0:
+        raise WorkloadError(f"{what}: has a non-strictly-positive 'repeat' field (0)")
+    if "seq" not in description:
+        raise WorkloadError(f"{what}: has no 'seq' field")
+    sequence = description["seq"]
+    if not isinstance(sequence, list):
+        raise WorkloadError(f"{what}: has a non-array 'seq' field")
+    if not sequence:
+        raise WorkloadError(
+            f"{what}: has an invalid array 'seq': its size must be strictly positive"
+        )
+    if not all(isinstance(step, str) for step in sequence):
+        raise WorkloadError(f"{what}: 'seq' must hold profile names (strings)")
+    return Profile(
+        name, "composed", frozen, return_code, repeat=repeat, sequence=tuple(sequence)
+    )
+
+
+def resolve_sequences(profiles: dict[str, Profile], where: str) -> dict[str, Profile]:
+    """The profiles with each composed one's ``steps`` resolved (``Workload::check_validity``:
+    "Invalid composed profile '...': the used profile '...' does not exist").
+
+    Batsim does not check for sequences that contain themselves ("TODO : check that there are
+    no circular calls"): it would recurse until it crashes when such a job starts. The engine
+    refuses them when the workload is read, naming the cycle.
+    """
+    resolved: dict[str, Profile] = {}
+
+    def resolve(name: str, path: tuple[str, ...]) -> Profile:
+        if name in resolved:
+            return resolved[name]
+        profile = profiles[name]
+        if profile.type == "composed":
+            steps = []
+            for step in profile.sequence:
+                if step not in profiles:
+                    raise WorkloadError(
+                        f"{where}: Invalid composed profile {name!r}: the used profile "
+                        f"{step!r} does not exist"
+                    )
+                if step in path:
+                    cycle = " -> ".join((*path[path.index(step):], step))
+                    raise WorkloadError(
+                        f"{where}: composed profile {name!r} contains itself ({cycle}): "
+                        "Batsim 4.2.1 would recurse until it crashes"
+                    )
+                steps.append(resolve(step, (*path, step)))
+            profile = replace(profile, steps=tuple(steps))
+        resolved[name] = profile
+        return profile
+
+    return {name: resolve(name, (name,)) for name in profiles}
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +419,7 @@ class WorkloadFile:
     dropped_profiles: tuple[str, ...] = ()
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Format version of a parsed :class:`WorkloadFile` in the input cache (:mod:`hetsched.cache`):
 bump it when :class:`WorkloadFile`, :class:`JobDescription` or :class:`Profile` change."""
 
@@ -318,6 +435,32 @@ def load_workload(path: str | Path, name: str) -> WorkloadFile:
 def _relocate(workload: WorkloadFile, path: Path) -> WorkloadFile:
     """A cached workload read for another file of the same bytes names ``path``."""
     return replace(workload, path=path)
+
+
+def _used_profiles(raw_jobs: list[Any], raw_profiles: dict[str, Any]) -> set[str]:
+    """The profiles Batsim keeps in memory (``remove_unreferenced_profiles``): those of the
+    jobs and, through composed profiles, the steps of those.
+
+    Batsim drops a profile no job references unless a composed profile still holds it when
+    its turn comes in the iteration of its ``std::unordered_map``, so the steps of a composed
+    profile no job uses may be kept or not; the engine drops them (they are only names then:
+    a profile registered later cannot take them)."""
+    used: set[str] = set()
+    pending = [
+        job["profile"] for job in raw_jobs
+        if isinstance(job, dict) and isinstance(job.get("profile"), str)
+    ]
+    while pending:
+        name = pending.pop()
+        if name in used:
+            continue
+        used.add(name)
+        description = raw_profiles.get(name)
+        if isinstance(description, dict) and description.get("type") == "composed":
+            sequence = description.get("seq")
+            if isinstance(sequence, list):
+                pending.extend(step for step in sequence if isinstance(step, str))
+    return used
 
 
 def _parse_workload(path: Path, name: str) -> WorkloadFile:
@@ -344,10 +487,7 @@ def _parse_workload(path: Path, name: str) -> WorkloadFile:
     raw_jobs = document.get("jobs")
     if not isinstance(raw_jobs, list):
         raise WorkloadError(f"{where}: the 'jobs' array is missing")
-    used = set()
-    for job in raw_jobs:
-        if isinstance(job, dict) and isinstance(job.get("profile"), str):
-            used.add(job["profile"])
+    used = _used_profiles(raw_jobs, raw_profiles)
     profiles: dict[str, Profile] = {}
     for profile_name, description in raw_profiles.items():
         if profile_name in used:
@@ -357,6 +497,7 @@ def _parse_workload(path: Path, name: str) -> WorkloadFile:
             *OTHER_BATSIM_PROFILE_TYPES,
         ):
             raise WorkloadError(f"{where}: profile {profile_name!r} has no known 'type'")
+    profiles = resolve_sequences(profiles, where)
     jobs: list[JobDescription] = []
     seen: set[str] = set()
     for index, raw in enumerate(raw_jobs):

@@ -55,7 +55,9 @@ def test_command_line_errors_and_exit_codes(
     assert "Platform file 'missing.xml' cannot be read." in err
     assert "Workload file 'missing.json' cannot be read." in err
     code, err = run_cli(["-p", str(platform(tmp_path)), "--events", "e.txt"], capsys)
-    assert code == batsim_cli.EXIT_UNSUPPORTED and "--events" in err and "use real Batsim" in err
+    assert code == 0x02 and "Events file 'e.txt' cannot be read." in err  # Batsim's bit
+    code, err = run_cli(["-p", str(platform(tmp_path)), "-W", "w.dax"], capsys)
+    assert code == batsim_cli.EXIT_UNSUPPORTED and "workflows" in err and "use real Batsim" in err
     assert run_cli(["--version"], capsys)[0] == 0
     assert run_cli(["-h"], capsys)[0] == 0
 

@@ -1,4 +1,4 @@
-"""Platform reading as Batsim 4.2.1 / SimGrid 3.32 do it (engine/platform.py, engine/units.py).
+"""Platform reading as Batsim 4.2.1 / SimGrid 3.32 do it (engine/platform.py, platforms/units.py).
 
 Message delays are checked against values measured with SimGrid 3.32 itself (Debian's
 python3-simgrid, a 1-byte ``Mailbox.put`` between two actors, ``host/model:ptask_L07``) on

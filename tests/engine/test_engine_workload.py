@@ -108,7 +108,14 @@ def test_profiles() -> None:
         ({"type": "parallel_homogeneous", "cpu": 1, "com": 5}, UnsupportedFeature, "com > 0"),
         ({"type": "parallel", "cpu": [1, 1], "com": [0, 1, 0, 0]}, UnsupportedFeature, "com > 0"),
         ({"type": "parallel", "cpu": [1, 1], "com": [0]}, WorkloadError, "array of 4"),
-        ({"type": "composed", "seq": ["a"]}, UnsupportedFeature, "'composed'"),
+        ({"type": "composed", "seq": []}, WorkloadError, "size must be strictly positive"),
+        ({"type": "composed", "seq": ["a"], "repeat": 0}, WorkloadError, "non-strictly-positive"),
+        ({"type": "composed", "seq": ["a"], "repeat": -1}, WorkloadError, "negative 'repeat'"),
+        ({"type": "composed", "seq": ["a"], "repeat": 1.5}, WorkloadError, "non-integral"),
+        ({"type": "composed", "seq": "a"}, WorkloadError, "non-array 'seq'"),
+        ({"type": "composed"}, WorkloadError, "no 'seq' field"),
+        ({"type": "composed", "seq": [1]}, WorkloadError, "profile names"),
+        ({"type": "smpi", "trace": "t"}, UnsupportedFeature, "'smpi' .*network model"),
         ({"type": "teleport"}, WorkloadError, "unknown profile type"),
         ({"type": "delay", "delay": 1, "ret": "x"}, WorkloadError, "'ret' must be an integer"),
     ],
@@ -152,3 +159,50 @@ def test_duplicated_json_keys_and_bad_json(tmp_path: Path) -> None:
         load_workload(path, "w0")
     with pytest.raises(FileNotFoundError):
         load_workload(tmp_path / "missing.json", "w0")
+
+
+@pytest.mark.parametrize(
+    ("profiles", "message"),
+    [
+        ({"s": {"type": "composed", "seq": ["d", "x"]}, "d": {"type": "delay", "delay": 1}},
+         "Invalid composed profile 's': the used profile 'x' does not exist"),
+        ({"s": {"type": "composed", "seq": ["t"]}, "t": {"type": "composed", "seq": ["s"]}},
+         r"'t' contains itself \(s -> t -> s\)|'s' contains itself"),
+    ],
+)
+def test_composed_profiles_are_resolved_in_their_workload(
+    tmp_path: Path, profiles: dict, message: str
+) -> None:
+    """``Workload::check_validity``: every step of a composed profile exists; a sequence that
+    contains itself is refused (Batsim would recurse until it crashes)."""
+    path = tmp_path / "w.json"
+    jobs = [{"id": 1, "subtime": 0, "res": 1, "profile": "s"}]
+    path.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
+    with pytest.raises(WorkloadError, match=message):
+        load_workload(path, "w0")
+
+
+def test_composed_steps_are_kept_and_resolved(tmp_path: Path) -> None:
+    """The steps of a used composed profile are used profiles too (kept, in file order); a
+    sequence of sequences resolves to the profiles themselves; ``parallel_homogeneous_total``
+    steps only let it run on any number of machines."""
+    profiles = {
+        "inner": {"type": "composed", "repeat": 2, "seq": ["t"]},
+        "t": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0},
+        "outer": {"type": "composed", "seq": ["inner", "d"]},
+        "d": {"type": "delay", "delay": 5},
+        "unused": {"type": "delay", "delay": 1},
+    }
+    path = tmp_path / "w.json"
+    jobs = [{"id": 1, "subtime": 0, "res": 1, "profile": "outer"}]
+    path.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
+    workload = load_workload(path, "w0")
+    assert list(workload.profiles) == ["inner", "t", "outer", "d"]
+    assert workload.dropped_profiles == ("unused",)
+    outer = workload.profiles["outer"]
+    assert [step.name for step in outer.steps] == ["inner", "d"]
+    assert outer.steps[0] is workload.profiles["inner"]
+    assert outer.steps[0].steps[0] is workload.profiles["t"] and outer.steps[0].repeat == 2
+    assert outer.uses_parallel_tasks and not outer.fits_any_allocation
+    assert workload.profiles["inner"].fits_any_allocation
+    assert not workload.profiles["d"].uses_parallel_tasks
