@@ -6,7 +6,7 @@ through time, as SimGrid 3.32's model loop does (``EngineImpl::solve``, ``ptask_
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -203,6 +203,7 @@ class ActionSet:
         after[after < self.precision[:high]] = 0.0
         left[:] = after
         ending_slots = np.flatnonzero(left <= 0).tolist()
-        ending = [self.items[slot] for slot in ending_slots]
-        ending.sort(key=lambda activity: activity.seq)  # type: ignore[union-attr]
-        return delta, ending  # type: ignore[return-value]
+        # the slots still counting down hold live activities, never None
+        ending = cast("list[Activity]", [self.items[slot] for slot in ending_slots])
+        ending.sort(key=lambda activity: activity.seq)
+        return delta, ending

@@ -12,6 +12,7 @@ Every message travels on the ``server`` mailbox as the payload of a 1-byte SimGr
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -183,5 +184,5 @@ Message = (
 )
 """Any message the server receives."""
 
-MESSAGE_TYPES: tuple[type, ...] = Message.__args__  # type: ignore[attr-defined]
+MESSAGE_TYPES: tuple[type, ...] = typing.get_args(Message)
 """Every message class, for the server's check that each has a handler."""

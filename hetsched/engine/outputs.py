@@ -49,7 +49,7 @@ def to_string(value: Any) -> str:
     """
     if type(value) is float and value == value:  # the usual case first: a double, not NaN
         return f"{value:f}"
-    if isinstance(value, LONG_DOUBLE):
+    if type(value) is LONG_DOUBLE:
         if np.isnan(value):
             return "-nan" if np.signbit(value) else "nan"
         return np.format_float_positional(value, precision=6, unique=False, fractional=True)
@@ -283,7 +283,7 @@ class MachineStateTimes:
         self._time = np.zeros((len(MACHINE_STATES), nb_machines), dtype=LONG_DOUBLE)
         self._last = np.zeros(nb_machines, dtype=LONG_DOUBLE)
 
-    def change(self, machines: Sequence[int], old_state: int, now: float) -> None:
+    def change(self, machines: Sequence[int] | np.ndarray, old_state: int, now: float) -> None:
         """``machines``, all in ``old_state`` (its index in :data:`MACHINE_STATES`) until
         ``now``, change state at ``now``."""
         date = LONG_DOUBLE(now)

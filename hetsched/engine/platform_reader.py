@@ -7,12 +7,16 @@ refused with an error naming the file and line.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from hetsched.engine.errors import PlatformError, UnsupportedFeature
 from hetsched.engine.platform_xml import ATTRIBUTES, REQUIRED, UNSUPPORTED_TAGS, Element, read_xml
 from hetsched.platforms.units import parse_bandwidth, parse_speed_list, parse_time
+
+_T = TypeVar("_T")
 
 _ROUTINGS = {"Full", "Vivaldi", "None"}
 _POLICIES = {"SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"}
@@ -111,7 +115,7 @@ class Reader:
                 values[name] = str(default)
         return values
 
-    def value(self, element: Element, parse, text: str, what: str) -> float:  # type: ignore[no-untyped-def]
+    def value(self, element: Element, parse: Callable[[str], _T], text: str, what: str) -> _T:
         try:
             return parse(text)
         except ValueError as error:
@@ -399,7 +403,7 @@ class Reader:
         bandwidth = self.value(element, parse_bandwidth, values["bw"], "bw")
         latency = self.value(element, parse_time, values["lat"], "lat")
 
-        def optional(attribute: str, parse) -> float:  # type: ignore[no-untyped-def]
+        def optional(attribute: str, parse: Callable[[str], float]) -> float:
             text = values[attribute]
             return self.value(element, parse, text, attribute) if text else 0.0
 
