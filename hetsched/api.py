@@ -32,7 +32,7 @@ is the conformance suite that ``hetsched check`` runs.
 ...                          api.SystemSchedule([cluster]))
 >>> FirstFit().map(event)
 [Decision(action=<Action.START: 'start'>, task_id='t', cluster='c', nodes=(0,), start=0.0, \
-end=10.0, pstate=0)]
+end=10.0, pstate=0, reason='')]
 """
 
 from __future__ import annotations

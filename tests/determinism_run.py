@@ -4,8 +4,10 @@ In each ``FOLDER`` in turn, in this one process (each folder is the working dire
 while it is filled, so that every path written in it is relative): the ``khemka``
 platform drawn for a 100-processor machine (seed 1); 16 hours of day 30 of the KTH SP2
 trace (2 h warm-up, 14 h measured: about 50 jobs) converted on it with value and utility
-functions (seed 3); then every heuristic of the registry run on the embedded engine with
-the checker on, into ``runs/<name>/``. ``test_determinism.py`` compares the folders' bytes.
+functions (seed 3), and a copy with Hansen et al.'s stochastic model added (``hetsched workload
+annotate --add hansen``, seed 3) for the heuristics that need it; then every heuristic of the
+registry run on the embedded engine with the checker on, into ``runs/<name>/``.
+``test_determinism.py`` compares the folders' bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from shared_traces import TRACE_DIR
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.platforms.presets import generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
+from hetsched.platforms.view import platform_clusters
 from hetsched.running.run import run_heuristic
+from hetsched.workloads.annotate import annotate_workload
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.convert import swf_to_workload
 
@@ -34,8 +38,12 @@ def main(folder: str) -> None:
         annotate=["value", "utility"], warmup=2 * 3600, measure=14 * 3600, trace_dir=TRACE_DIR,
     )
     write_workload(document, "workload.json")
-    for name in HEURISTICS:
-        run_heuristic(name, "platform.xml", "workload.json", Path("runs") / name)
+    clusters = platform_clusters(Path("platform.xml"))
+    write_workload(annotate_workload(document, clusters, what=("hansen",), seed=3),
+                   "workload-hansen.json")
+    for name, cls in HEURISTICS.items():
+        workload = "workload-hansen.json" if "hansen" in cls.requires else "workload.json"
+        run_heuristic(name, "platform.xml", workload, Path("runs") / name)
 
 
 if __name__ == "__main__":
