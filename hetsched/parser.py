@@ -37,8 +37,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn, TypeVar, overload
+
+_N = TypeVar("_N")
 
 _UNRECOGNIZED = "unrecognized arguments: "
 
@@ -87,14 +89,26 @@ class CommandParser(argparse.ArgumentParser):
     (sub-)command's own usage and the closest valid option (module docstring). The parsers
     that :meth:`add_subparsers` makes are of this class too."""
 
-    def __init__(self, *args: Any, allow_abbrev: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
         self.register("action", "parsers", StrictSubParsers)
         self._words: list[str] = []
 
+    @overload
     def parse_known_args(
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None, namespace: _N
+    ) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
         self._words = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(self._words, namespace)
 

@@ -294,6 +294,16 @@ def _short(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _observed(inner: Heuristic) -> _Observed:
+    """``inner`` in an :class:`_Observed` under ``inner``'s name (the driver's messages name
+    the heuristic)."""
+
+    class Named(_Observed):
+        name = inner.name
+
+    return Named(inner)
+
+
 class _Observed(Heuristic):
     """``inner`` between the driver and the heuristic: each event's decisions are checked
     against the per-event rules before the driver sees them."""
@@ -303,7 +313,6 @@ class _Observed(Heuristic):
 
     def __init__(self, inner: Heuristic) -> None:
         self.inner = inner
-        self.name = inner.name  # type: ignore[misc] (the driver's messages name the heuristic)
 
     def reset(self) -> None:
         try:
@@ -350,11 +359,13 @@ class _Observed(Heuristic):
         return list(decisions)
 
 
-def _run(heuristic: Heuristic, system: System, **driver: object) -> ModelTimeRunner:
-    """A model-time run of ``heuristic`` (observed); a decision the driver refuses beyond the
-    per-event rules breaks ``no-overlap``, tasks left unmapped for ever ``every-task-ends``."""
-    runner = ModelTimeRunner(system.clusters, _Observed(heuristic), system.tasks,  # type: ignore[arg-type]
-                             **driver)
+def _run(heuristic: Heuristic, system: System,
+         energy_budget: float | None = None) -> ModelTimeRunner:
+    """A model-time run of ``heuristic`` (observed), under ``energy_budget`` if given; a
+    decision the driver refuses beyond the per-event rules breaks ``no-overlap``, tasks left
+    unmapped for ever ``every-task-ends``."""
+    runner = ModelTimeRunner(system.clusters, _observed(heuristic), system.tasks,
+                             energy_budget=energy_budget)
     try:
         runner.run()
     except _Broken as broken:
@@ -386,10 +397,12 @@ def check_basics(heuristic: Heuristic) -> list[Failure]:
     try:
         params = heuristic.get_params()
     except AttributeError as error:
-        hidden = getattr(error, "name", None) or str(error)
+        unstored = getattr(error, "name", None) or str(error)
         failures.append(Failure(_RULES["get-params"], f"get_params() cannot see parameter"
-                                f" {hidden!r}: the constructor does not store it under that name"))
+                                f" {unstored!r}: the constructor does not store it under that"
+                                " name"))
         return failures
+    rebuilt: dict[str, object] | str
     try:
         rebuilt = cls(**params).get_params()
     except Exception as error:
@@ -398,6 +411,7 @@ def check_basics(heuristic: Heuristic) -> list[Failure]:
         failures.append(Failure(_RULES["get-params"], f"get_params() gives {_short(params)},"
                                 f" from which the constructor builds {_short(rebuilt)}"))
         return failures
+    twin: Heuristic | Exception
     try:
         twin = heuristic.clone()
     except Exception as error:
@@ -409,7 +423,7 @@ def check_basics(heuristic: Heuristic) -> list[Failure]:
 
 def check_single_events(heuristic: Heuristic, system: System) -> None:
     """``empty-event``, and the per-event rules on an event with one task."""
-    observed = _Observed(heuristic.clone())
+    observed = _observed(heuristic.clone())
     schedule = SystemSchedule(system.clusters)
     try:
         observed.reset()

@@ -305,8 +305,9 @@ def heuristic_class(name: str) -> type[Heuristic]:
     return found
 
 
-_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-          type(None): "null"}
+_KINDS: dict[object, str] = {bool: "true or false", int: "an integer", float: "a number",
+                             str: "a string", type(None): "null"}
+"""The plain parameter types a heuristic may take, keyed by type hint, and how to name them."""
 
 
 def _checked(hint: object) -> bool:
@@ -329,8 +330,9 @@ def _accepts(hint: object, value: object) -> tuple[bool, object]:
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool), value
     if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return ok, float(value) if ok else value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, float(value)
+        return False, value
     if hint is str:
         return isinstance(value, str), value
     if hint is type(None):

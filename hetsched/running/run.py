@@ -367,9 +367,10 @@ def _watched_transport(endpoint: str, process: subprocess.Popen[bytes], log: Pat
     Batsim (and the engine) would wait for a reply forever; batsched exiting before the end
     (a bad variant, a crash) ends the run with :class:`BatschedError` and its log's tail.
     """
-    transport_module = require("hetsched.engine.transport")
+    require("hetsched.engine.transport")  # it needs pybatsim: the install hint if missing
+    from hetsched.engine.transport import ZmqTransport
 
-    class WatchedTransport(transport_module.ZmqTransport):  # type: ignore[misc, name-defined]
+    class WatchedTransport(ZmqTransport):
         def _watch_connection(self) -> None:
             try:
                 super()._watch_connection()

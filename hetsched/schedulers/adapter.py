@@ -379,14 +379,12 @@ class HetschedScheduler(BatsimScheduler):
             writer.writerow(TASKS_COLUMNS)
             for record in self._driver().tasks:
                 decision = record.decision
-                placed = decision is not None
+                placement: tuple[object, ...] = ("",) * 5 if decision is None else (
+                    decision.cluster, format_intervals(decision.nodes), decision.pstate,
+                    number(decision.start), number(decision.end),
+                )
                 writer.writerow((
-                    record.task.id, record.state.value,
-                    decision.cluster if placed else "",
-                    format_intervals(decision.nodes) if placed else "",
-                    decision.pstate if placed else "",
-                    number(decision.start if placed else None),
-                    number(decision.end if placed else None),
+                    record.task.id, record.state.value, *placement,
                     number(record.started), number(record.ended), record.drop_reason,
                 ))
 

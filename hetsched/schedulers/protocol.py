@@ -55,7 +55,7 @@ import math
 import re
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from hetsched.validation.preflight import PlatformView, check_job
 from hetsched.workloads.schema import check_job_annotations
@@ -234,7 +234,7 @@ class BatsimProtocolError(ValueError):
     """Batsim sent a message the scheduler cannot trust, or nothing within the timeout."""
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -372,9 +372,13 @@ class ProtocolGuard:
                     except BatsimProtocolError as error:
                         fault = error
                 starts.append(index)
-                index = _SPACE.match(text, end).end()
+                space = _SPACE.match(text, end)
+                assert space is not None  # _SPACE matches the empty string too
+                index = space.end()
                 if text.startswith(",", index):
-                    index = _SPACE.match(text, index + 1).end()
+                    space = _SPACE.match(text, index + 1)
+                    assert space is not None
+                    index = space.end()
                 elif text.startswith("]", index):
                     index += 1
                     break

@@ -38,12 +38,15 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.progress import ProgressBar
 from hetsched.studies.compare import run_or_resume
 from hetsched.workloads.traces import ENVIRONMENT_VARIABLE as TRACE_DIR_VARIABLE
+
+if TYPE_CHECKING:  # dask is imported when a run asks for it
+    from distributed import Future
 
 EXECUTORS = ("processes", "dask")
 """Where study cells can run: local worker processes, or Dask distributed."""
@@ -215,12 +218,12 @@ def _process_results(
                     running, return_when=concurrent.futures.FIRST_COMPLETED
                 )
                 for future in finished:
-                    group = running.pop(future)
-                    if group is None:
+                    prepared = running.pop(future)
+                    if prepared is None:
                         yield future.result()
                     else:
                         platform, workload = future.result()
-                        ready.extend((cell, platform, workload) for cell in group.cells)
+                        ready.extend((cell, platform, workload) for cell in prepared.cells)
         finally:
             for future in running:
                 future.cancel()
@@ -279,6 +282,7 @@ def _dask_results(
         sent = [group if cluster is not None else _absolute(group) for group in groups]
         preparations = {client.submit(prepare_group, group, pure=False): group
                         for group in sent}
+        futures: list[Future[tuple[Path, Path]] | Future[tuple[Cell, RunSummary, bool]]]
         futures = list(preparations)
         pending = as_completed(futures)
         try:

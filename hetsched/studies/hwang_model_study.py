@@ -343,16 +343,16 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
         if workers > 1:  # a group's rows when it is done
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 results = pool.map(_simulate_list, [(g, scale) for g in groups])
-                for done, (group, rows) in enumerate(zip(groups, results, strict=True), 1):
+                for count, (group, rows) in enumerate(zip(groups, results, strict=True), 1):
                     writer.writerows(rows)
                     handle.flush()
-                    _report(group, done, len(groups))
+                    _report(group, count, len(groups))
         else:  # each row when its run is done
-            for done, group in enumerate(groups, 1):
+            for count, group in enumerate(groups, 1):
                 for row in simulate_together(group, scale):
                     writer.writerow(row)
                     handle.flush()
-                _report(group, done, len(groups))
+                _report(group, count, len(groups))
     return _rows_of(path, runs)
 
 

@@ -26,6 +26,7 @@ Jobs without annotations (a plain Batsim workload) still run:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.speedup import DowneySpeedup
@@ -286,7 +287,9 @@ def task_from_job(
     def get(key: str) -> object:
         return job.get(key)
 
-    value = ValueFunction.from_json(dict(get("value"))) if "value" in job else None  # type: ignore[arg-type]
+    # _validated checked that "value" is an object of four numbers (schema._value_function)
+    value = (ValueFunction.from_json(dict(cast("dict[str, float]", get("value"))))
+             if "value" in job else None)
     utility = UtilityFunction.from_json(get("utility")) if "utility" in job else None  # type: ignore[arg-type]
     downey = get("downey")
     speedup = DowneySpeedup(float(downey["A"]), float(downey["sigma"])) if downey else None  # type: ignore[index]

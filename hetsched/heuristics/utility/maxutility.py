@@ -47,7 +47,7 @@ Choices where the paper leaves details open:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -70,6 +70,8 @@ PAPER_LENIENCY = {"per-task": 2.0, "per-resource": 4.0}
 """Leniency factors of sec. V.C.2 (chosen from Fig. 7 and 8)."""
 DROP_THRESHOLD = 0.5
 """Sec. V.C.1: the dropping threshold."""
+_V = TypeVar("_V", float, np.ndarray)
+"""What an objective measure works on: one option's figures, or arrays of them."""
 PAPER = "Machovec et al., 2017, sec. III.E"
 
 
@@ -144,7 +146,7 @@ class MaxUtil(Heuristic):
             return None
         return self.leniency if self.leniency is not None else PAPER_LENIENCY[self.energy_filter]
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility: _V, duration: _V, resources: _V, energy: _V) -> _V:
         """The objective measure (eq. 2): the utility. Works on floats and numpy arrays."""
         return utility
 
@@ -245,7 +247,7 @@ class MaxUtil(Heuristic):
         drops: list[Decision] = []
         for task, part, cost in zip(event.mappable, parts, cheapest, strict=True):
             reason = rules.reason(task, None if part is None else part.fastest, cost)
-            if reason:
+            if reason or part is None:
                 drops.append(Decision(Action.DROP, task.id, reason=reason))
             else:
                 kept.append((task, part))
@@ -394,7 +396,7 @@ class MaxUpt(MaxUtil):
         " permanent reservations"
     )
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility: _V, duration: _V, resources: _V, energy: _V) -> _V:
         """Eq. 3: utility / execution time."""
         return utility / duration
 
@@ -423,7 +425,7 @@ class MaxUpr(MaxUtil):
         " with permanent reservations"
     )
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility: _V, duration: _V, resources: _V, energy: _V) -> _V:
         """Eq. 4: utility / (execution time x cores allocated)."""
         return utility / resources
 
@@ -453,7 +455,7 @@ class MaxUpe(MaxUtil):
     )
     uses_energy: ClassVar[bool] = True
 
-    def measure(self, utility, duration, resources, energy):  # type: ignore[no-untyped-def]
+    def measure(self, utility: _V, duration: _V, resources: _V, energy: _V) -> _V:
         """Eq. 5: utility / energy consumed by the task."""
         return utility / energy
 

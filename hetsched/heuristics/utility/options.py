@@ -72,7 +72,9 @@ class _Columns:
         self.names = tuple(names)
         self.dtype = dtype
         self.size = 0
-        self.arrays = {name: np.empty(16, dtype=dtype) for name in self.names}
+        self.arrays: dict[str, np.ndarray] = {
+            name: np.empty(16, dtype=dtype) for name in self.names
+        }
 
     def append(self, values: Sequence[Sequence[object]]) -> int:
         """Append rows (one sequence per column); return the first row's index."""
@@ -81,7 +83,7 @@ class _Columns:
         if first + count > next(iter(self.arrays.values())).size:
             room = max(2 * (first + count), 16)
             for name, array in self.arrays.items():
-                grown = np.empty(room, dtype=self.dtype)
+                grown: np.ndarray = np.empty(room, dtype=self.dtype)
                 grown[:first] = array[:first]
                 self.arrays[name] = grown
         for name, column in zip(self.names, values, strict=True):
