@@ -40,7 +40,8 @@ PAPER_JOBS = 120
 STOCK = ("pybatsim:easyBackfill", "pybatsim:fillerSched")
 HANSEN = ("pb-r", "pb-s", "rf-min-min", "rf-min-max", "rf-duplex")
 FIXES = ("hetsched workload annotate", "hetsched workload generate", "hetsched platform annotate")
-ENGINE_REFUSAL = "communication (com > 0) is not supported by the embedded engine; use real Batsim"
+ENGINE_REFUSAL = ("communication (com > 0), which needs SimGrid's network model, is not"
+                  " supported by the embedded engine; use real Batsim")
 
 pytestmark = pytest.mark.skipif(
     not (BATSIM_REPO / "workloads").is_dir(),
