@@ -66,7 +66,8 @@ fuzz: setup
 	  $(BIN)/pytest -q -p no:cacheprovider $$(grep -rl --include='test_*.py' hypothesis tests)
 
 # bench: six cases (one reference run of each family) in process, next to real
-# Batsim's figures; bench-all: every benchmark; bench-engine: the embedded engine against real
+# Batsim's figures, then whole commands (each Machovec family against EASY on a full-size day,
+# a stock scheduler's command against its simulation); bench-all: every benchmark; bench-engine: the embedded engine against real
 # Batsim on Curie day 47 only (these need the reference runs: shared/ beside the repository or
 # HETSCHED_BATSIM_REFERENCE).
 bench: setup
