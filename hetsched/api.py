@@ -66,8 +66,8 @@ from hetsched.heuristics.conformance import (
     check,
     check_heuristic,
 )
+from hetsched.heuristics.energy_budget import EnergyLedger, keep_within_budget
 from hetsched.heuristics.minmin import MinMin, Objective, Options
-from hetsched.heuristics.utility.energy import EnergyLedger, keep_within_budget
 
 __all__ = [
     "RULES",

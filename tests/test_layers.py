@@ -31,7 +31,7 @@ LAYERS = (
     ("engine", ("engine",)),
     ("heuristics", ("heuristics",)),
     ("validation", ("validation",)),
-    ("schedulers", ("schedulers", "batsimpy")),
+    ("schedulers", ("schedulers",)),
     ("metrics", ("metrics",)),
     ("running", ("running",)),
     ("studies", ("studies",)),
@@ -39,8 +39,7 @@ LAYERS = (
     ("cli", ("cli",)),
 )
 """The layers, lowest first, and the units in each (:func:`unit_of`). A module may import its
-own layer and the layers below. ``shared`` is the package's own ``__init__``; ``batsimpy`` is
-the batsim-py adapter, beside the pybatsim one of ``schedulers``; ``api`` is the public
+own layer and the layers below. ``shared`` is the package's own ``__init__``; ``api`` is the public
 extension API, which re-exports from every layer below it and which nothing inside imports."""
 
 CLI_MODULES = (

@@ -38,7 +38,7 @@ from hetsched.core.mapping import MappingEvent
 from hetsched.core.schedule import Slot, SystemSchedule
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
-from hetsched.heuristics.utility.energy import EnergyLedger
+from hetsched.heuristics.energy_budget import EnergyLedger
 
 Candidate = tuple[Task, tuple[Cluster, ...]]
 """A mappable task kept at a mapping event, with the clusters it can run on."""

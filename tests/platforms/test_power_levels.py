@@ -24,7 +24,7 @@ from hetsched.core.state import TaskState
 from hetsched.engine.platform import load_platform
 from hetsched.engine.simulation import simulate
 from hetsched.errors import WorkloadError
-from hetsched.heuristics.utility.energy import ENERGY_MARGIN, EnergyLedger
+from hetsched.heuristics.energy_budget import ENERGY_MARGIN, EnergyLedger
 from hetsched.heuristics.utility.maxutility import MaxUpe, MaxUpePh
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.checker import check_run

@@ -7,7 +7,7 @@ mappable tasks in arrival order.
 
 With an energy budget (Machovec et al. sec. V.C.3), a decision the energy
 remaining cannot pay for drops its task
-(:func:`hetsched.heuristics.utility.energy.keep_within_budget`): these heuristics do
+(:func:`hetsched.heuristics.energy_budget.keep_within_budget`): these heuristics do
 not plan energy, the budget stops them when it is spent.
 
 On a heterogeneous system they still have to pick a cluster; our choice: the
@@ -31,7 +31,7 @@ from hetsched.heuristics.common import (
     start_or,
     startable_cluster,
 )
-from hetsched.heuristics.utility.energy import keep_within_budget
+from hetsched.heuristics.energy_budget import keep_within_budget
 
 
 class Fcfs(Heuristic):

@@ -35,7 +35,7 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.heuristics.common import Candidate, commit, earliest_slot_over, prepare, start_or
-from hetsched.heuristics.utility.energy import keep_within_budget
+from hetsched.heuristics.energy_budget import keep_within_budget
 
 
 def average_resources(task: Task, clusters: Sequence[Cluster]) -> float:

@@ -24,7 +24,7 @@ Choices where the paper leaves details open:
   started now costs more than the energy remaining is dropped first
   (:func:`hetsched.heuristics.common.prepare` with ``all_pstates``), and a decision the
   energy remaining cannot pay for drops its task
-  (:func:`hetsched.heuristics.utility.energy.keep_within_budget`).
+  (:func:`hetsched.heuristics.energy_budget.keep_within_budget`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import ClassVar
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.heuristics.common import commit, prepare, start_or
-from hetsched.heuristics.utility.energy import keep_within_budget
+from hetsched.heuristics.energy_budget import keep_within_budget
 
 
 class RandomMapping(Heuristic):

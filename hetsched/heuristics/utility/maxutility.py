@@ -11,7 +11,7 @@ this order:
 3. *energy*: with an energy budget, a task whose cheapest option started now costs more than
    the energy remaining is dropped (the energy remaining only falls: it could never run);
 4. *energy filtering* (sec. III.G): the per-task or per-resource filter removes options
-   (:mod:`hetsched.heuristics.utility.energy`);
+   (:mod:`hetsched.heuristics.energy_budget`);
 5. the heuristic (sec. III.E, Algorithm 1): the Min-Min loop of
    :class:`hetsched.heuristics.minmin.MinMin` over every (task, cluster, P-state) option left,
    each at its earliest slot (sec. III.F), scored by the heuristic's objective measure at
@@ -59,8 +59,8 @@ from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityTable
 from hetsched.heuristics.common import DropRules, feasible_clusters
+from hetsched.heuristics.energy_budget import EnergyLedger
 from hetsched.heuristics.minmin import MinMin, Options
-from hetsched.heuristics.utility.energy import EnergyLedger
 from hetsched.heuristics.utility.options import Block, OptionTable
 
 EnergyFilter = Literal["none", "per-task", "per-resource"]

@@ -43,7 +43,7 @@ from hetsched.core.system import Cluster, PState
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityFunction, UtilityInterval
 from hetsched.heuristics.common import prepare
-from hetsched.heuristics.utility.energy import EnergyLedger
+from hetsched.heuristics.energy_budget import EnergyLedger
 from hetsched.heuristics.utility.maxutility import (
     MaxUpe,
     MaxUpePh,

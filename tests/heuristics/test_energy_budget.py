@@ -1,4 +1,4 @@
-"""The daily energy constraint (heuristics/utility/energy.py; Machovec et al. 2017, sec. III.G,
+"""The daily energy constraint (heuristics/energy_budget.py; Machovec et al. 2017, sec. III.G,
 V.C.3): the energy remaining, option costs and the filters' budgets, computed by hand from the
 module's definitions; the budget applied to the comparison heuristics; the energy a utility
 heuristic plans with checked against what the embedded engine's SimGrid energy model measures,
@@ -27,7 +27,7 @@ from hetsched.engine.simulation import simulate
 from hetsched.heuristics.baselines.backfilling import ConservativeBackfilling, EasyBackfilling, Fcfs
 from hetsched.heuristics.baselines.multiqueue import ConservativeMultipleQueues
 from hetsched.heuristics.baselines.randomized import RandomMapping
-from hetsched.heuristics.utility.energy import EnergyLedger
+from hetsched.heuristics.energy_budget import EnergyLedger
 from hetsched.heuristics.utility.maxutility import MaxUpePh, MaxUprPh, MaxUtil
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.checker import ScheduleViolation, check_run

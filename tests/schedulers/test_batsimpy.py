@@ -1,4 +1,5 @@
-"""hetsched heuristics inside batsim-py 1.0.5 loops, on ``hetsched batsim`` (hetsched/batsimpy.py).
+"""hetsched heuristics inside batsim-py 1.0.5 loops, on ``hetsched batsim``
+(hetsched/schedulers/batsimpy.py).
 
 batsim-py starts ``batsim`` itself: a two-line ``batsim`` script on ``PATH`` runs ``hetsched
 batsim`` (the embedded engine behind Batsim 4.2.1's command line). Batsim's outputs go to
@@ -27,12 +28,6 @@ batsim_py = pytest.importorskip(
     "batsim_py", reason="batsim-py is not installed (make setup installs it: docs/batsim-py.md)"
 )
 
-from hetsched.batsimpy import (  # noqa: E402
-    BatsimPyLimitation,
-    BatsimPyMapper,
-    run_loop,
-    simulator_handler,
-)
 from hetsched.core.decisions import Action, Decision  # noqa: E402
 from hetsched.core.mapping import Heuristic, MappingEvent  # noqa: E402
 from hetsched.engine.simulation import simulate  # noqa: E402
@@ -41,6 +36,12 @@ from hetsched.heuristics.common import commit  # noqa: E402
 from hetsched.platforms.simgrid_xml import write_platform  # noqa: E402
 from hetsched.platforms.spec import platform_from_dict  # noqa: E402
 from hetsched.schedulers.adapter import HetschedScheduler  # noqa: E402
+from hetsched.schedulers.batsimpy import (  # noqa: E402
+    BatsimPyLimitation,
+    BatsimPyMapper,
+    run_loop,
+    simulator_handler,
+)
 
 HETSCHED = Path(sys.executable).parent / "hetsched"
 VALUE = {"final": 0.0, "soft_deadline": 30.0, "hard_deadline": 40.0}
