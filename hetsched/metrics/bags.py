@@ -7,7 +7,8 @@ A workload is a bag when every job is submitted at one time, runs on one node an
 type's ``etc`` row (a cluster absent from ``etc`` cannot run the type: infinite ETC, the
 special-purpose machines of sec. 1), its machine types are the platform's clusters with their
 nodes as ``M_j``. MS_LB is the LP of eq. 2-3
-(:func:`hetsched.heuristics.bags.lp_makespan.makespan_lower_bound`).
+(:func:`hetsched.heuristics.bags.lp_makespan.makespan_lower_bound`). :class:`BagFamily` puts
+MS_LB and ``makespan / MS_LB`` in a run's summary (:mod:`hetsched.metrics.family`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks
 from hetsched.heuristics.bags.lp_makespan import makespan_lower_bound
+from hetsched.metrics.family import FamilyRecord
+from hetsched.metrics.outcomes import makespan
+from hetsched.metrics.run_files import RunFiles
 
 
 def is_bag(jobs: Sequence[Mapping[str, object]]) -> bool:
@@ -71,3 +76,32 @@ def bag_lower_bound(
         task_types.append(index.setdefault(key, len(index)))
     bag = BagOfTasks(list(rows.values()), task_types, [machines[name] for name in names])
     return makespan_lower_bound(bag).ms_lb
+
+
+@dataclass(frozen=True)
+class BagRecord(FamilyRecord):
+    """Tarplee et al.'s section of a run's summary (``docs/run.md``): MS_LB and the run's
+    makespan over it, the paper's measure (``None`` when MS_LB is 0)."""
+
+    makespan_lower_bound: float | None = None
+    makespan_ratio: float | None = None
+
+
+class BagFamily:
+    """Tarplee et al.'s makespan lower bound (:class:`~hetsched.metrics.family.FamilyMetrics`),
+    for a bag of tasks (:func:`is_bag`) whose jobs carry no ``makespan_goal``: a batch with a
+    goal is measured against its goal (Hansen et al., :mod:`hetsched.metrics.robustness`).
+    Its reference is MS_LB on the run's platform (:func:`bag_lower_bound`)."""
+
+    record = BagRecord
+
+    def reference(self, files: RunFiles) -> float | None:
+        """MS_LB of the workload on the platform; ``None`` for other workloads."""
+        if any(job.makespan_goal is not None for job in files.workload.jobs.values()):
+            return None
+        return bag_lower_bound(files.document["jobs"], files.clusters, str(files.workload_path))
+
+    def summarize(self, files: RunFiles, reference: float) -> BagRecord:
+        """MS_LB and the run's makespan over it."""
+        ratio = None if not reference else makespan(files.outcomes) / reference
+        return BagRecord(makespan_lower_bound=reference, makespan_ratio=ratio)

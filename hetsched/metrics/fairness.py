@@ -24,6 +24,9 @@ Choices where the paper is silent (``tests/metrics/test_fairness.py``):
 * ``sigma`` is the population standard deviation (over all users, ``ddof = 0``).
 * The makespan runs from the first submission to the last task's end.
 
+:class:`FairnessFamily` puts fairness, efficiency and the baseline makespan in a run's summary
+(:mod:`hetsched.metrics.family`).
+
 >>> fastest = fastest_onecore_runtime([960, 480], [[10.0, 20.0], [30.0, 15.0]], 960)
 >>> fastest.tolist()
 [20.0, 15.0]
@@ -33,14 +36,24 @@ Choices where the paper is silent (``tests/metrics/test_fairness.py``):
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hetsched.core.runner import ModelTimeRunner
+from hetsched.engine.platform import load_platform
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.first_level import fair_shares
+from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+from hetsched.metrics.family import FamilyRecord
+from hetsched.metrics.outcomes import Outcome
+from hetsched.metrics.run_files import RunFiles
+from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.workloads.gen_hwang import submission_order
+from hetsched.workloads.tasks import actual_from_job, task_from_job
 
 
 def fastest_onecore_runtime(
@@ -201,24 +214,22 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     with simple fairness and AllCore on the model-time runner, which gives the engine's
     schedule (``tests/heuristics/fairness/test_two_level_fairness.py``): the tasks in the order
     Batsim submits them, each run for its ``actual`` run time when it has one (the run-time
-    spread). At the paper's size (500,000 tasks) the tasks and that run take about 70 s of CPU;
-    the runner's driver and system view hold them in a cycle (about 10 objects a task), so
-    they go at the next collection of cyclic garbage (``hetsched run`` makes one at once), and
-    a run's post-run phase works the reference out before it reads the outputs
-    (:meth:`hetsched.metrics.run_files.RunFiles.read_workload_first`).
+    spread).
+
+    Why the baseline is a second, model-time run and cannot come from the run's outputs:
+    efficiency (sec. 6.1) divides the run's makespan by the makespan of *another* schedule of
+    the same scenario, simple fairness with AllCore, and that schedule's makespan depends on
+    the co-runners each task meets in it (sec. 2.3), which no output of the measured run holds
+    (a run of simple fairness + AllCore itself prints its times to Batsim's 6 decimals, not
+    the model's). The reference is that of the workload and platform, worked out before the
+    run's outputs are read. At the paper's size (500,000 tasks) the tasks and that run take
+    about 70 s of CPU; the runner's driver and system view hold them in a cycle (about 10
+    objects a task), collected here at once, so that they do not stay while the outputs are
+    read (a run's post-run phase keeps Python's collector paused, ``running/memory.py``).
     """
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
         return None
-    # imported here, after the test above: the run path's metrics need them for Hwang
-    # workloads only (the other families' runs do not pay for importing them)
-    from hetsched.core.runner import ModelTimeRunner
-    from hetsched.engine.platform import load_platform
-    from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
-    from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.workloads.gen_hwang import submission_order
-    from hetsched.workloads.tasks import actual_from_job, task_from_job
-
     resources = load_platform(Path(platform_path)).compute_resources()
     clusters = clusters_from_compute_resources(resources)
     profiles = document.get("profiles", {})
@@ -254,6 +265,8 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
                                tasks, actual=actual).run()
     baseline_makespan = makespan([r.task.arrival for r in baseline],
                                  [r.ended or 0.0 for r in baseline])
+    del baseline, tasks, actual
+    gc.collect()
     return FairnessReference(tuple(users), task_user, np.array(submission, dtype=float),
                              fastest, baseline_makespan)
 
@@ -276,3 +289,36 @@ def run_fairness(finish: Mapping[str, float | None], reference: FairnessReferenc
     return RunFairness(fairness(normalized), efficiency(run_makespan, reference.baseline_makespan),
                        run_makespan, reference.baseline_makespan,
                        dict(zip(reference.users, normalized.tolist(), strict=True)))
+
+
+@dataclass(frozen=True)
+class FairnessRecord(FamilyRecord):
+    """Hwang et al.'s section of a run's summary (``docs/run.md``): fairness over the users
+    (sec. 3), efficiency (sec. 6.1) and the makespan of simple fairness + AllCore that
+    efficiency divides; ``None`` each when a task did not complete."""
+
+    fairness: float | None = None
+    efficiency: float | None = None
+    baseline_makespan: float | None = None
+
+
+class FairnessFamily:
+    """Hwang et al.'s fairness and efficiency (:class:`~hetsched.metrics.family.FamilyMetrics`),
+    for a workload whose every job has a ``corunner_model``; its reference is
+    :func:`fairness_reference`."""
+
+    record = FairnessRecord
+
+    def reference(self, files: RunFiles) -> FairnessReference | None:
+        """:func:`fairness_reference` of the workload on the platform."""
+        return fairness_reference(files.document, files.platform_path, files.workload_path)
+
+    def summarize(self, files: RunFiles, reference: FairnessReference) -> FairnessRecord:
+        """:func:`run_fairness` of the tasks that completed."""
+        finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
+                  for task_id, o in files.outcomes.items()}
+        fair = run_fairness(finish, reference)
+        if fair is None:
+            return FairnessRecord()
+        return FairnessRecord(fairness=fair.fairness, efficiency=fair.efficiency,
+                              baseline_makespan=fair.baseline_makespan)

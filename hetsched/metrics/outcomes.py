@@ -182,3 +182,17 @@ def account(records: Iterable[JobRecord], workload: WorkloadInfo) -> Accounting:
             outcome = Outcome.COMPLETED if execution.success else Outcome.FAILED
             outcomes[task_id] = TaskOutcome(task_id, job.subtime, outcome, execution)
     return Accounting(outcomes, tuple(problems))
+
+
+def makespan(outcomes: Mapping[str, TaskOutcome]) -> float:
+    """The last finish time of the tasks that ran (s, from time 0, as Batsim's
+    ``out_schedule.csv``); 0 when none ran.
+
+    >>> row = JobRecord("w0.1", "hetsched", "t", 7.0, 1, -1.0, True,
+    ...                 "COMPLETED_SUCCESSFULLY", 9.0, 4.0, 13.0, (0,))
+    >>> makespan({"w0!1": TaskOutcome("w0!1", 5.0, Outcome.COMPLETED, row),
+    ...           "w0!2": TaskOutcome("w0!2", 5.0, Outcome.DROPPED)})
+    13.0
+    """
+    finishes = (o.finish_time for o in outcomes.values() if o.finish_time is not None)
+    return max(finishes, default=0.0)

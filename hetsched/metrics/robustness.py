@@ -18,6 +18,8 @@ like every metric (no scheduler state):
   probability that the *whole batch* meets Delta, the applications of a processor type
   sharing its slowdown S_j (sec. II.C.2), which is lower.
 
+:class:`RobustnessFamily` puts them in a run's summary (:mod:`hetsched.metrics.family`).
+
 >>> from hetsched.metrics.annotations import JobAnnotations, WorkloadInfo
 >>> from hetsched.metrics.outcomes import Outcome, TaskOutcome
 >>> from hetsched.metrics.outputs import JobRecord
@@ -49,6 +51,7 @@ from hetsched.heuristics.robust.robustness import (
     batch_completion_probability,
 )
 from hetsched.metrics.annotations import WorkloadInfo
+from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome
 from hetsched.metrics.run_files import RunFiles
 
@@ -213,3 +216,58 @@ def predict_batch(
         [goal.processors for goal in goals.values()],
     )
     return BatchPrediction(allocation.robustness, batch_completion_probability(batch, allocation))
+
+
+@dataclass(frozen=True)
+class RobustnessRecord(FamilyRecord):
+    """Hansen et al.'s section of a run's summary (``docs/run.md``): the applications with a
+    makespan goal and how many met it (:func:`goals_met`); Delta, when every application has
+    the same, and whether the batch met it (sec. II.D); Psi and the probability that the whole
+    batch meets Delta, as the model predicts them for the allocation the run realised
+    (:func:`predict_batch`)."""
+
+    makespan_goals: int | None = None
+    makespan_goals_met: int | None = None
+    makespan_goal: float | None = None
+    batch_met: bool | None = None
+    robustness_predicted: float | None = None
+    batch_probability_predicted: float | None = None
+
+
+class RobustnessFamily:
+    """Hansen et al.'s goals and robustness (:class:`~hetsched.metrics.family.FamilyMetrics`),
+    for a workload whose jobs carry a ``makespan_goal``; its reference is those jobs as the
+    workload gives them (their model fields, :data:`MODEL_FIELDS`), in workload order."""
+
+    record = RobustnessRecord
+
+    def reference(self, files: RunFiles) -> tuple[dict, ...] | None:
+        """The workload's JSON jobs with a ``makespan_goal``; ``None`` when none has one."""
+        jobs = tuple(job for job in files.document["jobs"]
+                     if isinstance(job, dict) and job.get("makespan_goal") is not None)
+        return jobs or None
+
+    def summarize(self, files: RunFiles, reference: tuple[dict, ...]) -> RobustnessRecord:
+        """The goals met, Delta and the batch's, and the model's prediction (``None`` when an
+        application ran on processors of two types, outside the paper's allocations, sec.
+        II.A)."""
+        outcomes, workload = files.outcomes, files.workload
+        goals = goals_met(outcomes, workload)
+        assert goals is not None  # the reference's jobs have a goal
+        try:
+            realised = goal_outcomes(outcomes, workload, files.clusters)
+        except OutputFileError:
+            prediction = None
+        else:
+            prediction = predict_batch(realised, reference, files.clusters)
+        deltas = {job.makespan_goal for job in workload.jobs.values()} - {None}
+        psi, batch = (None, None) if prediction is None else (
+            prediction.robustness, prediction.batch_probability)
+        return RobustnessRecord(
+            makespan_goals=goals.applications,
+            makespan_goals_met=goals.met,
+            makespan_goal=deltas.pop() if len(deltas) == 1 else None,
+            batch_met=goals.batch_met,
+            robustness_predicted=psi,
+            batch_probability_predicted=batch,
+        )

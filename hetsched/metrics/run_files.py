@@ -7,7 +7,9 @@ After a run, :func:`hetsched.running.run.run_heuristic` checks the schedule
 ``out_jobs.csv``, ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``, the workload and
 the platform, and match the jobs to the workload's tasks (:func:`account`). A
 :class:`RunFiles` reads each file, and accounts the tasks, the first time one of them asks
-(before, ``out_jobs.csv`` of a 10,000-task bag was read and accounted three times).
+(before, ``out_jobs.csv`` of a 10,000-task bag was read and accounted three times). It reads
+files only: what the papers' families work out from them (Tarplee's LP bound, Hwang's
+fairness reference, ...) is theirs (:mod:`hetsched.metrics.family`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from pathlib import Path
 from hetsched.core.energy import budget_and_window
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
-from hetsched.metrics.bags import bag_lower_bound
-from hetsched.metrics.fairness import FairnessReference, fairness_reference
 from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
 from hetsched.metrics.outputs import (
     EnergySample,
@@ -77,7 +77,7 @@ class RunFiles:
     @cached_property
     def _parsed(self) -> tuple[WorkloadInfo, dict]:
         """The workload and its parsed JSON (:func:`~hetsched.metrics.annotations.read_workload`,
-        Batsim's name ``w0`` for it); :meth:`read_workload_first` lets the JSON go."""
+        Batsim's name ``w0`` for it); :meth:`release_document` lets the JSON go."""
         return read_workload(self.workload_path)
 
     @cached_property
@@ -130,35 +130,26 @@ class RunFiles:
         (:func:`~hetsched.metrics.resources.resource_clusters`)."""
         return resource_clusters(self.platform_path)
 
-    @cached_property
-    def fairness_reference(self) -> FairnessReference | None:
-        """Hwang et al.'s reference for this run's fairness and efficiency, from the workload
-        and the platform (:func:`~hetsched.metrics.fairness.fairness_reference`); ``None``
-        for other workloads."""
-        return fairness_reference(self._parsed[1], self.platform_path, self.workload_path)
+    @property
+    def document(self) -> dict:
+        """The workload's parsed JSON document, for the readers of more of it than
+        :attr:`workload` holds (the families' references, :mod:`hetsched.metrics.family`).
 
-    @cached_property
-    def makespan_lower_bound(self) -> float | None:
-        """Tarplee et al.'s MS_LB of a bag-of-tasks workload on the platform
-        (:func:`~hetsched.metrics.bags.bag_lower_bound`); ``None`` for other workloads."""
-        return bag_lower_bound(self._parsed[1]["jobs"], self.clusters, str(self.workload_path))
+        Raises ``ValueError`` after :meth:`release_document`.
+        """
+        if self.__dict__.get("_released"):
+            raise ValueError(f"{self.workload_path}: the workload's JSON document was released"
+                             " (RunFiles.release_document): read it before")
+        return self._parsed[1]
 
-    @cached_property
-    def application_jobs(self) -> tuple[dict, ...]:
-        """The workload's JSON jobs that carry a ``makespan_goal`` (Hansen et al.'s
-        applications, whose model fields the batch prediction reads), in workload order."""
-        return tuple(job for job in self._parsed[1]["jobs"]
-                     if isinstance(job, dict) and job.get("makespan_goal") is not None)
+    def release_document(self) -> None:
+        """Let the workload's JSON document go, once what needs it is worked out (the
+        families' references, which a run's post-run phase works out before it reads any
+        output); :attr:`workload` is read first and kept.
 
-    def read_workload_first(self) -> None:
-        """Read the workload and work out all that needs its JSON document (and the platform)
-        before any output is read, then let the document go: :attr:`workload`,
-        :attr:`fairness_reference`, :attr:`makespan_lower_bound`, :attr:`application_jobs`.
-
-        At Hwang et al.'s full size (500,000 tasks) the fairness reference is a model-time run
-        (about 1 GB while it runs) that then does not come on top of ``out_jobs.csv``'s rows
-        and the checker's, and the document (1.7 GB parsed, against 0.3 GB for
-        :attr:`workload`) is not held while they are read (peak memory, docs/performance.md)."""
-        _ = self.workload, self.fairness_reference, self.makespan_lower_bound
-        _ = self.application_jobs
+        At Hwang et al.'s full size (500,000 tasks) the document (1.7 GB parsed, against
+        0.3 GB for :attr:`workload`) is then not held while ``out_jobs.csv``'s rows and the
+        checker's are read (peak memory, docs/performance.md)."""
+        _ = self.workload
         self.__dict__.pop("_parsed", None)
+        self.__dict__["_released"] = True

@@ -4,8 +4,11 @@
 (energy runs) and ``<prefix>_mapping_events.csv`` (hetsched schedulers given
 ``export_prefix``), the workload file and the platform file, and computes the
 papers' metrics identically for stock and hetsched schedulers (docs/architecture.md,
-"How data flows"). :class:`RunSummary` holds them; ``docs/run.md`` documents every key of
-:meth:`RunSummary.to_json`.
+"How data flows"). :class:`RunSummary` holds them: a common core, the measures every run
+has, plus one record per family of the papers whose annotations the workload carries, each
+given by the family's plug-in (:mod:`hetsched.metrics.family`, the list of them
+:data:`~hetsched.metrics.families.FAMILIES`); ``docs/run.md`` documents every key of
+:meth:`RunSummary.to_json`, which is flat, the families' keys beside the core's.
 
 Per-task metrics (task counts, value, utility, mean waiting time) count the tasks
 submitted in the workload's ``measure_window`` ``[t0, t1)`` when it has one
@@ -22,28 +25,24 @@ import csv
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypeVar
 
-from hetsched.errors import OutputFileError
-from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
-from hetsched.metrics.fairness import FairnessReference, RunFairness, run_fairness
-from hetsched.metrics.latency import latency_stats, read_mapping_events
-from hetsched.metrics.outcomes import TWIN_WORKLOAD, Outcome, TaskOutcome
-from hetsched.metrics.resources import resource_one_core_watts, resource_speed_unknown
-from hetsched.metrics.robustness import (
-    BatchPrediction,
-    RobustnessMetrics,
-    goal_outcomes,
-    goals_met,
-    predict_batch,
+from hetsched.metrics.families import (
+    FAMILIES,
+    FAMILY_KEYS,
+    References,
+    family_records,
+    family_references,
 )
+from hetsched.metrics.family import FamilyRecord
+from hetsched.metrics.latency import latency_stats, read_mapping_events
+from hetsched.metrics.outcomes import TWIN_WORKLOAD, Outcome, makespan
+from hetsched.metrics.resources import resource_one_core_watts, resource_speed_unknown
 from hetsched.metrics.run_files import RunFiles
-from hetsched.metrics.utility import utility_metrics
-from hetsched.metrics.value import value_metrics
 
 SUMMARY_VERSION = 8
 """Version of :class:`RunSummary` (2: ``value_earned`` counts completions by the end of the
@@ -58,32 +57,13 @@ execution inside the measure window, Machovec sec. II.D; 4: ``makespan_goals`` a
 Summaries of another version are recomputed from the run's files rather than read
 (:func:`hetsched.studies.compare.run_or_resume`)."""
 
+Record = TypeVar("Record", bound=FamilyRecord)
+
 
 @dataclass(frozen=True)
-class RunSummary:
-    """The summary of one run; ``None`` marks a metric the run cannot give.
-
-    ``wall_seconds`` and ``checked_rules`` (the schedule checker's rules the run
-    passed) are filled by :func:`hetsched.running.run.run_heuristic`, not by
-    :func:`summarize`, which reads files only.
-
-    >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="out", workload="w.json",
-    ...                platform="p.xml", measure_window=None, tasks_total=2,
-    ...                tasks_completed=1, tasks_failed=0, tasks_dropped=1,
-    ...                value_earned=4.0, value_bound=10.0, value_percent=40.0,
-    ...                value_earned_total=5.0, value_percent_total=50.0,
-    ...                utility_earned=None, utility_bound=None, utility_percent=None,
-    ...                energy_joules=1200.0, energy_window_joules=None,
-    ...                energy_budget_joules=None, makespan=30.0, mean_waiting_time=5.0,
-    ...                mapping_events=3, mapping_latency_p50=0.001,
-    ...                mapping_latency_p95=0.002, mapping_latency_max=0.002)
-    >>> s.to_json()["value_percent"]
-    40.0
-    >>> RunSummary(**{**s.to_json(), "tasks_dropped": 2})
-    Traceback (most recent call last):
-    ...
-    ValueError: run summary: tasks completed 1 + failed 0 + dropped 2 != total 2
-    """
+class RunCore:
+    """The measures every run has, whatever its workload's annotations: the common core of a
+    :class:`RunSummary`; ``None`` marks a metric the run cannot give."""
 
     heuristic: str | None
     engine: str | None
@@ -95,36 +75,16 @@ class RunSummary:
     tasks_completed: int
     tasks_failed: int
     tasks_dropped: int
-    value_earned: float | None
-    value_bound: float | None
-    value_percent: float | None
-    value_earned_total: float | None
-    value_percent_total: float | None
-    utility_earned: float | None
-    utility_bound: float | None
-    utility_percent: float | None
     energy_joules: float | None
     energy_window_joules: float | None
-    energy_budget_joules: float | None
     makespan: float
     mean_waiting_time: float | None
     mapping_events: int | None
     mapping_latency_p50: float | None
     mapping_latency_p95: float | None
     mapping_latency_max: float | None
-    makespan_goals: int | None = None
-    makespan_goals_met: int | None = None
     energy_delay_busy_joules: float | None = None
     energy_delay_busy_window_joules: float | None = None
-    makespan_goal: float | None = None
-    batch_met: bool | None = None
-    robustness_predicted: float | None = None
-    batch_probability_predicted: float | None = None
-    makespan_lower_bound: float | None = None
-    makespan_ratio: float | None = None
-    fairness: float | None = None
-    efficiency: float | None = None
-    baseline_makespan: float | None = None
     wall_seconds: float | None = None
     checked_rules: tuple[str, ...] | None = None
     tasks_unrunnable: int | None = None
@@ -142,17 +102,100 @@ class RunSummary:
             object.__setattr__(self, "measure_window", tuple(self.measure_window))
         if self.checked_rules is not None:
             object.__setattr__(self, "checked_rules", tuple(self.checked_rules))
-        for item in fields(self):
+        for item in fields(RunCore):
             value = getattr(self, item.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"run summary: {item.name} is {value}")
 
+
+@dataclass(frozen=True, init=False)
+class RunSummary(RunCore):
+    """The summary of one run: the :class:`RunCore` and the record of each family whose
+    annotations the workload carries (``families``, in
+    :data:`~hetsched.metrics.families.FAMILIES`' order; :meth:`family` reads one).
+
+    Flat, as ``summary.json`` is: the families' keys are keyword arguments beside the core's
+    (``RunSummary(**json.loads(text))`` reads a summary back; a record none of whose keys is
+    given, or all ``None``, is no record), and read-only attributes (``summary.value_percent``:
+    ``None`` when the run has no such record). ``wall_seconds``, ``checked_rules`` and
+    ``tasks_unrunnable`` are filled by :func:`hetsched.running.run.run_heuristic`, not by
+    :func:`summarize`, which reads files only.
+
+    >>> s = RunSummary(heuristic="easy", engine="embedded", outdir="out", workload="w.json",
+    ...                platform="p.xml", measure_window=None, tasks_total=2,
+    ...                tasks_completed=1, tasks_failed=0, tasks_dropped=1,
+    ...                value_earned=4.0, value_bound=10.0, value_percent=40.0,
+    ...                value_earned_total=5.0, value_percent_total=50.0,
+    ...                utility_earned=None, utility_bound=None, utility_percent=None,
+    ...                energy_joules=1200.0, energy_window_joules=None,
+    ...                energy_budget_joules=None, makespan=30.0, mean_waiting_time=5.0,
+    ...                mapping_events=3, mapping_latency_p50=0.001,
+    ...                mapping_latency_p95=0.002, mapping_latency_max=0.002)
+    >>> s.to_json()["value_percent"], s.value_percent, s.utility_percent
+    (40.0, 40.0, None)
+    >>> [type(record).__name__ for record in s.families]
+    ['ValueRecord']
+    >>> RunSummary(**s.to_json()) == s
+    True
+    >>> RunSummary(**{**s.to_json(), "tasks_dropped": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: run summary: tasks completed 1 + failed 0 + dropped 2 != total 2
+    """
+
+    families: tuple[FamilyRecord, ...] = ()
+
+    def __init__(self, *core: Any, families: Iterable[FamilyRecord] = (),
+                 **keys: Any) -> None:  # fmt: skip
+        """The core's fields (positional or by name), the families' ``records``, and the
+        families' keys (:data:`~hetsched.metrics.families.FAMILY_KEYS`), which replace those
+        of the records given (``dataclasses.replace(summary, energy_budget_joules=...)``)."""
+        measures = {key: keys.pop(key) for key in list(keys) if key in FAMILY_KEYS}
+        super().__init__(*core, **keys)
+        given = {type(record): record for record in families}
+        records = []
+        for kind in dict.fromkeys([*(family.record for family in FAMILIES), *given]):
+            record = given.get(kind)
+            changed = {key: measures[key] for key in kind.json_keys() if key in measures}
+            if changed:
+                record = kind(**{**({} if record is None else record.to_json()), **changed})
+            if record is not None and record.known:
+                records.append(record)
+        object.__setattr__(self, "families", tuple(records))
+
+    def family(self, record: type[Record]) -> Record | None:
+        """The run's record of that kind; ``None`` when the run has none."""
+        for found in self.families:
+            if isinstance(found, record):
+                return found
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        """A family's key, read from its record (``None`` without the record)."""
+        kind = FAMILY_KEYS.get(name)
+        if kind is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        record = self.family(kind)
+        return None if record is None else getattr(record, name)
+
     def to_json(self) -> dict[str, object]:
-        """The summary as one JSON-ready object (keys documented in ``docs/run.md``)."""
-        data = asdict(self)
+        """The summary as one flat JSON-ready object (keys documented in ``docs/run.md``): the
+        core's keys, then every family's (``null`` without its record), then ``version``."""
+        data: dict[str, object] = {
+            item.name: getattr(self, item.name) for item in fields(RunCore)
+            if item.name != "version"
+        }
         for key in ("measure_window", "checked_rules"):
             if data[key] is not None:
-                data[key] = list(data[key])
+                data[key] = list(getattr(self, key))
+        if self.drop_reasons is not None:
+            data["drop_reasons"] = dict(self.drop_reasons)
+        kinds = dict.fromkeys([*(family.record for family in FAMILIES),
+                               *(type(record) for record in self.families)])
+        for kind in kinds:
+            record = self.family(kind)
+            data.update(kind().to_json() if record is None else record.to_json())
+        data["version"] = self.version
         return data
 
     def dumps(self) -> str:
@@ -197,16 +240,19 @@ def drop_reasons(
 
 
 def summarize_files(
-    files: RunFiles, *, heuristic: str | None = None, engine: str | None = None
+    files: RunFiles, references: References | None = None, *, heuristic: str | None = None,
+    engine: str | None = None,
 ) -> RunSummary:
-    """:func:`summarize` on files that the checker or the task table may have read already."""
-    workload_path, platform_path = files.workload_path, files.platform_path
+    """:func:`summarize` on files that the checker or the task table may have read already;
+    ``references``: the families' (:func:`~hetsched.metrics.families.family_references`),
+    when worked out before the outputs were read (else here, from the workload's JSON)."""
+    if references is None:
+        references = family_references(files)
     workload = files.workload
     outcomes = files.outcomes
     counted = [o for task_id, o in outcomes.items() if workload.in_window(workload.jobs[task_id])]
     by_outcome = {kind: sum(o.outcome is kind for o in counted) for kind in Outcome}
     waits = [o.waiting_time for o in counted if o.waiting_time is not None]
-    finishes = [o.finish_time for o in outcomes.values() if o.finish_time is not None]
 
     energy = files.energy
     window_energy = None
@@ -220,19 +266,6 @@ def summarize_files(
     events = read_mapping_events(events_path) if events_path.exists() else None
     latency = latency_stats(events) if events else None
 
-    end = None if workload.measure_window is None else workload.measure_window[1]
-    value = value_metrics(outcomes, workload, until=end)
-    value_total = value_metrics(outcomes, workload)
-    utility = utility_metrics(outcomes, workload)
-    goals = goals_met(outcomes, workload)
-    prediction = bound = None
-    if goals is not None:
-        prediction = _batch_prediction(outcomes, workload, files.application_jobs,
-                                       files.clusters)
-    else:
-        bound = files.makespan_lower_bound
-    makespan = max(finishes, default=0.0)
-    fair = _fairness(outcomes, files.fairness_reference)
     tasks_path = files.output("tasks.csv")
     reasons = None
     if tasks_path.exists():
@@ -243,43 +276,25 @@ def summarize_files(
         heuristic=heuristic,
         engine=engine,
         outdir=str(files.prefix.parent),
-        workload=str(workload_path),
-        platform=str(platform_path),
+        workload=str(files.workload_path),
+        platform=str(files.platform_path),
         measure_window=workload.measure_window,
         tasks_total=len(counted),
         tasks_completed=by_outcome[Outcome.COMPLETED],
         tasks_failed=by_outcome[Outcome.FAILED],
         tasks_dropped=by_outcome[Outcome.DROPPED],
-        value_earned=None if value is None else value.earned,
-        value_bound=None if value is None else value.bound,
-        value_percent=None if value is None else value.percent,
-        value_earned_total=None if value_total is None else value_total.earned,
-        value_percent_total=None if value_total is None else value_total.percent,
-        utility_earned=None if utility is None else utility.earned,
-        utility_bound=None if utility is None else utility.bound,
-        utility_percent=None if utility is None else utility.percent,
         energy_joules=None if energy is None else total_energy(energy),
         energy_window_joules=window_energy,
-        energy_budget_joules=workload.energy_budget,
-        makespan=makespan,
+        makespan=makespan(outcomes),
         mean_waiting_time=sum(waits) / len(waits) if waits else None,
         mapping_events=None if events is None else len(events),
         mapping_latency_p50=None if latency is None else latency.p50,
         mapping_latency_p95=None if latency is None else latency.p95,
         mapping_latency_max=None if latency is None else latency.max,
-        makespan_goals=None if goals is None else goals.applications,
-        makespan_goals_met=None if goals is None else goals.met,
         energy_delay_busy_joules=delay_busy,
         energy_delay_busy_window_joules=delay_busy_window,
-        **_goal_fields(goals, workload),
-        robustness_predicted=None if prediction is None else prediction.robustness,
-        batch_probability_predicted=None if prediction is None else prediction.batch_probability,
-        makespan_lower_bound=bound,
-        makespan_ratio=None if not bound else makespan / bound,
-        fairness=None if fair is None else fair.fairness,
-        efficiency=None if fair is None else fair.efficiency,
-        baseline_makespan=None if fair is None else fair.baseline_makespan,
         drop_reasons=reasons,
+        families=family_records(files, references),
     )
 
 
@@ -314,47 +329,3 @@ def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
     if workload.measure_window is None:
         return total, None
     return total, delay_busy_power(jobs, profiles, busy, workload.measure_window)
-
-
-class _GoalFields(TypedDict, total=False):
-    makespan_goal: float | None
-    batch_met: bool
-
-
-def _goal_fields(goals: RobustnessMetrics | None, workload: WorkloadInfo) -> _GoalFields:
-    """``makespan_goal`` (Delta, when the batch has one) and ``batch_met`` (every application
-    met it: Hansen et al.'s robustness event, sec. II.D)."""
-    if goals is None:
-        return {}
-    deltas = {job.makespan_goal for job in workload.jobs.values()} - {None}
-    return {
-        "makespan_goal": deltas.pop() if len(deltas) == 1 else None,
-        "batch_met": goals.batch_met,
-    }
-
-
-def _batch_prediction(
-    outcomes: Mapping[str, TaskOutcome],
-    workload: WorkloadInfo,
-    jobs: Sequence[Mapping[str, object]],
-    clusters: tuple[str, ...],
-) -> BatchPrediction | None:
-    """Psi and P(batch meets Delta) of the allocation the run realised
-    (:func:`~hetsched.metrics.robustness.predict_batch`); ``None`` when an application ran on
-    processors of two types, outside the paper's allocations (sec. II.A)."""
-    try:
-        goals = goal_outcomes(outcomes, workload, clusters)
-    except OutputFileError:
-        return None
-    return predict_batch(goals, jobs, clusters)
-
-
-def _fairness(outcomes: Mapping[str, TaskOutcome], reference: FairnessReference | None
-              ) -> RunFairness | None:
-    """Hwang et al.'s fairness and efficiency (sec. 3, 6.1) when the workload is a Hwang
-    workload whose every task completed (:func:`hetsched.metrics.fairness.run_fairness`)."""
-    if reference is None:
-        return None
-    finish = {task_id: o.finish_time if o.outcome is Outcome.COMPLETED else None
-              for task_id, o in outcomes.items()}
-    return run_fairness(finish, reference)

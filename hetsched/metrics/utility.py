@@ -21,6 +21,9 @@ annotations counts as starting and completing at its arrival. The paper calls it
 bound; with shares it is one only overall: a task that arrived during the warm-up and ran
 later can have more of its execution inside the window than when started at arrival. Tasks
 without a utility function are not counted.
+
+:class:`UtilityFamily` puts them in a run's summary, with the energy budget the utility was
+earned under (sec. II.C; :mod:`hetsched.metrics.family`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hetsched.metrics.annotations import WorkloadInfo
+from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import Outcome, TaskOutcome
+from hetsched.metrics.run_files import RunFiles
 
 
 @dataclass(frozen=True)
@@ -104,3 +109,45 @@ def utility_metrics(
         if bound_share > 0 or earned_share > 0:
             tasks += 1
     return UtilityMetrics(earned=earned, bound=bound, tasks=tasks)
+
+
+@dataclass(frozen=True)
+class UtilityRecord(FamilyRecord):
+    """Machovec et al.'s section of a run's summary (``docs/run.md``): the system utility
+    earned, the maximum system utility and the percentage of it earned, and the energy budget
+    (J) of the run (the workload's ``hetsched.energy_budget``, or the scheduler's
+    ``energy_budget`` option that replaced it)."""
+
+    utility_earned: float | None = None
+    utility_bound: float | None = None
+    utility_percent: float | None = None
+    energy_budget_joules: float | None = None
+
+
+class UtilityFamily:
+    """Machovec et al.'s utility and energy budget
+    (:class:`~hetsched.metrics.family.FamilyMetrics`), for a workload whose tasks carry
+    utility functions or a run under an energy budget; its reference is the workload (the
+    utility functions and the budget)."""
+
+    record = UtilityRecord
+
+    def reference(self, files: RunFiles) -> WorkloadInfo | None:
+        """The workload when some task has a utility function or the run has an energy
+        budget, else ``None``."""
+        workload = files.workload
+        if workload.energy_budget is not None or any(
+            job.utility is not None for job in workload.jobs.values()
+        ):
+            return workload
+        return None
+
+    def summarize(self, files: RunFiles, reference: WorkloadInfo) -> UtilityRecord:
+        """:func:`utility_metrics` and the energy budget."""
+        utility = utility_metrics(files.outcomes, reference)
+        return UtilityRecord(
+            utility_earned=None if utility is None else utility.earned,
+            utility_bound=None if utility is None else utility.bound,
+            utility_percent=None if utility is None else utility.percent,
+            energy_budget_joules=reference.energy_budget,
+        )

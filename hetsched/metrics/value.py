@@ -18,6 +18,8 @@ only if it completes by the end of the simulated window, ``t1``: that is
 simulation itself runs on until every task has completed or been dropped; counting
 what completes after ``t1`` too (``until=None``, the summaries'
 ``value_earned_total``) is the other accounting, kept for comparison.
+
+:class:`ValueFamily` puts both in a run's summary (:mod:`hetsched.metrics.family`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hetsched.metrics.annotations import WorkloadInfo
+from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome
+from hetsched.metrics.run_files import RunFiles
 
 
 @dataclass(frozen=True)
@@ -83,3 +87,43 @@ def value_metrics(
             if until is None or outcome.finish_time <= until + TIME_TOLERANCE:
                 earned += job.value.value(arrival=job.subtime, completion=outcome.finish_time)
     return ValueMetrics(earned=earned, bound=bound, tasks=tasks)
+
+
+@dataclass(frozen=True)
+class ValueRecord(FamilyRecord):
+    """Khemka et al.'s section of a run's summary (``docs/run.md``): the value earned by the
+    end of the measure window, the maximum value bound and the percentage of it earned; the
+    value earned and the percentage counting every completion (``_total``)."""
+
+    value_earned: float | None = None
+    value_bound: float | None = None
+    value_percent: float | None = None
+    value_earned_total: float | None = None
+    value_percent_total: float | None = None
+
+
+class ValueFamily:
+    """Khemka et al.'s value (:class:`~hetsched.metrics.family.FamilyMetrics`), for a workload
+    whose tasks carry value functions; its reference is the workload, whose value functions'
+    starting values make the bound."""
+
+    record = ValueRecord
+
+    def reference(self, files: RunFiles) -> WorkloadInfo | None:
+        """The workload when some task has a value function, else ``None``."""
+        workload = files.workload
+        return workload if any(job.value is not None for job in workload.jobs.values()) else None
+
+    def summarize(self, files: RunFiles, reference: WorkloadInfo) -> ValueRecord:
+        """:func:`value_metrics` by the end of the measure window and over every completion."""
+        outcomes = files.outcomes
+        end = None if reference.measure_window is None else reference.measure_window[1]
+        value = value_metrics(outcomes, reference, until=end)
+        total = value_metrics(outcomes, reference)
+        return ValueRecord(
+            value_earned=None if value is None else value.earned,
+            value_bound=None if value is None else value.bound,
+            value_percent=None if value is None else value.percent,
+            value_earned_total=None if total is None else total.earned,
+            value_percent_total=None if total is None else total.percent,
+        )

@@ -47,10 +47,11 @@ def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("rf-duplex", "embedded", "o", "w.json", "p.xml", None, 2, 2, 0, 0,
-    ...                None, None, None, None, None, None, None, None, None, None, None, 130.0,
-    ...                0.0, 2, 0.1, 0.1, 0.1, makespan_goals=2, makespan_goals_met=1,
-    ...                makespan_goal=120.0, batch_met=False, robustness_predicted=0.674,
-    ...                batch_probability_predicted=0.0028)
+    ...                energy_joules=None, energy_window_joules=None, makespan=130.0,
+    ...                mean_waiting_time=0.0, mapping_events=2, mapping_latency_p50=0.1,
+    ...                mapping_latency_p95=0.1, mapping_latency_max=0.1, makespan_goals=2,
+    ...                makespan_goals_met=1, makespan_goal=120.0, batch_met=False,
+    ...                robustness_predicted=0.674, batch_probability_predicted=0.0028)
     >>> for row in family_rows(s): print(row)
     ('robustness Psi, predicted (min_i P_i)', '0.6740')
     ('P(batch meets goal), predicted', '0.0028')
@@ -93,9 +94,11 @@ def summary_table(summary: RunSummary) -> str:
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("easy", "embedded", "out/x", "w.json", "p.xml", None, 4, 3, 0, 1,
-    ...                16.0, 29.0, 55.17241, 18.0, 62.06897, None, None, None, 51000.0, None,
-    ...                None, 80.0,
-    ...                10.0, 4, 0.25, 0.385, 0.4, wall_seconds=0.5,
+    ...                energy_joules=51000.0, energy_window_joules=None, makespan=80.0,
+    ...                mean_waiting_time=10.0, mapping_events=4, mapping_latency_p50=0.25,
+    ...                mapping_latency_p95=0.385, mapping_latency_max=0.4, value_earned=16.0,
+    ...                value_bound=29.0, value_percent=55.17241, value_earned_total=18.0,
+    ...                value_percent_total=62.06897, wall_seconds=0.5,
     ...                checked_rules=("accounting",))
     >>> print(summary_table(s))  # doctest: +NORMALIZE_WHITESPACE
     heuristic                                          easy
@@ -181,7 +184,7 @@ def drop_reason_lines(summary: RunSummary) -> list[str]:
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("min-min", "embedded", "o", "w.json", "p.xml", None, 3, 1, 0, 2,
-    ...                *[None] * 11, 5.0, *[None] * 5, drop_reasons={"needs 8 nodes": 2})
+    ...                None, None, 5.0, *[None] * 5, drop_reasons={"needs 8 nodes": 2})
     >>> drop_reason_lines(s)
     ['dropped 2 of 3 tasks: needs 8 nodes']
     """
@@ -200,8 +203,9 @@ def utility_energy_block(summary: RunSummary) -> str | None:
     >>> import dataclasses
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("max-upe-ph", "embedded", "out/x", "w.json", "p.xml", (0.0, 10.0), 4,
-    ...                3, 0, 1, None, None, None, None, None, 41.5, 50.0, 83.0, 9.0e9, 8.0e9,
-    ...                1.0e10, 80.0, 10.0, 4, 0.25, 0.385, 0.4)
+    ...                3, 0, 1, 9.0e9, 8.0e9, 80.0, 10.0, 4, 0.25, 0.385, 0.4,
+    ...                utility_earned=41.5, utility_bound=50.0, utility_percent=83.0,
+    ...                energy_budget_joules=1.0e10)
     >>> print(utility_energy_block(s))
     utility earned / bound: 41.500 / 50.000 (83.00% of the bound)
     energy in [0, 10]: 8.000 GJ; budget 10.000 GJ: held (80.00% used)

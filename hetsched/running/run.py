@@ -69,6 +69,7 @@ from hetsched.heuristics.registry import (
     names,
 )
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_files
+from hetsched.metrics.families import family_references
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import RunSummary, summarize_files
 from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
@@ -692,17 +693,16 @@ def run_heuristic(
     # each output file read once for all three; a hetsched scheduler's budget and window
     # options replace the workload's in the checks and metrics, as they did in the run.
     # Reading builds millions of objects and keeps them to the end: the collector waits
-    # (running/memory.py), but for the cyclic garbage of the fairness reference's model-time
-    # run (its driver and the system view refer to each other: about 10 objects a task)
+    # (running/memory.py). The families' references are worked out from the workload and the
+    # platform first, and the workload's JSON let go, before any output is read (peak memory)
     given = {} if stock else dict(options or {})
     with collector_paused():
         files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
                             measure_window=given.get("measure_window"))
-        files.read_workload_first()
-        if files.fairness_reference is not None:
-            gc.collect()
+        references = family_references(files)
+        files.release_document()
         report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)
-        summary = summarize_files(files, heuristic=name, engine=engine)
+        summary = summarize_files(files, references, heuristic=name, engine=engine)
         summary = dataclasses.replace(
             summary,
             wall_seconds=wall_seconds,

@@ -17,6 +17,7 @@ from test_task_table import write_case
 
 from hetsched.metrics import run_files
 from hetsched.metrics.checker import check_files, check_run
+from hetsched.metrics.families import family_references
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import summarize, summarize_files
 from hetsched.metrics.task_table import task_table, task_table_of
@@ -57,11 +58,12 @@ def test_shared_files_give_what_each_reader_gives_alone(tmp_path: Path) -> None:
     assert files.pstate_changes is not None and files.clusters == ("fast",) * 2 + ("slow",) * 2
 
 
-def test_reading_the_workload_first_lets_its_document_go(tmp_path: Path) -> None:
+def test_releasing_the_document_after_the_references(tmp_path: Path) -> None:
     """What needs the workload's JSON (the bag's MS_LB, Hansen's applications) is worked out
-    by ``read_workload_first``, which then drops the JSON; the summary is what it is without
-    that step: test_bags.py's bag (MS_LB 18/7 s) and test_metrics_robustness.py's batch
-    (Psi 0.5, P(batch) 0.25)."""
+    by the families' references before ``release_document`` drops the JSON; the summary is
+    what it is without that step: test_bags.py's bag (MS_LB 18/7 s) and
+    test_metrics_robustness.py's batch (Psi 0.5, P(batch) 0.25). A reader of the document
+    after the release is refused, not served a second read of the file."""
     (tmp_path / "bag").mkdir()
     (tmp_path / "batch").mkdir()
     bag = _bag(tmp_path / "bag", [{"a": 3.0, "b": 2.0}] * 3,
@@ -71,11 +73,12 @@ def test_reading_the_workload_first_lets_its_document_go(tmp_path: Path) -> None
                           + _twin(2, "2", 60.0) + dropped)  # fmt: skip
     for case in (bag, batch):
         files = RunFiles.of(*case)
-        files.read_workload_first()
+        references = family_references(files)
+        files.release_document()
         assert "_parsed" not in files.__dict__
-        assert summarize_files(files) == summarize(*case)
-    assert RunFiles.of(*bag).makespan_lower_bound == pytest.approx(18 / 7)
-    batch_files = RunFiles.of(*batch)
-    assert [job["id"] for job in batch_files.application_jobs] == ["1", "2"]
-    summary = summarize_files(batch_files)
+        with pytest.raises(ValueError, match="released"):
+            _ = files.document
+        assert summarize_files(files, references) == summarize(*case)
+    assert summarize(*bag).makespan_lower_bound == pytest.approx(18 / 7)
+    summary = summarize(*batch)
     assert (summary.robustness_predicted, summary.batch_probability_predicted) == (0.5, 0.25)
