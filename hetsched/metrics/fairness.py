@@ -43,11 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.core.runner import ModelTimeRunner
 from hetsched.engine.platform import load_platform
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.first_level import fair_shares
-from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import Outcome
 from hetsched.metrics.run_files import RunFiles
@@ -230,6 +228,10 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
         return None
+    # lazy: start-up time (0.05-0.1 s that every run's command would pay for Hwang's runs only)
+    from hetsched.core.runner import ModelTimeRunner
+    from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+
     resources = load_platform(Path(platform_path)).compute_resources()
     clusters = clusters_from_compute_resources(resources)
     profiles = document.get("profiles", {})
