@@ -147,9 +147,11 @@ class RunSummary(RunCore):
 
     def __init__(self, *core: Any, families: Iterable[FamilyRecord] = (),
                  **keys: Any) -> None:  # fmt: skip
-        """The core's fields (positional or by name), the families' ``records``, and the
-        families' keys (:data:`~hetsched.metrics.families.FAMILY_KEYS`), which replace those
-        of the records given (``dataclasses.replace(summary, energy_budget_joules=...)``)."""
+        """The core's fields (positional or by name), the families' records (``families``)
+        and the families' keys (:data:`~hetsched.metrics.families.FAMILY_KEYS`), which replace
+        those of the records given (``dataclasses.replace(summary, energy_budget_joules=...)``).
+        The records are kept in :data:`~hetsched.metrics.families.FAMILIES`' order, then any
+        of a family not listed there, in the order given."""
         measures = {key: keys.pop(key) for key in list(keys) if key in FAMILY_KEYS}
         super().__init__(*core, **keys)
         given = {type(record): record for record in families}
