@@ -9,10 +9,18 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from hetsched.metrics.bags import BagRecord
 from hetsched.metrics.checker import VIOLATION_KINDS, ScheduleViolation
+from hetsched.metrics.fairness import FairnessRecord
+from hetsched.metrics.family import FamilyRecord
+from hetsched.metrics.robustness import RobustnessRecord
 from hetsched.metrics.summary import RunSummary
+from hetsched.metrics.utility import UtilityRecord
+from hetsched.metrics.value import ValueRecord
 from hetsched.running.docker_engine import DEFAULT_BATSIM_IMAGE, NETWORKS, DockerError
 from hetsched.running.run import (
     ENGINES,
@@ -36,7 +44,8 @@ def _check(rules: tuple[str, ...] | None) -> str:
 
 
 def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
-    """The rows of the papers' own measures, for the runs that have them.
+    """The rows of the papers' own measures, one family's after another's, for the families
+    whose records the run has (:attr:`~hetsched.metrics.summary.RunSummary.families`).
 
     Hansen et al. (a batch with a makespan goal Delta): the predicted robustness Psi(I) =
     min_i P(i, I[i]) (eq. 2, the critical application's probability), the predicted
@@ -44,6 +53,8 @@ def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
     Tarplee et al. (a bag of tasks): the LP bound MS_LB (sec. 2.2) and makespan / MS_LB.
     Hwang et al. (a Hwang workload whose every task completed): fairness and efficiency
     (sec. 3, 6.1) and the makespan of simple fairness + AllCore that efficiency divides.
+    Khemka's and Machovec's measures are the table's own rows (every run prints them). A
+    family this command does not know yet gets one row per key of its record.
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary("rf-duplex", "embedded", "o", "w.json", "p.xml", None, 2, 2, 0, 0,
@@ -59,30 +70,60 @@ def family_rows(summary: RunSummary) -> list[tuple[str, str]]:
     ('batch met the goal', 'no (makespan 1.083 x Delta)')
     """
     rows = []
-    if summary.makespan_goals is not None:
-        rows += [
-            ("robustness Psi, predicted (min_i P_i)", _probability(summary.robustness_predicted)),
-            ("P(batch meets goal), predicted", _probability(summary.batch_probability_predicted)),
-            ("makespan goal Delta (s)", _number(summary.makespan_goal)),
-        ]
-        if summary.batch_met is not None:
-            ratio = "" if not summary.makespan_goal else (
-                f" (makespan {summary.makespan / summary.makespan_goal:.3f} x Delta)"
-            )
-            rows.append(("batch met the goal", ("yes" if summary.batch_met else "no") + ratio))
-    if summary.makespan_lower_bound is not None:
-        rows += [
-            ("makespan lower bound MS_LB (s)", _number(summary.makespan_lower_bound)),
-            ("makespan / MS_LB", "-" if summary.makespan_ratio is None
-             else f"{summary.makespan_ratio:.5f}"),
-        ]
-    if summary.fairness is not None:
-        rows += [
-            ("fairness (Hwang)", _number(summary.fairness)),
-            ("efficiency (makespan / fairness+AllCore)", _number(summary.efficiency)),
-            ("fairness+AllCore makespan (s)", _number(summary.baseline_makespan)),
-        ]
+    for record in summary.families:
+        lines = FAMILY_ROWS.get(type(record), _record_rows)
+        rows += lines(record, summary.makespan)
     return rows
+
+
+def _goal_rows(record: RobustnessRecord, makespan: float) -> list[tuple[str, str]]:
+    rows = [
+        ("robustness Psi, predicted (min_i P_i)", _probability(record.robustness_predicted)),
+        ("P(batch meets goal), predicted", _probability(record.batch_probability_predicted)),
+        ("makespan goal Delta (s)", _number(record.makespan_goal)),
+    ]
+    if record.batch_met is not None:
+        ratio = "" if not record.makespan_goal else (
+            f" (makespan {makespan / record.makespan_goal:.3f} x Delta)"
+        )
+        rows.append(("batch met the goal", ("yes" if record.batch_met else "no") + ratio))
+    return rows
+
+
+def _bag_rows(record: BagRecord, makespan: float) -> list[tuple[str, str]]:
+    return [
+        ("makespan lower bound MS_LB (s)", _number(record.makespan_lower_bound)),
+        ("makespan / MS_LB", "-" if record.makespan_ratio is None
+         else f"{record.makespan_ratio:.5f}"),
+    ]
+
+
+def _fairness_rows(record: FairnessRecord, makespan: float) -> list[tuple[str, str]]:
+    return [
+        ("fairness (Hwang)", _number(record.fairness)),
+        ("efficiency (makespan / fairness+AllCore)", _number(record.efficiency)),
+        ("fairness+AllCore makespan (s)", _number(record.baseline_makespan)),
+    ]
+
+
+def _table_rows(record: FamilyRecord, makespan: float) -> list[tuple[str, str]]:
+    """No rows: the family's measures are rows of the table itself (:func:`summary_table`)."""
+    return []
+
+
+def _record_rows(record: FamilyRecord, makespan: float) -> list[tuple[str, str]]:
+    """One row per key of a family's record, its value as Python prints it."""
+    return [(key, "-" if value is None else str(value)) for key, value in record.to_json().items()]
+
+
+FAMILY_ROWS: dict[type[FamilyRecord], Callable[[Any, float], list[tuple[str, str]]]] = {
+    ValueRecord: _table_rows,
+    UtilityRecord: _table_rows,
+    RobustnessRecord: _goal_rows,
+    BagRecord: _bag_rows,
+    FairnessRecord: _fairness_rows,
+}
+"""How the table prints each family's record, given the run's makespan."""
 
 
 def _probability(value: float | None) -> str:
