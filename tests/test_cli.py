@@ -201,7 +201,7 @@ SPHINX = re.compile(r":[\w-]+:`|``")
 @pytest.mark.parametrize("path", [path for path, _ in commands()], ids=" ".join)
 def test_help_is_plain_text(path: tuple[str, ...], capsys: pytest.CaptureFixture) -> None:
     """``--help`` prints no Sphinx markup: the studies' descriptions are their modules'
-    docstrings, read through :func:`hetsched.cli.plain_text`."""
+    docstrings, read through :func:`hetsched.parser.plain_text`."""
     with contextlib.suppress(SystemExit):
         main([*path, "--help"])
     text = capsys.readouterr().out

@@ -21,12 +21,16 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
-from types import ModuleType
 
 from hetsched import options as ranges
+from hetsched.errors import PlatformError
+from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.workloads import generators
+from hetsched.workloads.annotate import DEFAULT_FAMILIES, ETC_SOURCES, FAMILIES, annotate_workload
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import ClusterLike, parse_clusters
 from hetsched.workloads.convert import ANNOTATIONS, DEFAULT_ETC_COV, swf_to_workload
+from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
 from hetsched.workloads.selection import WALLTIME_POLICIES, SelectionOptions
 from hetsched.workloads.show import render, summarize
 from hetsched.workloads.traces import ENVIRONMENT_VARIABLE, TRACES, cache_dir
@@ -133,9 +137,6 @@ def _register_generate(commands: argparse._SubParsersAction) -> None:
 
 
 def _register_annotate(commands: argparse._SubParsersAction) -> None:
-    from hetsched.workloads.annotate import ETC_SOURCES, FAMILIES
-    from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
-
     parser = commands.add_parser(
         "annotate",
         help="add ETC, value and utility functions, task types to a Batsim workload",
@@ -169,10 +170,7 @@ def _register_annotate(commands: argparse._SubParsersAction) -> None:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from hetsched.engine.platform import load_compute_resources
-    from hetsched.errors import PlatformError
-    from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.workloads.annotate import DEFAULT_FAMILIES, annotate_workload
+    from hetsched.engine.platform import load_compute_resources  # lazy: start-up time
 
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
@@ -194,7 +192,7 @@ def run_annotate(args: argparse.Namespace) -> int:
 
 
 def _platform_clusters(path: str) -> Sequence[ClusterLike]:
-    from hetsched.platforms.simgrid_xml import read_platform
+    from hetsched.platforms.simgrid_xml import read_platform  # lazy: start-up time
 
     return read_platform(path).clusters
 
@@ -254,15 +252,7 @@ def _generator_options(items: Sequence[str]) -> dict[str, object]:
     return options
 
 
-def _generators() -> ModuleType:
-    """The generators module, imported lazily."""
-    from hetsched.workloads import generators
-
-    return generators
-
-
 def run_generate(args: argparse.Namespace) -> int:
-    generators = _generators()
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
     clusters = _platform_clusters(args.platform) if args.platform else None
@@ -278,7 +268,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_presets(args: argparse.Namespace) -> int:
-    presets = _generators().PRESETS
+    presets = generators.PRESETS
     width = max(len(name) for name in presets)
     for name, description in presets.items():
         print(f"{name:<{width}}  {description}")
@@ -286,7 +276,6 @@ def run_presets(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    _generators()
     summary = summarize(load_workload(args.file))
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -297,9 +286,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     """The validation every run starts with (:func:`hetsched.validation.preflight.preflight`)."""
-    from hetsched.validation.preflight import PlatformView, preflight
+    from hetsched.validation.preflight import PlatformView, preflight  # lazy: start-up time
 
-    _generators()
     platform = None if args.platform is None else PlatformView.read(args.platform)
     for path in args.files:
         checked = preflight(path, platform)
