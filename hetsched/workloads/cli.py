@@ -23,8 +23,7 @@ import os
 from collections.abc import Sequence
 
 from hetsched import options as ranges
-from hetsched.errors import PlatformError
-from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.view import platform_clusters
 from hetsched.workloads import generators
 from hetsched.workloads.annotate import DEFAULT_FAMILIES, ETC_SOURCES, FAMILIES, annotate_workload
 from hetsched.workloads.batsim_workload import load_workload, write_workload
@@ -170,15 +169,14 @@ def _register_annotate(commands: argparse._SubParsersAction) -> None:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from hetsched.engine.platform import load_compute_resources  # lazy: start-up time
-
+    """``hetsched workload annotate``: for the clusters a scheduler will see on the platform
+    (:func:`hetsched.platforms.view.platform_clusters`, the reader ``hetsched platform
+    annotate`` uses too: any platform real Batsim reads, whether the embedded engine
+    simulates it or not)."""
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
     document = load_workload(args.workload)
-    try:
-        clusters = clusters_from_compute_resources(load_compute_resources(args.platform))
-    except ValueError as error:
-        raise PlatformError(f"{args.platform}: {error}") from None
+    clusters = platform_clusters(args.platform)
     what = tuple(dict.fromkeys(args.add)) or DEFAULT_FAMILIES
     annotated = annotate_workload(
         document, clusters, what=what, seed=args.seed,
