@@ -1,4 +1,4 @@
-"""``hetsched workload ...``: convert traces, generate synthetic workloads, inspect workloads.
+"""``hetsched workload ...``, the workload commands: convert, generate, annotate, check workloads.
 
 * ``hetsched workload from-swf TRACE (--platform P.xml | --clusters NAME:CPN:NODES,...)
   [--day D] [--annotate value|utility ...] [--seed N] [--max-cores N] ... -o W.json [--force]``
