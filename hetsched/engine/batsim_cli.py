@@ -103,16 +103,14 @@ def batsim_command(
     for workload in workloads:
         command += ["-w", str(workload)]
     command += ["-e", str(output_prefix)]
-    if energy:
-        command.append("-E")
-    if dynamic_jobs:
-        command.append("--enable-dynamic-jobs")
-    if acknowledge_dynamic_jobs:
-        command.append("--acknowledge-dynamic-jobs")
-    if forward_profiles:
-        command.append("--forward-profiles-on-submission")
-    if profile_reuse:
-        command.append("--enable-profile-reuse")
+    flags = {
+        "-E": energy,
+        "--enable-dynamic-jobs": dynamic_jobs,
+        "--acknowledge-dynamic-jobs": acknowledge_dynamic_jobs,
+        "--forward-profiles-on-submission": forward_profiles,
+        "--enable-profile-reuse": profile_reuse,
+    }
+    command += [flag for flag, given in flags.items() if given]
     command += ["-s", socket_endpoint]
     return command
 
