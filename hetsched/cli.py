@@ -7,7 +7,6 @@ import contextlib
 import gc
 import importlib
 import os
-import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -16,7 +15,7 @@ from typing import NoReturn, TextIO
 from hetsched import __version__, cache
 from hetsched.dependencies import MissingDependencyError, missing_message
 from hetsched.errors import InputWarning
-from hetsched.parser import CommandParser
+from hetsched.parser import CommandParser, plain_text
 
 COMMAND_GROUPS = {
     "hetsched.platforms.cli": ("platform",),
@@ -31,39 +30,6 @@ COMMAND_GROUPS = {
 adds, in the order of ``hetsched --help``. A command line that names a command imports only
 its module (the studies' and the platform presets' imports are no part of ``hetsched run``'s
 start-up, docs/performance.md); tests/test_cli.py checks that the commands are these."""
-
-
-_ROLE = re.compile(r":(?:[\w-]+:)?[\w-]+:`(~?)([^`]+)`")
-"""A Sphinx role, ``:func:`~a.b``` or ``:py:class:`a.B```, maybe broken across lines."""
-_LITERAL = re.compile(r"``([^`]+)``")
-_COMMENT_GAP = re.compile(r"(?<=\S) {3,}#")
-
-
-def _role_text(match: re.Match[str]) -> str:
-    text = " ".join(re.sub(r"\.\s+", ".", match[2]).split())  # a dotted path broken at a dot
-    title, _, target = text.partition(" <")
-    if target:
-        return title
-    return text.rpartition(".")[2] if match[1] else text
-
-
-def plain_text(text: str | None) -> str:
-    r"""A docstring as the plain text of a ``--help`` (every command's description): Sphinx
-    roles become their target's name (``:class:`~a.B``` -> ``B``), double backquotes go,
-    a reST ``::`` ends as ``:`` and a run of spaces before an example's ``#`` comment
-    shrinks to two; the rest of the layout is kept.
-
-    >>> plain_text("Run :func:`~hetsched.studies.khemka.run_study` (``--seed``)::")
-    'Run run_study (--seed):'
-    >>> plain_text("exit code\n:data:`EXIT_UNSUPPORTED`, a :class:`Heuristic\n    subclass`")
-    'exit code\nEXIT_UNSUPPORTED, a Heuristic subclass'
-    >>> plain_text(":func:`~hetsched.heuristics.robust.\n  batch_completion_probability`")
-    'batch_completion_probability'
-    """
-    text = _ROLE.sub(_role_text, text or "")
-    text = _LITERAL.sub(r"\1", text)
-    text = re.sub(r"::$", ":", text, flags=re.MULTILINE)
-    return _COMMENT_GAP.sub("  #", text)
 
 
 class UserError(Exception):
@@ -123,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["batsim"]:
-        from hetsched.engine import batsim_cli
+        from hetsched.engine import batsim_cli  # lazy: start-up time
 
         try:
             return batsim_cli.main(arguments[1:])

@@ -23,6 +23,10 @@ what went wrong where a Batsim user looks:
 Exit status 2 and nothing written, as for every other command-line error (argparse exits
 before any command runs).
 
+The help texts are docstrings read as plain text (:func:`plain_text`: Sphinx roles and
+literals as their words), for the console script's commands and for ``hetsched batsim --help``
+alike.
+
 >>> parser = CommandParser(prog="hetsched demo")
 >>> _ = parser.add_argument("-p", "--platform", required=True)
 >>> _ = parser.add_argument("--days", type=int)
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeVar, overload
@@ -61,6 +66,39 @@ def closest(parser: argparse.ArgumentParser, word: str) -> str | None:
 def _did_you_mean(parser: argparse.ArgumentParser, word: str) -> str:
     option = closest(parser, word) if word.startswith("--") else None
     return f"{word} (did you mean {option}?)" if option else word
+
+
+_ROLE = re.compile(r":(?:[\w-]+:)?[\w-]+:`(~?)([^`]+)`")
+"""A Sphinx role, ``:func:`~a.b``` or ``:py:class:`a.B```, maybe broken across lines."""
+_LITERAL = re.compile(r"``([^`]+)``")
+_COMMENT_GAP = re.compile(r"(?<=\S) {3,}#")
+
+
+def _role_text(match: re.Match[str]) -> str:
+    text = " ".join(re.sub(r"\.\s+", ".", match[2]).split())  # a dotted path broken at a dot
+    title, _, target = text.partition(" <")
+    if target:
+        return title
+    return text.rpartition(".")[2] if match[1] else text
+
+
+def plain_text(text: str | None) -> str:
+    r"""A docstring as the plain text of a ``--help`` (every command's description): Sphinx
+    roles become their target's name (``:class:`~a.B``` -> ``B``), double backquotes go,
+    a reST ``::`` ends as ``:`` and a run of spaces before an example's ``#`` comment
+    shrinks to two; the rest of the layout is kept.
+
+    >>> plain_text("Run :func:`~hetsched.studies.khemka.run_study` (``--seed``)::")
+    'Run run_study (--seed):'
+    >>> plain_text("exit code\n:data:`EXIT_UNSUPPORTED`, a :class:`Heuristic\n    subclass`")
+    'exit code\nEXIT_UNSUPPORTED, a Heuristic subclass'
+    >>> plain_text(":func:`~hetsched.heuristics.robust.\n  batch_completion_probability`")
+    'batch_completion_probability'
+    """
+    text = _ROLE.sub(_role_text, text or "")
+    text = _LITERAL.sub(r"\1", text)
+    text = re.sub(r"::$", ":", text, flags=re.MULTILINE)
+    return _COMMENT_GAP.sub("  #", text)
 
 
 class StrictSubParsers(argparse._SubParsersAction):

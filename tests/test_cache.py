@@ -1,4 +1,4 @@
-"""The input cache (issue 23): keyed by the file's bytes, checked, bypassed by --no-cache.
+"""The input cache: keyed by the file's bytes, checked, bypassed by --no-cache.
 
 Each test has its own cache folder (``XDG_CACHE_HOME``), so what it finds there is its own.
 """

@@ -1,5 +1,6 @@
 """The ``hetsched`` command tree: ``--help`` everywhere, and declared ranges of every numeric
-option (issue 26), checked by walking the parser rather than by naming commands, so a new
+option (:mod:`hetsched.options`: a number that cannot be right is refused before anything
+runs), checked by walking the parser rather than by naming commands, so a new
 command or option is covered without a new test."""
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def test_help_of_every_command(path: tuple[str, ...], capsys: pytest.CaptureFixt
 @pytest.mark.parametrize("module", list(COMMAND_GROUPS))
 def test_each_command_group_registers_the_commands_it_is_listed_with(module: str) -> None:
     """``hetsched NAME ...`` imports only the module :data:`COMMAND_GROUPS` lists NAME under
-    (issue 23): that module must register NAME, and every command must be listed."""
+    (a command's start-up does not pay for the others' imports, docs/performance.md): that
+    module must register NAME, and every command must be listed."""
     expected = COMMAND_GROUPS[module]
     for name in expected:
         assert [child for child, _ in _subparsers(build_parser(name))] == [*expected, "batsim"]
@@ -201,7 +203,7 @@ SPHINX = re.compile(r":[\w-]+:`|``")
 @pytest.mark.parametrize("path", [path for path, _ in commands()], ids=" ".join)
 def test_help_is_plain_text(path: tuple[str, ...], capsys: pytest.CaptureFixture) -> None:
     """``--help`` prints no Sphinx markup: the studies' descriptions are their modules'
-    docstrings, read through :func:`hetsched.cli.plain_text`."""
+    docstrings, read through :func:`hetsched.parser.plain_text`."""
     with contextlib.suppress(SystemExit):
         main([*path, "--help"])
     text = capsys.readouterr().out
@@ -377,7 +379,7 @@ def test_the_console_script_exits_with_mains_status_and_the_collector_frozen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``hetsched`` (the console script) is :func:`console_main`: :func:`main`'s status, with
-    every object frozen out of the exit's collections (issue 23)."""
+    every object frozen out of the exit's collections (docs/performance.md)."""
     import gc
     import tomllib
 

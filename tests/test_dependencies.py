@@ -1,4 +1,4 @@
-"""Install paths (issue 15, item 6): hetsched without pybatsim, and runs from the project root.
+"""Install paths: hetsched without pybatsim, and runs from the project root.
 
 ``pip install .`` installs hetsched without pybatsim (it cannot be a dependency: its pin
 ``pyzmq<23`` does not build on Python 3.11). Then ``hetsched --help`` and the commands that do

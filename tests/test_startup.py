@@ -1,5 +1,5 @@
-"""Start-up of the ``hetsched`` console script (issue 23, item 1): heavy modules load only for
-the commands and heuristics that need them.
+"""Start-up of the ``hetsched`` console script: heavy modules load only for the commands and
+heuristics that need them.
 
 scipy.stats (Hansen et al.'s robustness model, the studies' confidence intervals), scipy's LP
 solver (Tarplee et al.'s LP bound) and matplotlib (``hetsched plot``, the studies' figures)

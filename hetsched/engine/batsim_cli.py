@@ -53,6 +53,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hetsched.engine.errors import EngineError, EngineWarning, UnsupportedFeature
+from hetsched.parser import closest, plain_text
 
 EXIT_OK = 0
 EXIT_PLATFORM_UNREADABLE = 0x01
@@ -102,16 +103,14 @@ def batsim_command(
     for workload in workloads:
         command += ["-w", str(workload)]
     command += ["-e", str(output_prefix)]
-    if energy:
-        command.append("-E")
-    if dynamic_jobs:
-        command.append("--enable-dynamic-jobs")
-    if acknowledge_dynamic_jobs:
-        command.append("--acknowledge-dynamic-jobs")
-    if forward_profiles:
-        command.append("--forward-profiles-on-submission")
-    if profile_reuse:
-        command.append("--enable-profile-reuse")
+    flags = {
+        "-E": energy,
+        "--enable-dynamic-jobs": dynamic_jobs,
+        "--acknowledge-dynamic-jobs": acknowledge_dynamic_jobs,
+        "--forward-profiles-on-submission": forward_profiles,
+        "--enable-profile-reuse": profile_reuse,
+    }
+    command += [flag for flag, given in flags.items() if given]
     command += ["-s", socket_endpoint]
     return command
 
@@ -126,8 +125,6 @@ class _Parser(argparse.ArgumentParser):
     ``parse_long``); an unknown option is an error, here named with the closest option."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from hetsched.parser import closest
-
         if message.startswith("unrecognized arguments: "):
             words = message.split(": ", 1)[1].split(" ")
             near = [closest(self, word) if word.startswith("--") else None for word in words]
@@ -243,13 +240,11 @@ def main(argv: Sequence[str]) -> int:
         print(parser.format_usage(), file=sys.stderr, end="")
         return EXIT_USAGE
     if options.help:
-        from hetsched.cli import plain_text  # the module docstring as plain text
-
         user_part = (__doc__ or "").split("\n\n:func:`batsim_command`", 1)[0]
         print(parser.format_help() + plain_text(user_part))
         return EXIT_OK
     if options.version or options.simgrid_version:
-        from hetsched.engine.simulation import BATSIM_RELEASE
+        from hetsched.engine.simulation import BATSIM_RELEASE  # lazy: optional dependency
 
         print("3.32.0" if options.simgrid_version else BATSIM_RELEASE)
         return EXIT_OK
@@ -296,7 +291,7 @@ def open_outputs(options: argparse.Namespace) -> str | None:
 
 
 def _run(options: argparse.Namespace) -> int:
-    from hetsched.engine.simulation import simulate
+    from hetsched.engine.simulation import simulate  # lazy: optional dependency
 
     quiet = options.quiet or options.verbosity == "quiet"
     sched_config = options.sched_cfg or ""

@@ -18,9 +18,9 @@ from hetsched.heuristics import registry
 
 
 def _check(args: argparse.Namespace) -> int:
-    """Load, check, print (the suite and numpy are imported here: ``hetsched --help`` and the
-    other commands do without them)."""
-    from hetsched.heuristics import conformance
+    """Load, check, print (the suite, with the model-time runner it drives, is imported here:
+    ``hetsched --help`` and the other commands do without it)."""
+    from hetsched.heuristics import conformance  # lazy: start-up time
 
     unknown = sorted(set(args.rules or ()) - set(conformance.RULE_NAMES))
     if unknown:

@@ -57,6 +57,14 @@ from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import TaskRecord, TaskState
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
+from hetsched.engine.platform import load_platform
+from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
+from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.gen_common import TaskRecord as WorkloadRecord
+from hetsched.workloads.gen_common import build_workload
+from hetsched.workloads.tasks import task_from_job
 
 
 @dataclass(frozen=True)
@@ -191,10 +199,10 @@ _SYSTEMS = {
 }
 
 
-def _workload_records(specs: Sequence, seed: int, nb_tasks: int) -> list:
+def _workload_records(
+    specs: Sequence[ClusterSpec], seed: int, nb_tasks: int
+) -> list[WorkloadRecord]:
     """Tasks with every annotation the papers use, drawn from ``seed``."""
-    from hetsched.workloads.gen_common import TaskRecord
-
     rng = np.random.default_rng(seed)
     max_cores = max(cluster.nb_nodes * cluster.cores_per_node for cluster in specs)
     records = []
@@ -235,20 +243,14 @@ def _workload_records(specs: Sequence, seed: int, nb_tasks: int) -> list:
                          for position, cluster in enumerate(specs)},
             "makespan_goal": 1800.0,
         }
-        records.append(TaskRecord(subtime=arrival, cores=cores, etc=etc, annotations=annotations))
+        records.append(
+            WorkloadRecord(subtime=arrival, cores=cores, etc=etc, annotations=annotations)
+        )
     return records
 
 
 def make_system(name: str, folder: Path, seed: int = 0, nb_tasks: int = 30) -> System:
     """Write system ``name``'s platform and workload into ``folder``; return the system."""
-    from hetsched.engine.platform import load_platform
-    from hetsched.platforms.model import ClusterSpec, PlatformSpec, PStateSpec
-    from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.platforms.simgrid_xml import write_platform
-    from hetsched.workloads.batsim_workload import write_workload
-    from hetsched.workloads.gen_common import build_workload
-    from hetsched.workloads.tasks import task_from_job
-
     specs = [
         ClusterSpec(cluster, nodes, cores, tuple(
             PStateSpec(speed, 50.0 + 10 * k, 100.0 + speed / 2e7) for k, speed in
@@ -534,8 +536,8 @@ def check_energy_budget(heuristic: Heuristic, system: System) -> None:
 def check_adapter_matches_runner(
     heuristic: Heuristic, system: System, records: Sequence[TaskRecord], folder: Path
 ) -> None:
-    from hetsched.engine.simulation import simulate
-    from hetsched.schedulers.adapter import HetschedScheduler
+    from hetsched.engine.simulation import simulate  # lazy: optional dependency
+    from hetsched.schedulers.adapter import HetschedScheduler  # lazy: optional dependency
 
     def broken(message: str) -> _Broken:
         return _Broken("adapter-matches-runner", f"on system {system.name}: {message}")

@@ -1,4 +1,4 @@
-"""``hetsched platform ...``: generate, show and list platforms.
+"""``hetsched platform ...``, the platform commands: generate, annotate, show SimGrid platforms.
 
 * ``hetsched platform generate --preset NAME [--seed N] -o FILE.xml [--force]
   [--cores N | --max-procs M --fraction F] [--option KEY=VALUE ...]``

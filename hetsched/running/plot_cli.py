@@ -9,7 +9,7 @@ from pathlib import Path
 def plot_command(args: argparse.Namespace) -> int:
     """Write the figures and print their paths (matplotlib is imported here, by this command
     only: it costs most of a second)."""
-    from hetsched.running.plots import plot_runs
+    from hetsched.running.plots import plot_runs  # lazy: optional dependency
 
     for path in plot_runs(args.runs, args.outdir):
         print(path)

@@ -50,7 +50,7 @@ def make_scheduler(name: str, options: dict[str, Any]) -> Any:
     ``heuristic`` option (ValueError for an unknown name, or options naming another)."""
     if name in SCHEDULER_MODULES:
         return scheduler_class(name)(options)
-    from hetsched.schedulers.adapter import HetschedScheduler
+    from hetsched.schedulers.adapter import HetschedScheduler  # lazy: optional dependency
 
     registry.heuristic_class(name)  # an unknown name: its own message
     if options.get("heuristic", name) != name:

@@ -88,8 +88,8 @@ def scheduler_class(cls: type[Heuristic]) -> type[HetschedScheduler]:
     >>> scheduler.__name__, scheduler.heuristic_name
     ('MaxVpr', 'max-vpr')
     """
-    # Lazy: pybatsim, which the adapter imports, is optional for `hetsched list` and --help.
-    from hetsched.schedulers.adapter import HetschedScheduler
+    # pybatsim, which the adapter imports, is installed apart: `hetsched list` does without it
+    from hetsched.schedulers.adapter import HetschedScheduler  # lazy: optional dependency
 
     return type(cls.__name__, (HetschedScheduler,), {
         "__doc__": f"The ``{cls.name}`` heuristic behind pybatsim's scheduler interface.",

@@ -73,7 +73,7 @@ from hetsched.workloads.tasks import (
     reference_cluster,
 )
 from hetsched.workloads.utility_annotation import sample_utility_functions
-from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
+from hetsched.workloads.value_annotation import check_correlation, sample_value_functions
 
 FAMILIES = ("etc", "value", "utility", "task_type", "application", "hansen")
 """What :func:`annotate_workload` can add, in the order it adds them."""
@@ -152,11 +152,7 @@ def annotate_workload(
         raise ValueError(f"unknown annotation(s) {unknown}: choose among {', '.join(FAMILIES)}")
     if etc_from not in ETC_SOURCES:
         raise ValueError(f"etc_from must be one of {', '.join(ETC_SOURCES)}, got {etc_from!r}")
-    if value_correlation not in CORRELATIONS:
-        raise ValueError(
-            f"unknown value correlation {value_correlation!r}; choose one of"
-            f" {', '.join(CORRELATIONS)}"
-        )
+    check_correlation(value_correlation)
     if hansen_slowdown not in OVERALL_SLOWDOWN:
         raise ValueError(f"unknown Hansen slowdown {hansen_slowdown!r}; choose one of"
                          f" {', '.join(OVERALL_SLOWDOWN)}")

@@ -1,4 +1,4 @@
-"""``hetsched workload ...``: convert traces, generate synthetic workloads, inspect workloads.
+"""``hetsched workload ...``, the workload commands: convert, generate, annotate, check workloads.
 
 * ``hetsched workload from-swf TRACE (--platform P.xml | --clusters NAME:CPN:NODES,...)
   [--day D] [--annotate value|utility ...] [--seed N] [--max-cores N] ... -o W.json [--force]``
@@ -21,12 +21,15 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
-from types import ModuleType
 
 from hetsched import options as ranges
+from hetsched.platforms.view import platform_clusters
+from hetsched.workloads import generators
+from hetsched.workloads.annotate import DEFAULT_FAMILIES, ETC_SOURCES, FAMILIES, annotate_workload
 from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.clusters import ClusterLike, parse_clusters
 from hetsched.workloads.convert import ANNOTATIONS, DEFAULT_ETC_COV, swf_to_workload
+from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
 from hetsched.workloads.selection import WALLTIME_POLICIES, SelectionOptions
 from hetsched.workloads.show import render, summarize
 from hetsched.workloads.traces import ENVIRONMENT_VARIABLE, TRACES, cache_dir
@@ -133,9 +136,6 @@ def _register_generate(commands: argparse._SubParsersAction) -> None:
 
 
 def _register_annotate(commands: argparse._SubParsersAction) -> None:
-    from hetsched.workloads.annotate import ETC_SOURCES, FAMILIES
-    from hetsched.workloads.gen_hansen import OVERALL_SLOWDOWN
-
     parser = commands.add_parser(
         "annotate",
         help="add ETC, value and utility functions, task types to a Batsim workload",
@@ -169,18 +169,14 @@ def _register_annotate(commands: argparse._SubParsersAction) -> None:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from hetsched.engine.platform import load_compute_resources
-    from hetsched.errors import PlatformError
-    from hetsched.platforms.properties import clusters_from_compute_resources
-    from hetsched.workloads.annotate import DEFAULT_FAMILIES, annotate_workload
-
+    """``hetsched workload annotate``: for the clusters a scheduler will see on the platform
+    (:func:`hetsched.platforms.view.platform_clusters`, the reader ``hetsched platform
+    annotate`` uses too: any platform real Batsim reads, whether the embedded engine
+    simulates it or not)."""
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
     document = load_workload(args.workload)
-    try:
-        clusters = clusters_from_compute_resources(load_compute_resources(args.platform))
-    except ValueError as error:
-        raise PlatformError(f"{args.platform}: {error}") from None
+    clusters = platform_clusters(args.platform)
     what = tuple(dict.fromkeys(args.add)) or DEFAULT_FAMILIES
     annotated = annotate_workload(
         document, clusters, what=what, seed=args.seed,
@@ -194,7 +190,7 @@ def run_annotate(args: argparse.Namespace) -> int:
 
 
 def _platform_clusters(path: str) -> Sequence[ClusterLike]:
-    from hetsched.platforms.simgrid_xml import read_platform
+    from hetsched.platforms.simgrid_xml import read_platform  # lazy: start-up time
 
     return read_platform(path).clusters
 
@@ -254,15 +250,7 @@ def _generator_options(items: Sequence[str]) -> dict[str, object]:
     return options
 
 
-def _generators() -> ModuleType:
-    """The generators module, imported lazily."""
-    from hetsched.workloads import generators
-
-    return generators
-
-
 def run_generate(args: argparse.Namespace) -> int:
-    generators = _generators()
     if os.path.exists(args.output) and not args.force:
         raise FileExistsError(f"{args.output} exists: pass --force to overwrite it")
     clusters = _platform_clusters(args.platform) if args.platform else None
@@ -278,7 +266,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_presets(args: argparse.Namespace) -> int:
-    presets = _generators().PRESETS
+    presets = generators.PRESETS
     width = max(len(name) for name in presets)
     for name, description in presets.items():
         print(f"{name:<{width}}  {description}")
@@ -286,7 +274,6 @@ def run_presets(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    _generators()
     summary = summarize(load_workload(args.file))
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -297,9 +284,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     """The validation every run starts with (:func:`hetsched.validation.preflight.preflight`)."""
-    from hetsched.validation.preflight import PlatformView, preflight
+    from hetsched.validation.preflight import PlatformView, preflight  # lazy: start-up time
 
-    _generators()
     platform = None if args.platform is None else PlatformView.read(args.platform)
     for path in args.files:
         checked = preflight(path, platform)

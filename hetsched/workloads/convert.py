@@ -58,7 +58,7 @@ from hetsched.workloads.selection import (
 from hetsched.workloads.swf import MISSING, SwfHeader, SwfJob, SwfWarning, read_swf
 from hetsched.workloads.traces import TRACES, resolve_trace
 from hetsched.workloads.utility_annotation import sample_utility_functions
-from hetsched.workloads.value_annotation import CORRELATIONS, sample_value_functions
+from hetsched.workloads.value_annotation import check_correlation, sample_value_functions
 
 ANNOTATIONS = ("value", "utility")
 DEFAULT_ETC_COV = 0.3
@@ -93,11 +93,7 @@ def swf_to_workload(
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if not etc_cov > 0:
         raise ValueError(f"ETC COV must be > 0, got {etc_cov}")
-    if value_correlation not in CORRELATIONS:
-        raise ValueError(
-            f"unknown value correlation {value_correlation!r}; choose one of"
-            f" {', '.join(CORRELATIONS)}"
-        )
+    check_correlation(value_correlation)
     path = resolve_trace(trace, trace_dir)
     header, kept, report, stats, window = _select_from_trace(
         path, shapes, day, options, warmup, measure

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hetsched.platforms.presets import generate as generate_platform
 from hetsched.workloads import gen_hansen, gen_hwang, gen_machovec, gen_tarplee
 from hetsched.workloads.clusters import ClusterLike
 
@@ -92,8 +93,6 @@ def generate(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"workload preset {preset!r}: seed must be an integer >= 0, got {seed!r}")
     if clusters is None:
-        from hetsched.platforms.presets import generate as generate_platform
-
         name, platform_options = _PLATFORM[preset](preset, options)
         clusters = generate_platform(name, seed, **platform_options).clusters
     return _GENERATOR[preset](preset, seed, clusters, options)

@@ -195,8 +195,8 @@ class SharedAnnotations:
     Hwang et al. (IEEE TSC 2018, sec. 6.1) run many tasks of a few applications; their
     workloads give every task of an application the same co-runner models
     (``corunner_model``, ``corunner_affinity``: about 2.3 KB of parsed JSON a task), and
-    scenario 1 has 500,000 tasks, all waiting from t = 0 (issue 23). :meth:`share` hands out
-    the first value seen under an annotation's name that is the same JSON value
+    scenario 1 has 500,000 tasks, all waiting from t = 0, so held at once. :meth:`share` hands
+    out the first value seen under an annotation's name that is the same JSON value
     (:func:`same_json`), so tasks built with one :class:`SharedAnnotations` hold each distinct
     value once; it remembers at most ``limit`` distinct values a name (others are kept as
     they come). A task's annotations are read-only (``Task`` is frozen). :meth:`text` does

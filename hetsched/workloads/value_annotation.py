@@ -39,6 +39,22 @@ FINAL_FACTOR = (0.01, 0.8)
 SOFT_FACTOR = (0.9, 1.2)
 HARD_EXTRA_FACTOR = (0.0, 1.5)
 CORRELATIONS = ("weak", "exact", "none")
+"""The correlation variants of the starting value with the run time (Khemka et al. sec. 5,
+Fig. 5a; module docstring): ``weak``, ``exact``, ``none``."""
+
+
+def check_correlation(correlation: str) -> None:
+    """ValueError unless ``correlation`` is one of :data:`CORRELATIONS`.
+
+    >>> check_correlation("strong")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown value correlation 'strong'; choose one of weak, exact, none
+    """
+    if correlation not in CORRELATIONS:
+        raise ValueError(
+            f"unknown value correlation {correlation!r}; choose one of {', '.join(CORRELATIONS)}"
+        )
 
 
 def start_value_mean(average_etc: np.ndarray, max_run_time: float) -> np.ndarray:
@@ -67,10 +83,7 @@ def sample_value_functions(
     >>> [v.start for v in sample_value_functions([1.0, 100.0], 100.0, rng, "exact")]
     [5.0, 50.0]
     """
-    if correlation not in CORRELATIONS:
-        raise ValueError(
-            f"unknown value correlation {correlation!r}; choose one of {', '.join(CORRELATIONS)}"
-        )
+    check_correlation(correlation)
     average = np.asarray(average_etc, dtype=float)
     if average.ndim != 1 or not (average > 0).all():
         raise ValueError("average ETC must be a 1-D array of values > 0")

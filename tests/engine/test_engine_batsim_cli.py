@@ -3,7 +3,7 @@
 Batsim's side of the socket is the engine; the scheduler is a real one behind ZeroMQ: the
 recorded replies of batsched (a :class:`~hetsched.engine.replay.ReplayServer`), pybatsim's own
 launcher in a subprocess, or a scripted scheduler that sends malformed or out-of-order
-messages (issue 14, item 3): each of those ends with a message naming the message, the event
+messages: each of those ends with a message naming the message, the event
 and the field, a non-zero exit code, and no hang.
 """
 
@@ -63,7 +63,7 @@ def test_command_line_errors_and_exit_codes(
 
 
 def test_version_is_batsims(capsys: pytest.CaptureFixture[str]) -> None:
-    """Scripts parse ``batsim --version``: Batsim 4.2.1 prints ``4.2.1`` (issue 29)."""
+    """Scripts parse ``batsim --version``: Batsim 4.2.1 prints ``4.2.1``."""
     assert batsim_cli.main(["--version"]) == 0
     assert capsys.readouterr().out == "4.2.1\n"
 
@@ -299,8 +299,8 @@ def test_events_out_of_order_are_applied_late_as_batsim_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Batsim's ``send_message_at_time`` sleeps until an event's timestamp if it is later, else
-    sends at once: EXECUTE_JOB w0!1 at 2.0 then w0!2 at 1.0 start both jobs at 2.0 (the
-    engine refused such replies before issue 29)."""
+    sends at once: EXECUTE_JOB w0!1 at 2.0 then w0!2 at 1.0 start both jobs at 2.0 (the reply
+    dated in the past is no protocol error)."""
     endpoint = free_endpoint()
 
     def script(number: int, message: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The engine against real Batsim 4.2.1, message for message (issue 16).
+"""The engine against real Batsim 4.2.1, message for message.
 
 Each reference run of ``shared/data/batsim-reference`` (read through ``batsim_reference``) is
 replayed: the engine runs on the run's inputs with its ``batsim`` flags, and the scheduler is
@@ -108,10 +108,10 @@ def test_replay_matches_batsim(name: str, tmp_path: Path) -> None:
 
 
 def test_replies_dated_in_the_past_are_applied_late_as_batsim_does(tmp_path: Path) -> None:
-    """Issue 29, ``batsim-pending/floor-timestamps``: a scheduler that floors its times, as
-    batsim-py does, answers the submission at 5.5 with EXECUTE_JOB at 5.0 (and 7.25 with 7.0,
-    12.9 with 12.0). Batsim 4.2.1 starts the jobs at 5.5, 7.25 and 12.9 and runs to the end;
-    the engine refused such replies before."""
+    """Batsim's reference run ``batsim-pending/floor-timestamps``: a scheduler that floors its
+    times, as batsim-py does, answers the submission at 5.5 with EXECUTE_JOB at 5.0 (and 7.25
+    with 7.0, 12.9 with 12.0). Batsim 4.2.1 starts the jobs at 5.5, 7.25 and 12.9 and runs to
+    the end; so does the engine, without refusing the replies."""
     case = pending_case("floor-timestamps")
     result = replay(case, tmp_path)
     assert output_differences(case.outputs(), result.output_files) == []

@@ -1,4 +1,4 @@
-"""Determinism: the same inputs, options and seeds give byte-identical files (issue 14).
+"""Determinism: the same inputs, options and seeds give byte-identical files.
 
 Two processes with different ``PYTHONHASHSEED`` (so that set and dict orders that depend on
 string hashes differ) run the case of ``determinism_run.py``: platform generation, trace

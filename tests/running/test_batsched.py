@@ -1,4 +1,4 @@
-"""batsched in runs and comparisons (issue 15, item 1), with a stand-in ``batsched``.
+"""batsched in runs and comparisons, with a stand-in ``batsched``.
 
 batsched is in no package registry reachable here: ``tests/fake_batsched.py`` stands in for it
 with batsched 1.4.0's command line, either replaying real batsched's recorded replies (a

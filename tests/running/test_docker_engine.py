@@ -1,4 +1,4 @@
-"""``--engine docker`` (issue 15, item 2), against a fake Docker client (tests/fake_docker.py).
+"""``--engine docker``, against a fake Docker client (tests/fake_docker.py).
 
 No Docker daemon here or in CI: the fake client runs the fake ``batsim`` as the "container",
 which plays Batsim over ZeroMQ and sees only the mounted folders. The numbers are those of the

@@ -1,4 +1,4 @@
-"""Docker for real (issue 25): the Docker paths against a real Docker daemon and real images.
+"""Docker for real: the Docker paths against a real Docker daemon and real images.
 
 The images are the ones ``make docker-images`` builds offline (``make test`` builds them first):
 :data:`BATSIM_IMAGE`, whose entry point is ``hetsched batsim`` (the embedded engine behind

@@ -91,9 +91,10 @@ def test_bad_folders_are_named(runs: Path, tmp_path: Path) -> None:
 def test_value_figure_totals_are_the_summarys_and_the_window_is_marked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 29. Measure window [5, 120): job 1 (submitted at 0) does not count; jobs 2 and 3
-    earn 4 at 110 and 6.4 at 140, after the window: the summary's value_earned is 4,
-    value_earned_total 10.4, and so are the curve at 120 and at its end (not 20.4)."""
+    """The value figure says what the summary says. Measure window [5, 120): job 1
+    (submitted at 0) does not count; jobs 2 and 3 earn 4 at 110 and 6.4 at 140, after the
+    window: the summary's value_earned is 4, value_earned_total 10.4, and so are the curve
+    at 120 and at its end (not 20.4)."""
     monkeypatch.chdir(tmp_path)
     platform, workload = write_case(Path("."))
     data = json.loads(workload.read_text())
@@ -119,8 +120,8 @@ def test_value_figure_totals_are_the_summarys_and_the_window_is_marked(
 
 
 def test_gantt_colours_are_fixed_per_cluster_name(runs: Path) -> None:
-    """A cluster keeps its colour whichever clusters a run used (issue 29: slow was C1 in
-    one chart and C0 in another, when a run used slow only)."""
+    """A cluster keeps its colour whichever clusters a run used (a run on slow only must not
+    draw slow in another colour than a run on both), so that charts of runs compare."""
     easy = load_run(runs / "easy")
     dropped = dataclasses.replace(easy.rows[0], final_state="REJECTED", starting_time=None,
                                   finish_time=None, allocated_resources=(), cluster="")

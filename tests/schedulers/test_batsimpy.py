@@ -375,7 +375,7 @@ def test_stock_batsim_py_loop_runs_integer_times(batsim_on_path: Path) -> None:
 def test_stock_batsim_py_floors_its_clock(batsim_on_path: Path) -> None:
     """Job 2 arrives at 1.5 on a free node: batsim-py stamps its EXECUTE_JOB 1.0 (math.floor);
     as real Batsim 4.2.1 does (``batsim-pending/floor-timestamps``), the engine applies it at
-    1.5 and runs to the end (issue 29: it used to abort and leave batsim-py waiting)."""
+    1.5 and runs to the end, neither aborting nor leaving batsim-py waiting."""
     directory = batsim_on_path
     jobs = [{"id": "1", "subtime": 0.0, "res": 1, "delay": 10.0},
             {"id": "2", "subtime": 1.5, "res": 1, "delay": 2.0}]  # fmt: skip

@@ -122,7 +122,7 @@ def test_groups_sent_to_a_remote_cluster_have_absolute_folders(
 def test_a_trace_folder_from_the_environment_goes_to_remote_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 29: workers do not share the client's environment, so ``HETSCHED_TRACE_DIR``
+    """Dask workers do not share the client's environment, so ``HETSCHED_TRACE_DIR``
     set only here must travel with the group, made absolute."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HETSCHED_TRACE_DIR", "traces")
@@ -138,7 +138,7 @@ def test_a_trace_folder_from_the_environment_goes_to_remote_workers(
 def test_a_remote_dask_study_finds_the_trace_folder_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 29: a Dask scheduler and a worker started apart, without ``HETSCHED_TRACE_DIR``
+    """A Dask scheduler and a worker started apart, without ``HETSCHED_TRACE_DIR``
     (and an empty trace cache, no trace to find); the study exports it on the client only and
     gives no ``trace_dir``. The worker must read the trace from that folder (it used to try to
     download it: "download of trace ... failed")."""

@@ -7,7 +7,7 @@ which SimGrid charges busy power: [0, 10) fast 2 x 200 + slow 2 x 50 = 500 W -> 
 [10, 60) 2 x 200 + 2 x 100 = 600 W -> 30000 J; [60, 100) 2 x 200 + 2 x 50 = 500 W -> 20000 J;
 55000 J. easyBackfill runs the static ``delay`` profiles, which SimGrid charges idle power
 (300 W x 100 s = 30000 J); the busy power they did not draw is fast 2 x 100 W x 100 s + slow
-2 x 50 W x 50 s = 25000 J, so the table's figure is 55000 J for both (issue 29).
+2 x 50 W x 50 s = 25000 J, so the table's figure is 55000 J for both.
 """
 
 from __future__ import annotations

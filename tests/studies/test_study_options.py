@@ -1,5 +1,5 @@
 """The studies' command lines refuse numbers that cannot be right, before their first run and
-without writing anything (issue 26's audit cases; ranges: :mod:`hetsched.options`)."""
+without writing anything (the ranges: :mod:`hetsched.options`)."""
 
 from __future__ import annotations
 

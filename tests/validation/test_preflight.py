@@ -1,4 +1,4 @@
-"""One validation before every run (issue 26): ``hetsched run`` refuses, before a simulation
+"""One validation before every run: ``hetsched run`` refuses, before a simulation
 starts and without writing outputs, what ``hetsched workload validate`` refuses; the workload
 is checked against its platform; jobs no cluster can run are warned about and counted."""
 
@@ -216,7 +216,7 @@ def machovec_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(
     ("platform", "workload", "options", "message"),
     [
-        # Issue 28: a workload made for 15 P-states on the preset's 3 ran silently wrong.
+        # A workload made for 15 P-states on the preset's 3: refused, not run silently wrong.
         ("p3.xml", "w15.json", [], "w15.json: job '0' (jobs[0]): field 'etc_pstate'['sp2'] has"
          " 15 P-states, the platform's cluster sp2 has 3 (platform p3.xml)"),
         # A P-state the platform lacks: the workload's third on a 2-P-state platform.

@@ -17,7 +17,7 @@ import pytest
 from batsim.batsim import Job
 from generators_support import HANSEN, HWANG, MACHOVEC, SMALL, TARPLEE, Cluster, clusters_for
 
-from hetsched.workloads import gen_common
+from hetsched.workloads import gen_common, generators
 from hetsched.workloads.generators import FIELD_VALIDATORS, PRESETS, generate, platform_preset
 
 V1_JOB_FIELDS = {
@@ -260,7 +260,8 @@ def test_hansen_needs_a_cluster_with_one_share_of_nodes() -> None:
 
 
 def test_without_clusters_the_matching_platform_preset_is_used(monkeypatch) -> None:
-    """The lazy import of hetsched.platforms.presets, replaced here by a fake module."""
+    """Without clusters, the generator draws the platform preset of its paper with the same
+    seed (:func:`hetsched.platforms.presets.generate`, replaced here by a fake)."""
     calls = []
 
     def fake_generate(name: str, seed: int, **options: object) -> types.SimpleNamespace:
@@ -271,9 +272,7 @@ def test_without_clusters_the_matching_platform_preset_is_used(monkeypatch) -> N
         }[name]  # fmt: skip
         return types.SimpleNamespace(clusters=clusters)
 
-    fake = types.ModuleType("hetsched.platforms.presets")
-    fake.generate = fake_generate  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "hetsched.platforms.presets", fake)
+    monkeypatch.setattr(generators, "generate_platform", fake_generate)
     w = generate("hansen-8-low", 5)
     assert calls == [("hansen", 5, {"processors": 64})]
     assert w["nb_res"] == sum(c.nb_nodes for c in HANSEN)

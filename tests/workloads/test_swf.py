@@ -353,8 +353,8 @@ def test_a_folder_is_a_format_error(tmp_path: Path) -> None:
 
 
 def test_a_job_number_given_twice_is_warned_with_its_line(tmp_path: Path) -> None:
-    """The same record repeated (issue 26) converted with no warning; now it is a quirk
-    named by its line, and the selection keeps the first record."""
+    """A job number given twice (the same record repeated) is a quirk named by its line,
+    not converted silently; the selection keeps the first record."""
     record = "{n} 0 1 10 1 -1 -1 1 10 -1 1 1 1 1 1 1 -1 -1\n"
     text = record.format(n=1) + record.format(n=2) + record.format(n=1) + record.format(n=3)
     _, jobs = read_swf(write(tmp_path, text))

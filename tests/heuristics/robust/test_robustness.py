@@ -161,9 +161,9 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def test_serial_time_atoms_are_scipy_stats_gamma_quantiles_bit_for_bit() -> None:
-    """Issue 23: the atoms come from scipy.special (0.4 s to import), not scipy.stats (1 s);
-    over the model's range (mean > 0, COV > 0 down to where the shape 1 / COV**2 overflows)
-    they are the very floats scipy.stats.gamma.ppf gives, so no schedule changes."""
+    """For start-up time, the atoms come from scipy.special (0.4 s to import), not scipy.stats
+    (1 s); over the model's range (mean > 0, COV > 0 down to where the shape 1 / COV**2
+    overflows) they are the very floats scipy.stats.gamma.ppf gives, so no schedule changes."""
     covs = np.concatenate([np.logspace(-170, 2, 120), [0.05, 0.25, 0.5, 1.0, 5e-324]])
     means = np.logspace(-4, 9, 25)
     for points in (1, 2, 3, 7, 16, 64, 100):
