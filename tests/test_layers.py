@@ -52,9 +52,6 @@ CLI_MODULES = (
     "hetsched.running.plot_cli",
     "hetsched.studies.compare_cli",
     "hetsched.studies.experiment_cli",
-    "hetsched.studies.machovec_cli",
-    "hetsched.studies.tarplee_cli",
-    "hetsched.studies.hansen_cli",
 )
 """The command-line modules, the layer ``cli`` whatever package holds them: the console script
 and the modules whose ``register(subparsers)`` adds its sub-commands."""

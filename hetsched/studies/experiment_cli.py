@@ -18,18 +18,11 @@ from pathlib import Path
 
 from hetsched import options as ranges
 from hetsched.running.cli import add_cache_argument, add_engine_argument
-from hetsched.studies import (
-    hansen_cli,
-    hwang,
-    hwang_model_study,
-    khemka,
-    machovec_cli,
-    tarplee_cli,
-)
+from hetsched.studies import hansen, hwang, hwang_model_study, khemka, machovec, tarplee
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.study import Study
 
-STUDIES: tuple[Study, ...] = (khemka.STUDY,)
+STUDIES: tuple[Study, ...] = (khemka.STUDY, machovec.STUDY, tarplee.STUDY, hansen.STUDY)
 """The studies of ``hetsched experiment`` on the Study protocol, in the order of its
 ``--help``; the others register their own parsers still (:func:`register`)."""
 
@@ -88,11 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     studies = experiment.add_subparsers(dest="study", required=True)
     for study in STUDIES:
         add_study_parser(studies, study)
-    machovec_cli.register(studies)
-    tarplee_cli.register(studies)
-    hansen_cli.register(studies)
     hwang.register(studies)
     hwang_model_study.register(studies)
-    for name in ("machovec", "tarplee", "hansen", "hwang", "hwang-model"):
+    for name in ("hwang", "hwang-model"):
         add_cache_argument(studies.choices[name])
 
