@@ -59,8 +59,6 @@ and the modules whose ``register(subparsers)`` adds its sub-commands."""
 NOT_CLI = {
     "hetsched.engine.batsim_cli": "the engine behind Batsim's own command line, which the run "
     "path drives (hetsched.running.run, hetsched.running.docker_engine): part of the engine",
-    "hetsched.studies.hwang_cli": "the policy names both Hwang studies accept, a table the "
-    "studies read",
 }
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 

@@ -22,9 +22,15 @@ from hetsched.studies import hansen, hwang, hwang_model_study, khemka, machovec,
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.study import Study
 
-STUDIES: tuple[Study, ...] = (khemka.STUDY, machovec.STUDY, tarplee.STUDY, hansen.STUDY)
-"""The studies of ``hetsched experiment`` on the Study protocol, in the order of its
-``--help``; the others register their own parsers still (:func:`register`)."""
+STUDIES: tuple[Study, ...] = (
+    khemka.STUDY,
+    machovec.STUDY,
+    tarplee.STUDY,
+    hansen.STUDY,
+    hwang.STUDY,
+    hwang_model_study.STUDY,
+)
+"""Every study of ``hetsched experiment``, in the order of its ``--help``."""
 
 
 def add_study_parser(studies: argparse._SubParsersAction, study: Study) -> None:
@@ -73,16 +79,11 @@ def run_study_command(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``hetsched experiment``, every study of :data:`STUDIES` under it, then the
-    studies not on the protocol yet."""
+    """Add ``hetsched experiment`` and every study of :data:`STUDIES` under it."""
     experiment = subparsers.add_parser(
         "experiment", help="reproduce a paper's study", description="Reproduce a paper's study."
     )
     studies = experiment.add_subparsers(dest="study", required=True)
     for study in STUDIES:
         add_study_parser(studies, study)
-    hwang.register(studies)
-    hwang_model_study.register(studies)
-    for name in ("hwang", "hwang-model"):
-        add_cache_argument(studies.choices[name])
 
