@@ -36,7 +36,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -193,6 +193,24 @@ def run_tasks(
     else:
         results = _process_tasks(function, items, executor.jobs)
     yield from _with_progress(results, len(items), executor, "runs")
+
+
+def in_order(results: Iterable[tuple[int, R]]) -> Iterator[tuple[int, R]]:
+    """The ``(position, result)`` pairs of :func:`run_tasks` in the items' order: a result
+    that ends before an earlier item's waits for it (for a caller that appends to one file,
+    which then reads the same on every executor; the waiting results are lost if the study
+    is interrupted, and run again when it resumes).
+
+    >>> list(in_order([(1, "b"), (2, "c"), (0, "a")]))
+    [(0, 'a'), (1, 'b'), (2, 'c')]
+    """
+    waiting: dict[int, R] = {}
+    following = 0
+    for position, result in results:
+        waiting[position] = result
+        while following in waiting:
+            yield following, waiting.pop(following)
+            following += 1
 
 
 def _with_progress(results: Iterator[Y], total: int, executor: CellExecutor,

@@ -46,7 +46,7 @@ from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normali
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
-from hetsched.studies.cells import CellExecutor, run_tasks
+from hetsched.studies.cells import CellExecutor, in_order, run_tasks
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
 from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.study import Study, Tables, progress
@@ -239,10 +239,11 @@ pa-rr/rpa/maf; 40 cells)
 
 def study(out: Path, runs: Sequence[EngineRun], scale: float,
           executor: CellExecutor | None = None) -> list[dict]:
-    """Run every ``runs`` not yet in ``out/runs.csv`` (appending each row as it ends); all
-    rows, in the order of ``runs``. The runs go to ``executor``
-    (:func:`~hetsched.studies.cells.run_tasks`: in this process by default, or worker
-    processes, or Dask), each in a temporary folder of its own."""
+    """Run every ``runs`` not yet in ``out/runs.csv`` (appending each row, in the order of
+    ``runs``, as soon as it and the runs before it are done); all rows, in the order of
+    ``runs``. The runs go to ``executor`` (:func:`~hetsched.studies.cells.run_tasks`: in
+    this process by default, or worker processes, or Dask), each in a temporary folder of
+    its own."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "runs.csv"
     rows: dict[tuple[str, ...], dict] = {}
@@ -261,7 +262,8 @@ def study(out: Path, runs: Sequence[EngineRun], scale: float,
         if new:
             writer.writeheader()
         engine_row = functools.partial(_engine_row, scale=scale)
-        for position, row in run_tasks(engine_row, [run for _, run in todo], executor):
+        for position, row in in_order(run_tasks(engine_row, [run for _, run in todo],
+                                                executor)):
             number, run = todo[position]
             writer.writerow(row)
             handle.flush()

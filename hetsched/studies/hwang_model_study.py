@@ -76,7 +76,7 @@ from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
 from hetsched.platforms.presets import generate as generate_platform
-from hetsched.studies.cells import CellExecutor, run_tasks
+from hetsched.studies.cells import CellExecutor, in_order, run_tasks
 from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, shared_runs
 from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.statistics import confidence_half_width
@@ -320,7 +320,7 @@ def study(out: Path, runs: Sequence[Run], scale: float,
     (:func:`_report`). In this process (no ``executor``, or one local process), each row is
     written as its run ends; on worker processes or Dask
     (:func:`~hetsched.studies.cells.run_tasks`), each group is a task, its rows written when
-    it ends."""
+    it and the groups before it have ended (:func:`~hetsched.studies.cells.in_order`)."""
     out.mkdir(parents=True, exist_ok=True)
     variants = {run.variant for run in runs}
     if len(variants) > 1:
@@ -345,8 +345,8 @@ def study(out: Path, runs: Sequence[Run], scale: float,
         groups = _together(todo)
         if executor is not None and (executor.kind != "processes" or executor.jobs > 1):
             tasks = [(group, scale) for group in groups]  # a group's rows when it is done
-            for count, (position, rows) in enumerate(run_tasks(_simulate_list, tasks,
-                                                               executor), 1):
+            results = in_order(run_tasks(_simulate_list, tasks, executor))
+            for count, (position, rows) in enumerate(results, 1):
                 writer.writerows(rows)
                 handle.flush()
                 _report(groups[position], count, len(groups))
