@@ -23,7 +23,8 @@ COMMAND_GROUPS = {
     "hetsched.schedulers.cli": ("serve", "list"),
     "hetsched.heuristics.check_cli": ("check",),
     "hetsched.running.cli": ("run",),
-    "hetsched.studies.cli": ("compare", "experiment"),
+    "hetsched.studies.compare_cli": ("compare",),
+    "hetsched.studies.experiment_cli": ("experiment",),
     "hetsched.running.plot_cli": ("plot",),
 }
 """Each module that registers commands (its ``register(subparsers)``) and the commands it

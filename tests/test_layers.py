@@ -59,10 +59,8 @@ CLI_MODULES = (
     "hetsched.schedulers.cli",
     "hetsched.running.cli",
     "hetsched.running.plot_cli",
-    "hetsched.studies.cli",
-    "hetsched.studies.machovec_cli",
-    "hetsched.studies.tarplee_cli",
-    "hetsched.studies.hansen_cli",
+    "hetsched.studies.compare_cli",
+    "hetsched.studies.experiment_cli",
 )
 """The command-line modules, the layer ``cli`` whatever package holds them: the console script
 and the modules whose ``register(subparsers)`` adds its sub-commands."""
@@ -70,8 +68,6 @@ and the modules whose ``register(subparsers)`` adds its sub-commands."""
 NOT_CLI = {
     "hetsched.engine.batsim_cli": "the engine behind Batsim's own command line, which the run "
     "path drives (hetsched.running.run, hetsched.running.docker_engine): part of the engine",
-    "hetsched.studies.hwang_cli": "the policy names both Hwang studies accept, a table the "
-    "studies read",
 }
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
@@ -317,7 +313,7 @@ def test_the_graph_sees_local_and_runtime_imports() -> None:
     function-local import hides nothing from the graph."""
     edges = graph()
     assert "hetsched.engine.simulation" in edges["hetsched.running.run"]  # require("...")
-    assert "hetsched.studies.cli" in edges["hetsched.cli"]  # the command table's strings
+    assert "hetsched.studies.compare_cli" in edges["hetsched.cli"]  # the command table's strings
     assert "hetsched.heuristics" in edges["hetsched.heuristics.registry"]  # an f-string's head
 
 

@@ -29,16 +29,17 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import multiprocessing
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.progress import ProgressBar
@@ -50,6 +51,10 @@ if TYPE_CHECKING:  # dask is imported when a run asks for it
 
 EXECUTORS = ("processes", "dask")
 """Where study cells can run: local worker processes, or Dask distributed."""
+
+T = TypeVar("T")
+R = TypeVar("R")
+Y = TypeVar("Y")
 
 
 class ScenarioInputs(Protocol):
@@ -161,13 +166,59 @@ def run_groups(
     end. Interrupted (Ctrl-C), with ``executor.progress``, one line on standard error says
     how many cells finished (their runs are kept: the same command resumes from them)."""
     executor = executor if executor is not None else CellExecutor(jobs=jobs)
-    total = sum(len(group.cells) for group in groups)
-    bar = ProgressBar(delay=0.0) if executor.progress else None
-    done = 0
     results = (
         _dask_results(groups, executor) if executor.kind == "dask"
         else _process_results(groups, executor.jobs)
     )
+    yield from _with_progress(results, sum(len(group.cells) for group in groups), executor)
+
+
+def run_tasks(
+    function: Callable[[T], R], items: Sequence[T], executor: CellExecutor | None = None
+) -> Iterator[tuple[int, R]]:
+    """``function(item)`` for every item of ``items`` on ``executor`` (default: in this
+    process, one after another); yield ``(position of the item, result)`` as each ends.
+
+    For the studies whose runs are cells without a prepared scenario (a Hansen trial, a
+    Hwang run or group of runs): ``function`` (a module's function, or a
+    :func:`functools.partial` of one, so that it pickles) makes its own inputs and returns
+    its result; the caller writes it, so resuming is the caller's. Local processes run
+    ``executor.jobs`` items at a time; on Dask every item is a task. The first failing
+    item's error propagates; progress and interruption as :func:`run_groups`."""
+    executor = executor if executor is not None else CellExecutor()
+    if executor.kind == "dask":
+        results = _dask_tasks(function, items, executor)
+    elif executor.jobs == 1 or len(items) <= 1:
+        results = ((position, function(item)) for position, item in enumerate(items))
+    else:
+        results = _process_tasks(function, items, executor.jobs)
+    yield from _with_progress(results, len(items), executor, "runs")
+
+
+def in_order(results: Iterable[tuple[int, R]]) -> Iterator[tuple[int, R]]:
+    """The ``(position, result)`` pairs of :func:`run_tasks` in the items' order: a result
+    that ends before an earlier item's waits for it (for a caller that appends to one file,
+    which then reads the same on every executor; the waiting results are lost if the study
+    is interrupted, and run again when it resumes).
+
+    >>> list(in_order([(1, "b"), (2, "c"), (0, "a")]))
+    [(0, 'a'), (1, 'b'), (2, 'c')]
+    """
+    waiting: dict[int, R] = {}
+    following = 0
+    for position, result in results:
+        waiting[position] = result
+        while following in waiting:
+            yield following, waiting.pop(following)
+            following += 1
+
+
+def _with_progress(results: Iterator[Y], total: int, executor: CellExecutor,
+                   what: str = "cells") -> Iterator[Y]:
+    """``results`` with, for ``executor.progress``, a bar of how many of ``total`` are done
+    (erased while the caller prints a line per result) and one line on an interruption."""
+    bar = ProgressBar(delay=0.0) if executor.progress else None
+    done = 0
     try:
         for result in results:
             if bar is not None:
@@ -175,16 +226,46 @@ def run_groups(
             yield result
             done += 1
             if bar is not None:
-                bar.update(done, total, "cells")
+                bar.update(done, total, what)
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
-            print(f"interrupted: {done} of {total} cells finished (their runs are kept;"
+            print(f"interrupted: {done} of {total} {what} finished (their runs are kept;"
                   " the same command resumes from them)", file=sys.stderr, flush=True)
         raise
     finally:
         if bar is not None:
             bar.close()
+
+
+def _process_tasks(
+    function: Callable[[T], R], items: Sequence[T], jobs: int
+) -> Iterator[tuple[int, R]]:
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context,
+        initializer=exit_with_parent, initargs=(os.getpid(),),
+    ) as pool:
+        futures = {pool.submit(function, item): position for position, item in enumerate(items)}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _dask_tasks(
+    function: Callable[[T], R], items: Sequence[T], executor: CellExecutor
+) -> Iterator[tuple[int, R]]:
+    with _dask_client(executor) as (client, as_completed):
+        futures = {client.submit(function, item, pure=False): position
+                   for position, item in enumerate(items)}
+        try:
+            for future in as_completed(list(futures)):
+                yield futures[future], future.result()
+        finally:
+            client.cancel(list(futures))
 
 
 def _process_results(
@@ -260,9 +341,11 @@ def _absolute(group: ScenarioCells) -> ScenarioCells:
                                trace_dir=trace_dir)
 
 
-def _dask_results(
-    groups: Sequence[ScenarioCells], executor: CellExecutor
-) -> Iterator[tuple[Cell, RunSummary, bool]]:
+@contextlib.contextmanager
+def _dask_client(executor: CellExecutor) -> Iterator[tuple[Any, Any]]:
+    """A Dask client of the cluster at ``executor.scheduler_address``, or of a local cluster
+    of ``executor.jobs`` single-threaded worker processes (closed after), with Dask's
+    ``as_completed``."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -270,7 +353,6 @@ def _dask_results(
             "the dask executor needs Dask distributed: pip install 'hetsched[dask]'"
             " (or 'dask[distributed]')"
         ) from None
-    originals = {cell.key: cell for group in groups for cell in group.cells}
     if executor.scheduler_address is not None:
         client = Client(executor.scheduler_address)
         cluster = None
@@ -279,7 +361,20 @@ def _dask_results(
                                dashboard_address=None)
         client = Client(cluster)
     try:
-        sent = [group if cluster is not None else _absolute(group) for group in groups]
+        yield client, as_completed
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _dask_results(
+    groups: Sequence[ScenarioCells], executor: CellExecutor
+) -> Iterator[tuple[Cell, RunSummary, bool]]:
+    originals = {cell.key: cell for group in groups for cell in group.cells}
+    with _dask_client(executor) as (client, as_completed):
+        local = executor.scheduler_address is None
+        sent = [group if local else _absolute(group) for group in groups]
         preparations = {client.submit(prepare_group, group, pure=False): group
                         for group in sent}
         futures: list[Future[tuple[Path, Path]] | Future[tuple[Cell, RunSummary, bool]]]
@@ -300,7 +395,3 @@ def _dask_results(
                     pending.add(futures[-1])
         finally:
             client.cancel(futures)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()

@@ -41,21 +41,42 @@ V_mach, default 0.1) are study settings (:class:`Regime`;
 :mod:`hetsched.workloads.gen_hansen` argues the defaults). Finished trials
 are kept as JSON (``trials/<scenario>/t<t>.json``) and reused when the study is run again with
 the same parameters.
+
+Figures, as PNG files (:func:`plot_figures`):
+
+* ``fig4.png`` -- like the paper's Fig. 4 (32 applications, 4 processor types, high
+  slowdown): box plots of the predicted robustness of each heuristic over the trials, and of
+  the upper bound B; beside each box, the realised robustness (the rate at which the critical
+  application met the goal with its actual draw) with its Wilson 95% interval, and the mean
+  predicted robustness it estimates.
+* ``fig5.png`` -- like Fig. 5 (32 applications, low slowdown): B_norm = (B - Psi) / B of RF
+  Duplex against the number of processor types, predicted per trial (boxes) and realised,
+  ``1 - realised rate / mean B``, with the interval the rate's gives.
+* ``calibration.png`` -- every application of every heuristic and trial: predicted P(i, I[i])
+  in ten bins against the realised completion rate of the bin (Wilson 95% intervals). The
+  heuristics share each trial's draws, so the points are not independent across heuristics.
+
+A figure whose scenario was not run is skipped; when Fig. 4's exact scenario is missing, the
+32-application scenario run with the most processor types up to 4 and the highest slowdown
+stands in (its title says which).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import functools
 import json
 import math
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.heuristics.robust.processor_balance import (
     ProcessorBalanceRandom,
     ProcessorBalanceSmart,
@@ -73,6 +94,9 @@ from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMi
 from hetsched.metrics.robustness import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
+from hetsched.running.progress import ProgressBar
+from hetsched.studies.cells import CellExecutor, run_tasks
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.gen_hansen import PARALLELISM, SERIAL_MACHINE_COV, SLOWDOWN_DRAWS
 from hetsched.workloads.generators import generate as generate_workload
@@ -402,11 +426,15 @@ def run_study(
     engine: str | None = None,
     on_trial: Callable[[Trial, bool, int, int], None] | None = None,
     regime: Regime = Regime(),
+    executor: CellExecutor | None = None,
 ) -> list[Trial]:
     """Run (or resume) every trial of every scenario, on ``engine`` too when given;
     ``on_trial(trial, resumed, done, total)`` reports progress. A stored trial is reused only
     if it was run with the same seed, points and heuristics, and on the same engine when one
-    is asked for (without one, a stored trial's engine results are left out)."""
+    is asked for (without one, a stored trial's engine results are left out). The trials to
+    run go to ``executor`` (:func:`~hetsched.studies.cells.run_tasks`: in this process by
+    default, or worker processes, or Dask), each written to its JSON file as it ends; the
+    trials are returned in study order (scenario, trial) whatever the executor."""
     if engine is not None and engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
     unknown = [name for name in heuristics if name not in HEURISTICS]
@@ -416,13 +444,13 @@ def run_study(
         raise ValueError(f"need at least one trial, got {trials}")
     todo = scenarios(batch_sizes, slowdowns)
     total = len(todo) * trials
-    done: list[Trial] = []
-    for scenario in todo:
+    done: dict[tuple[int, int], Trial] = {}
+    missing: list[tuple[int, int]] = []
+    for number, scenario in enumerate(todo):
         folder = outdir / "trials" / scenario.label
         folder.mkdir(parents=True, exist_ok=True)
         for index in range(trials):
-            path = folder / f"t{index}.json"
-            stored = _load(path)
+            stored = _load(folder / f"t{index}.json")
             if (
                 stored is not None
                 and stored.seed == seed + index
@@ -431,19 +459,42 @@ def run_study(
                 and [r.heuristic for r in stored.results] == list(heuristics)
                 and engine in (None, stored.engine)
             ):
-                trial, resumed = stored, True
+                trial = stored
                 if engine is None and stored.engine is not None:
                     trial = _without_engine(stored)
+                done[number, index] = trial
             else:
-                trial = run_trial(
-                    scenario, index, seed + index, heuristics, points, engine, regime
-                )
-                path.write_text(json.dumps(trial.to_json()))
-                resumed = False
-            done.append(trial)
-            if on_trial is not None:
-                on_trial(trial, resumed, len(done), total)
-    return done
+                missing.append((number, index))
+    resumed = sorted(done)  # reported in study order, each before the first new one after it
+    reported = 0
+
+    def report(key: tuple[int, int], was_resumed: bool) -> None:
+        nonlocal reported
+        reported += 1
+        if on_trial is not None:
+            on_trial(done[key], was_resumed, reported, total)
+
+    run = functools.partial(_run_trial_of, tuple(todo), seed, tuple(heuristics), points,
+                            engine, regime)
+    for position, trial in run_tasks(run, missing, executor):
+        path = outdir / "trials" / trial.scenario.label / f"t{trial.trial}.json"
+        path.write_text(json.dumps(trial.to_json()))
+        key = missing[position]
+        done[key] = trial
+        while resumed and resumed[0] < key:
+            report(resumed.pop(0), True)
+        report(key, False)
+    for key in resumed:
+        report(key, True)
+    return [done[key] for key in sorted(done)]
+
+
+def _run_trial_of(todo: Sequence[Scenario], seed: int, heuristics: Sequence[str], points: int,
+                  engine: str | None, regime: Regime, key: tuple[int, int]) -> Trial:
+    """:func:`run_trial` of trial ``key`` = (scenario's number in ``todo``, trial index): a
+    task of :func:`~hetsched.studies.cells.run_tasks`."""
+    scenario, index = todo[key[0]], key[1]
+    return run_trial(scenario, index, seed + index, heuristics, points, engine, regime)
 
 
 def _without_engine(trial: Trial) -> Trial:
@@ -753,3 +804,296 @@ def _columns(lines: list[list[str]]) -> str:
         ).rstrip()
         for line in lines
     )
+
+
+# --------------------------------------------------------------------------------- figures
+BOUND = "upper bound"
+REALISED = "#d62728"
+PREDICTED = "#1f77b4"
+
+
+def _by_scenario(trials: Sequence[Trial]) -> dict[Scenario, list[Trial]]:
+    groups: dict[Scenario, list[Trial]] = {}
+    for trial in trials:
+        groups.setdefault(trial.scenario, []).append(trial)
+    return groups
+
+
+def _fig4_scenario(groups: dict[Scenario, list[Trial]]) -> Scenario | None:
+    candidates = [s for s in groups if s.applications == 32 and s.types <= 4]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda s: (s.types, SLOWDOWNS.index(s.slowdown)))
+
+
+def plot_fig4(trials: Sequence[Trial], outdir: Path) -> Path | None:
+    """``fig4.png`` (module docstring), or None when no 32-application scenario was run."""
+    groups = _by_scenario(trials)
+    scenario = _fig4_scenario(groups)
+    if scenario is None:
+        return None
+    members = groups[scenario]
+    heuristics = [r.heuristic for r in members[0].results]
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
+    path = outdir / "fig4.png"
+    with study_figure(path, (8.0, 4.8)) as (_, ax):
+        data = [[t.result(h).robustness for t in members] for h in heuristics]
+        data.append([t.upper_bound for t in members])
+        positions = np.arange(len(data), dtype=float)
+        ax.boxplot(data, positions=positions, widths=0.45, whis=(0, 100), showfliers=False)
+        for x, values in zip(positions, data, strict=True):
+            ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
+        for x, h in zip(positions[:-1], heuristics, strict=True):
+            completed = [t.result(h).critical_completed for t in members]
+            low, high = wilson_interval(sum(completed), len(completed))
+            rate = sum(completed) / len(completed)
+            ax.errorbar(x + 0.35, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
+                        color=REALISED,
+                        label="realised (critical app met goal)" if x == 0 else None)
+            mean = float(np.mean([t.result(h).robustness for t in members]))
+            ax.plot(x + 0.35, mean, "_", markersize=14, mew=2, color=PREDICTED,
+                    label="mean predicted" if x == 0 else None)
+        ax.set_xticks(positions, [*heuristics, BOUND])
+        ax.set_ylabel("robustness")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(
+            f"Fig. 4: {scenario.applications} applications, {scenario.types} processor types,"
+            f" {scenario.slowdown} slowdown, {len(members)} trials",
+            fontsize="medium",
+        )
+        ax.legend(fontsize="small", loc="upper left")
+    return path
+
+
+def plot_fig5(
+    trials: Sequence[Trial], outdir: Path, heuristic: str = "rf-duplex"
+) -> Path | None:
+    """``fig5.png`` (module docstring), or None without 32-application low-slowdown runs."""
+    groups = _by_scenario(trials)
+    chosen = sorted(
+        (s for s in groups if s.applications == 32 and s.slowdown == "low"),
+        key=lambda s: s.types,
+    )
+    if not chosen or heuristic not in [r.heuristic for r in trials[0].results]:
+        return None
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
+    path = outdir / "fig5.png"
+    with study_figure(path, (7.5, 4.6)) as (_, ax):
+        positions = np.arange(len(chosen), dtype=float)
+        boxes = []
+        for scenario in chosen:
+            members = groups[scenario]
+            norms = [b_norm(t.upper_bound, t.result(heuristic).robustness) for t in members]
+            boxes.append([x for x in norms if not np.isnan(x)])
+        ax.boxplot(boxes, positions=positions, widths=0.4, whis=(0, 100), showfliers=False)
+        for x, values in zip(positions, boxes, strict=True):
+            ax.plot(np.full(len(values), x), values, "+", color="0.4", markersize=5)
+        labelled = False  # the first scenario with B > 0 labels the markers (B = 0: no B_norm)
+        for x, scenario in zip(positions, chosen, strict=True):
+            members = groups[scenario]
+            bound = float(np.mean([t.upper_bound for t in members]))
+            completed = [t.result(heuristic).critical_completed for t in members]
+            low, high = wilson_interval(sum(completed), len(completed))
+            rate = sum(completed) / len(completed)
+            if bound > 0:
+                realised = 1 - rate / bound
+                ax.errorbar(x + 0.3, realised,
+                            yerr=[[(high - rate) / bound], [(rate - low) / bound]],
+                            fmt="o", capsize=3, color=REALISED,
+                            label=None if labelled else "realised: 1 - rate / mean B")
+                mean = 1 - float(np.mean([t.result(heuristic).robustness for t in members])) / bound
+                ax.plot(x + 0.3, mean, "_", markersize=14, mew=2, color=PREDICTED,
+                        label=None if labelled else "predicted: 1 - mean Psi / mean B")
+                labelled = True
+        ax.axhline(0.0, color="0.6", linewidth=0.8)
+        ax.set_xticks(positions, [str(s.types) for s in chosen])
+        ax.set_xlabel("processor types")
+        ax.set_ylabel("B_norm = (B - Psi) / B")
+        ax.set_title(
+            f"Fig. 5: {heuristic}, 32 applications, low slowdown,"
+            f" {len(groups[chosen[0]])} trials per point",
+            fontsize="medium",
+        )
+        if labelled:
+            ax.legend(fontsize="small")
+    return path
+
+
+def plot_calibration(trials: Sequence[Trial], outdir: Path, bins: int = 10) -> Path | None:
+    """``calibration.png`` (module docstring), or None without trials."""
+    predicted = np.array([p for t in trials for r in t.results for p in r.probabilities])
+    completed = np.array([c for t in trials for r in t.results for c in r.completed])
+    if predicted.size == 0:
+        return None
+    which = np.minimum((predicted * bins).astype(int), bins - 1)
+    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+
+    path = outdir / "calibration.png"
+    with study_figure(path, (5.2, 5.0)) as (_, ax):
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8)
+        for b in range(bins):
+            members = which == b
+            n = int(members.sum())
+            if n == 0:
+                continue
+            rate = float(completed[members].mean())
+            low, high = wilson_interval(int(completed[members].sum()), n)
+            mean = float(predicted[members].mean())
+            ax.errorbar(mean, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=3,
+                        color=REALISED)
+            ax.annotate(str(n), (mean, rate), textcoords="offset points", xytext=(5, -12),
+                        fontsize="x-small", color="0.35")
+        ax.set_xlabel("predicted P(i, I[i]) (bin mean)")
+        ax.set_ylabel("realised completion rate")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"Calibration: {predicted.size:,} application outcomes", fontsize="medium")
+    return path
+
+
+def plot_figures(trials: Sequence[Trial], outdir: Path) -> list[Path]:
+    """Every figure whose scenarios were run."""
+    made = (plot_fig4(trials, outdir), plot_fig5(trials, outdir), plot_calibration(trials, outdir))
+    return [path for path in made if path is not None]
+
+
+# ------------------------------------------------------------------- hetsched experiment hansen
+@dataclass(frozen=True)
+class StudyResults:
+    """The trials of :func:`run_study`, the engine they ran on and when they began
+    (``time.perf_counter``)."""
+
+    trials: list[Trial]
+    engine: str | None
+    started: float
+
+
+class HansenStudy(Study[StudyResults]):
+    """``hetsched experiment hansen``: :func:`run_study` on the command line's scenarios; its
+    trials run in this process, in worker processes or on Dask (``--jobs``, ``--executor``).
+    ``--bound-by-types`` prints :mod:`hetsched.studies.hansen_bound`'s table instead."""
+
+    name = "hansen"
+    help = ("Hansen et al. sec. V: robustness of PB-R, PB-S, RF Min-Min/Min-Max/Duplex,"
+            " Fig. 4 and 5, predicted and realised")
+    full_help = "the paper's sizes: batches of 8, 32 and 128, 48 trials"
+    jobs_help = "trials run at once, in worker processes (default: %(default)s)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--batch-sizes", type=ranges.names(BATCHES, "batch size"),
+                            action=ranges.ListOption,
+                            default=",".join(map(str, DEFAULT_BATCH_SIZES)),
+                            help="comma-separated among 8, 32, 128 (default: %(default)s)")
+        parser.add_argument("--slowdowns", type=ranges.names(SLOWDOWNS, "slowdown"),
+                            action=ranges.ListOption, default=",".join(SLOWDOWNS),
+                            help="comma-separated among low, mixed, high (default: all)")
+        parser.add_argument("--trials", type=ranges.positive_int,
+                            help=f"trials per scenario (default {DEFAULT_TRIALS};"
+                            f" {PAPER_TRIALS} with --full)")
+        parser.add_argument("--heuristics", type=ranges.names(HEURISTICS, "heuristic"),
+                            action=ranges.ListOption, default=",".join(HEURISTICS),
+                            help="comma-separated (default: %(default)s)")
+        parser.add_argument("--seed", type=ranges.seed, default=1,
+                            help="seed of trial 0 (then +1 ...; default: %(default)s)")
+        parser.add_argument("--engine", choices=(*ENGINES, "none"), default="embedded",
+                            help="also run every heuristic as a Batsim scheduler on this engine"
+                            " and measure realised completion from its output files: the"
+                            " embedded engine, real Batsim ('batsim' on PATH), or none"
+                            " (default: %(default)s)")
+        parser.add_argument("--parallelism", choices=PARALLELISM, default=PARALLELISM[0],
+                            help="Downey's A log-uniform from M, the processor-balance share"
+                            " (share), or from 1 (cited, the paper's source) (default:"
+                            " %(default)s)")
+        parser.add_argument("--slowdown-draw", choices=SLOWDOWN_DRAWS,
+                            default=SLOWDOWN_DRAWS[0],
+                            help="actual slowdown drawn once per processor type and trial"
+                            " (per-type, sec. II.C.2) or per application (default:"
+                            " %(default)s)")
+        parser.add_argument("--machine-cov", type=ranges.positive_float,
+                            default=SERIAL_MACHINE_COV,
+                            help="machine heterogeneity V_mach of the COV method that draws the"
+                            " serial times (default: %(default)s)")
+        parser.add_argument("--bound-by-types", type=ranges.ItemList(ranges.positive_float),
+                            action=ranges.ListOption, metavar="COVS",
+                            help="print the mean upper bound B against the processor types for"
+                            " these machine COVs (comma-separated) and exit; no heuristic runs"
+                            f" (trials default {PAPER_TRIALS})")
+        parser.add_argument("--points", type=ranges.positive_int, default=DEFAULT_POINTS,
+                            help="values per discretised distribution (default: %(default)s)")
+
+    def _batch_sizes(self, args: argparse.Namespace) -> list[int]:
+        return list(BATCHES) if args.full else [int(b) for b in args.batch_sizes]
+
+    def instead(self, args: argparse.Namespace) -> Iterator[str] | None:
+        """With ``--bound-by-types``: mean B against the processor types for each machine
+        COV, per batch size and slowdown asked for, each table as it is done."""
+        if not args.bound_by_types:
+            return None
+        return self._bounds(args)
+
+    def _bounds(self, args: argparse.Namespace) -> Iterator[str]:
+        # hansen_bound reads this module's scenarios and regimes: imported when asked for
+        from hetsched.studies import hansen_bound
+
+        trials = args.trials or PAPER_TRIALS
+        started = time.perf_counter()
+        for size in self._batch_sizes(args):
+            for slowdown in args.slowdowns:
+                regimes = [Regime(args.parallelism, args.slowdown_draw, cov)
+                           for cov in args.bound_by_types]  # fmt: skip
+                rows = hansen_bound.bound_by_types(
+                    regimes, size, slowdown, trials, args.seed, args.points
+                )
+                yield (f"mean upper bound B (least B, trials with B = 0), {size} applications,"
+                       f" {slowdown} slowdown, {trials} trials")
+                yield hansen_bound.format_bounds(rows)
+        yield f"{time.perf_counter() - started:.1f} s"
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> StudyResults:
+        trials = args.trials
+        if trials is None:
+            trials = PAPER_TRIALS if args.full else DEFAULT_TRIALS
+        engine = None if args.engine == "none" else args.engine
+        bar = ProgressBar()
+        started = time.perf_counter()
+
+        def report(trial: Trial, resumed: bool, done: int, total: int) -> None:
+            progress(f"[{done}/{total}] {trial.scenario.label} trial {trial.trial + 1}/{trials}"
+                     f"{' (already done)' if resumed else ''}", bar, done, total,
+                     trial.scenario.label)
+
+        runs = run_study(
+            args.outdir, batch_sizes=self._batch_sizes(args), slowdowns=args.slowdowns,
+            trials=trials, seed=args.seed, heuristics=args.heuristics, points=args.points,
+            engine=engine, on_trial=report,
+            regime=Regime(args.parallelism, args.slowdown_draw, args.machine_cov),
+            executor=executor,
+        )
+        bar.close()
+        return StudyResults(runs, engine, started)
+
+    def summarize(self, results: StudyResults, args: argparse.Namespace) -> Tables:
+        rows = summarize_study(results.trials)
+        write_csv(results.trials, rows, args.outdir)
+        parts = ["median predicted robustness (B: mean upper bound)", format_scenarios(rows),
+                 "\npredicted against realised (actual draws of the workloads), all trials",
+                 format_agreement(rows),
+                 "\nthe whole batch against Delta: Psi (critical application) beside"
+                 " P(every application meets Delta), predicted and realised, per scenario",
+                 format_batch(rows)]
+        on_engine = format_engine_agreement(rows)
+        if on_engine:
+            parts += [f"\npredicted against realised on the {results.engine} engine (from"
+                      " out_jobs.csv), all trials", on_engine]
+        parts.append(f"{len(results.trials)} trials in"
+                     f" {time.perf_counter() - results.started:.1f} s\n")
+        return Tables("\n".join(parts),
+                      (args.outdir / "summary.csv", args.outdir / "trials.csv"))
+
+    def figures(self, results: StudyResults, args: argparse.Namespace) -> list[Path]:
+        return plot_figures(results.trials, args.outdir)
+
+
+STUDY = HansenStudy()

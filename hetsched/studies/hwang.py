@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -43,12 +43,13 @@ from hetsched.heuristics.fairness.two_level_fairness import (
     second_level_policy,
 )
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
-from hetsched.parser import CommandParser
 from hetsched.platforms.model import PlatformSpec
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
-from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
+from hetsched.studies.cells import CellExecutor, in_order, run_tasks
 from hetsched.studies.hwang_pilot_jobs import Application, PilotJobSimulation, SimulationResult
+from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads import gen_hwang
 from hetsched.workloads.batsim_workload import write_workload
 
@@ -236,8 +237,13 @@ pa-rr/rpa/maf; 40 cells)
     return runs
 
 
-def study(out: Path, runs: Sequence[EngineRun], scale: float) -> list[dict]:
-    """Run every ``runs`` not yet in ``out/runs.csv`` (appending each row); all rows."""
+def study(out: Path, runs: Sequence[EngineRun], scale: float,
+          executor: CellExecutor | None = None) -> list[dict]:
+    """Run every ``runs`` not yet in ``out/runs.csv`` (appending each row, in the order of
+    ``runs``, as soon as it and the runs before it are done); all rows, in the order of
+    ``runs``. The runs go to ``executor`` (:func:`~hetsched.studies.cells.run_tasks`: in
+    this process by default, or worker processes, or Dask), each in a temporary folder of
+    its own."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "runs.csv"
     rows: dict[tuple[str, ...], dict] = {}
@@ -250,23 +256,30 @@ def study(out: Path, runs: Sequence[EngineRun], scale: float) -> list[dict]:
                 rows[(row["scenario"], row["first"], row["metric"], row["second"], row["seed"],
                       "" if gap == "" else repr(float(gap)))] = row
     new = not path.exists()
+    todo = [(number, run) for number, run in enumerate(runs, 1) if run.key not in rows]
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, FIELDS)
         if new:
             writer.writeheader()
-        for number, run in enumerate(runs, 1):
-            if run.key in rows:
-                continue
-            with tempfile.TemporaryDirectory(prefix="hetsched-hwang-") as tmp:
-                row, _ = engine_run(run, scale, Path(tmp))
+        engine_row = functools.partial(_engine_row, scale=scale)
+        for position, row in in_order(run_tasks(engine_row, [run for _, run in todo],
+                                                executor)):
+            number, run = todo[position]
             writer.writerow(row)
             handle.flush()
             rows[run.key] = {k: str(v) for k, v in row.items()}
-            print(f"[{number}/{len(runs)}] s{run.scenario} {run.first}/{run.metric}"
-                  f" {run.second} gap={run.interarrival}: fairness {row['fairness']:.3f},"
-                  f" makespan {row['makespan']:.0f} s ({row['seconds']} s)",
-                  file=sys.stderr, flush=True)
+            progress(f"[{number}/{len(runs)}] s{run.scenario} {run.first}/{run.metric}"
+                     f" {run.second} gap={run.interarrival}: fairness {row['fairness']:.3f},"
+                     f" makespan {row['makespan']:.0f} s ({row['seconds']} s)")
     return [rows[run.key] for run in runs]
+
+
+def _engine_row(run: EngineRun, scale: float) -> dict:
+    """The row of :func:`engine_run` in a temporary folder: a task of
+    :func:`~hetsched.studies.cells.run_tasks`."""
+    with tempfile.TemporaryDirectory(prefix="hetsched-hwang-") as tmp:
+        row, _ = engine_run(run, scale, Path(tmp))
+    return row
 
 
 def summary(rows: Sequence[dict]) -> str:
@@ -292,68 +305,72 @@ def summary(rows: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = CommandParser(prog="hetsched experiment hwang",
-                                     description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return experiment_command(parser.parse_args(argv))
+@dataclass(frozen=True)
+class StudyResults:
+    """The rows of :func:`study`, at the scale they ran, and when they began
+    (``time.perf_counter``)."""
+
+    rows: list[dict]
+    scale: float
+    seeds: list[int]
+    interarrival: list[float]
+    started: float
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--full", action="store_true",
-                        help="the paper's sizes: 23 scenarios, Table 6's tasks, every metric")
-    parser.add_argument("--scale", type=ranges.positive_float,
-                        help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
-                        " 1 with --full)")
-    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
-                        default=[0],
-                        help="seeds of the runs, each a replicate of every cell (default: 0)")
-    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
-                        action=ranges.ListOption, nargs="*", default=[],
-                        help="mean gaps (s) between application submissions (dynamic)")
-    parser.add_argument("--scenarios", action=ranges.ListOption,
-                        type=ranges.ItemList(ranges.int_range(1, len(gen_hwang.SCENARIOS))),
-                        help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
-    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
-                        help=f"{POLICIES_HELP}; MAF with the normalised co-runner affinity"
-                        " only (maf-raw: experiment hwang-model); e.g. pa-rr/rpa/maf (default:"
-                        " RPA and simple fairness; every metric with --full)")
-    parser.add_argument("--list-policies", action="store_true",
-                        help="list the cells (MAF: the normalised co-runner affinity) and exit")
-    parser.add_argument("-o", "--outdir", type=Path, default=Path("runs/hwang"),
-                        help="output folder, reused to resume (default: %(default)s)")
+class HwangStudy(Study[StudyResults]):
+    """``hetsched experiment hwang``: :func:`study` on the :func:`grid` the command line asks
+    for; its runs go to this process, worker processes or Dask (``--jobs``, ``--executor``).
+    No figures: the model-time study (``hetsched experiment hwang-model``) draws the paper's."""
 
+    name = "hwang"
+    help = ("Hwang et al. sec. 6: two-level fairness on the engine (pilot jobs, co-runners)")
+    full_help = "the paper's sizes: 23 scenarios, Table 6's tasks, every metric"
+    jobs_help = "runs at once, in worker processes (default: %(default)s)"
 
-def experiment_command(args: argparse.Namespace) -> int:
-    if args.list_policies:
-        print("\n".join(POLICIES))
-        return 0
-    scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
-    try:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--scale", type=ranges.positive_float,
+                            help=f"factor on Table 6's task counts (default {DEFAULT_SCALE};"
+                            " 1 with --full)")
+        parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed),
+                            action=ranges.ListOption, default=[0],
+                            help="seeds of the runs, each a replicate of every cell (default:"
+                            " 0)")
+        parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                            action=ranges.ListOption, nargs="*", default=[],
+                            help="mean gaps (s) between application submissions (dynamic)")
+        parser.add_argument("--scenarios", action=ranges.ListOption,
+                            type=ranges.ItemList(ranges.int_range(1, len(gen_hwang.SCENARIOS))),
+                            help="Table 8 scenarios, 1 to 23 (default: 1; all with --full)")
+        parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
+                            help=f"{POLICIES_HELP}; MAF with the normalised co-runner affinity"
+                            " only (maf-raw: experiment hwang-model); e.g. pa-rr/rpa/maf"
+                            " (default: RPA and simple fairness; every metric with --full)")
+        parser.add_argument("--list-policies", action="store_true",
+                            help="list the cells (MAF: the normalised co-runner affinity) and"
+                            " exit")
+
+    def instead(self, args: argparse.Namespace) -> list[str] | None:
+        return list(POLICIES) if args.list_policies else None
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> StudyResults:
+        scale = args.scale if args.scale is not None else (1.0 if args.full else DEFAULT_SCALE)
         runs = grid(args.full, args.seeds, args.interarrival, args.scenarios, args.policies)
-    except ValueError as error:
-        print(f"hetsched experiment hwang: {error}", file=sys.stderr)
-        return 2
-    started = time.perf_counter()
-    rows = study(args.outdir, runs, scale)
-    text = summary(rows)
-    (args.outdir / "summary.txt").write_text(text)
-    (args.outdir / "config.json").write_text(json.dumps(
-        {"full": args.full, "scale": scale, "seeds": args.seeds,
-         "interarrival": args.interarrival}, indent=1))
-    print(text, end="")
-    print(f"{len(rows)} runs in {time.perf_counter() - started:.1f} s; {args.outdir}/runs.csv")
-    return 0
+        started = time.perf_counter()
+        return StudyResults(study(args.outdir, runs, scale, executor), scale, args.seeds,
+                            args.interarrival, started)
+
+    def summarize(self, results: StudyResults, args: argparse.Namespace) -> Tables:
+        text = summary(results.rows)
+        (args.outdir / "summary.txt").write_text(text)
+        (args.outdir / "config.json").write_text(json.dumps(
+            {"full": args.full, "scale": results.scale, "seeds": results.seeds,
+             "interarrival": results.interarrival}, indent=1))
+        return Tables(text + f"{len(results.rows)} runs in"
+                      f" {time.perf_counter() - results.started:.1f} s",
+                      (args.outdir / "runs.csv", args.outdir / "summary.txt"))
+
+    def figures(self, results: StudyResults, args: argparse.Namespace) -> list[Path]:
+        return []
 
 
-def register(studies: argparse._SubParsersAction) -> None:
-    """Add ``hwang`` to the ``hetsched experiment`` sub-commands."""
-    study_parser = studies.add_parser(
-        "hwang", help="Hwang et al. sec. 6: two-level fairness on the engine (pilot jobs,"
-        " co-runners)", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(study_parser)
-    study_parser.set_defaults(func=experiment_command)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+STUDY = HwangStudy()

@@ -60,11 +60,9 @@ import csv
 import functools
 import json
 import math
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -77,11 +75,12 @@ from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import first_level_policy, second_level_policy
 from hetsched.metrics.fairness import fairness, fastest_onecore_runtime, normalized_throughput
-from hetsched.parser import CommandParser
 from hetsched.platforms.presets import generate as generate_platform
-from hetsched.studies.hwang_cli import POLICIES_HELP, policy_list
+from hetsched.studies.cells import CellExecutor, in_order, run_tasks
 from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, shared_runs
+from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.statistics import confidence_half_width
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads.gen_hwang import (
     APPLICATIONS,
     SCENARIOS,
@@ -308,16 +307,20 @@ def _report(group: Sequence[Run], done: int, total: int) -> None:
     that runs for hours says where it is, on a terminal or not)."""
     first = group[0]
     gap = "" if first.interarrival is None else f", gap {first.interarrival:g} s"
-    print(f"[{done}/{total}] scenario {first.scenario} seed {first.seed}{gap}:"
-          f" {len(group)} runs", file=sys.stderr, flush=True)
+    progress(f"[{done}/{total}] scenario {first.scenario} seed {first.seed}{gap}:"
+             f" {len(group)} runs")
 
 
-def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> list[dict]:
+def study(out: Path, runs: Sequence[Run], scale: float,
+          executor: CellExecutor | None = None) -> list[dict]:
     """Run every ``runs`` not in ``out/runs.csv`` yet (appending each), return all rows.
 
     ``out/config.json`` records the variant; a folder of another variant is refused. Each
     group of runs simulated together is reported on standard error as it ends
-    (:func:`_report`)."""
+    (:func:`_report`). In this process (no ``executor``, or one local process), each row is
+    written as its run ends; on worker processes or Dask
+    (:func:`~hetsched.studies.cells.run_tasks`), each group is a task, its rows written when
+    it and the groups before it have ended (:func:`~hetsched.studies.cells.in_order`)."""
     out.mkdir(parents=True, exist_ok=True)
     variants = {run.variant for run in runs}
     if len(variants) > 1:
@@ -340,13 +343,13 @@ def study(out: Path, runs: Sequence[Run], scale: float, workers: int = 1) -> lis
         if new:
             writer.writeheader()
         groups = _together(todo)
-        if workers > 1:  # a group's rows when it is done
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                results = pool.map(_simulate_list, [(g, scale) for g in groups])
-                for count, (group, rows) in enumerate(zip(groups, results, strict=True), 1):
-                    writer.writerows(rows)
-                    handle.flush()
-                    _report(group, count, len(groups))
+        if executor is not None and (executor.kind != "processes" or executor.jobs > 1):
+            tasks = [(group, scale) for group in groups]  # a group's rows when it is done
+            results = in_order(run_tasks(_simulate_list, tasks, executor))
+            for count, (position, rows) in enumerate(results, 1):
+                writer.writerows(rows)
+                handle.flush()
+                _report(groups[position], count, len(groups))
         else:  # each row when its run is done
             for count, group in enumerate(groups, 1):
                 for row in simulate_together(group, scale):
@@ -664,107 +667,107 @@ def _spread_option(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``hetsched experiment hwang-model``."""
-    parser.add_argument("-o", "--outdir", "--out", dest="out", type=Path,
-                        default=Path("runs/hwang-model"),
-                        help="output folder, reused to resume (--out: the same; default:"
-                        " %(default)s)")
-    parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
-                        help="factor on Table 6's tasks (default 1: the paper's 500,000)")
-    parser.add_argument("--scenarios", type=ranges.ItemList(ranges.int_range(1, len(SCENARIOS))),
-                        action=ranges.ListOption,
-                        default=list(range(1, len(SCENARIOS) + 1)),
-                        help="Table 8 scenarios, 1 to 23 (default: all)")
-    parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
-                        default=",".join(POLICIES),
-                        help=f"{POLICIES_HELP}; maf-raw: MAF with the raw co-runner affinity"
-                        " (default: all 50)")
-    parser.add_argument("--list-policies", action="store_true", help="list the cells and exit")
-    parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed), action=ranges.ListOption,
-                        help="seeds of the runs, each a replicate of every cell (default: 0;"
-                        f" with --full 0 to {PAPER_RUNS_PER_CELL - 1})")
-    parser.add_argument("--full", action="store_true",
-                        help=f"the paper's study: {PAPER_RUNS_PER_CELL} runs a cell (seeds 0 to"
-                        f" {PAPER_RUNS_PER_CELL - 1}) unless --seeds; about 2 h with --jobs 2")
-    parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
-                        action=ranges.ListOption, nargs="*", default=[],
-                        help="mean gaps (s, full scale) for dynamic submission")
-    parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
-                        help="PA-based RR's D_unit (cores; default: %(default)s)")
-    parser.add_argument("--p-unit", type=ranges.positive_int, default=1,
-                        help="CA-based RR's P_unit (nodes; default: %(default)s)")
-    parser.add_argument("--pairwise", action="store_true",
-                        help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
-    parser.add_argument("--static-affinity", action="store_true",
-                        help="MAF's co-runner affinity computed once (sec. 6.5)")
-    parser.add_argument("--runtime-spread", type=_spread_option, default=TASK_RUNTIME_SPREAD,
-                        help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
-                        " (default %(default)s, from the paper's x3.28; 0: Table 3's means)")
-    parser.add_argument("--jobs", "--workers", dest="jobs", type=int, default=1, choices=(1, 2),
-                        help="runs at once, in worker processes, as khemka's and machovec's"
-                        " --jobs (--workers still works; default: %(default)s)")
-    parser.add_argument("--no-figures", action="store_true", help="tables only")
-    parser.add_argument("--summary-only", action="store_true",
-                        help="run nothing: summarise (and plot) the runs of the grid asked for"
-                        " that the folder already holds (a grid still running or stopped)")
+@dataclass(frozen=True)
+class StudyResults:
+    """The rows of the grid asked for (run now, resumed, or only read with
+    ``--summary-only``), and when the command began (``time.perf_counter``)."""
+
+    rows: list[dict]
+    started: float
 
 
-def experiment_command(args: argparse.Namespace) -> int:
-    """Check every option, then run (resuming), summarise and plot."""
-    if args.list_policies:
-        print("\n".join(POLICIES))
-        return 0
-    variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
-                      args.static_affinity, args.runtime_spread)
-    # as machovec's --full sets its trials: the seeds given, else the paper's 100 with --full
-    seeds = args.seeds if args.seeds is not None else (
-        list(range(PAPER_RUNS_PER_CELL)) if args.full else [0])
-    try:
+class HwangModelStudy(Study[StudyResults]):
+    """``hetsched experiment hwang-model``: :func:`study` on the :func:`grid` the command line
+    asks for; its groups of runs go to this process, worker processes or Dask (``--jobs``,
+    ``--executor``)."""
+
+    name = "hwang-model"
+    help = ("Hwang et al. sec. 6 at the paper's size on the model-time pilot-job simulation"
+            " (23 scenarios x 50 cells)")
+    full_help = (f"the paper's study: {PAPER_RUNS_PER_CELL} runs a cell (seeds 0 to"
+                 f" {PAPER_RUNS_PER_CELL - 1}) unless --seeds; about 2 h with --jobs 2")
+    jobs_help = ("groups of runs at once, in worker processes, as khemka's and machovec's"
+                 " --jobs (--workers still works; default: %(default)s)")
+    jobs_aliases = ("--workers",)
+    outdir_aliases = ("--out",)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--scale", type=ranges.positive_float, default=1.0,
+                            help="factor on Table 6's tasks (default 1: the paper's 500,000)")
+        parser.add_argument("--scenarios",
+                            type=ranges.ItemList(ranges.int_range(1, len(SCENARIOS))),
+                            action=ranges.ListOption,
+                            default=list(range(1, len(SCENARIOS) + 1)),
+                            help="Table 8 scenarios, 1 to 23 (default: all)")
+        parser.add_argument("--policies", type=policy_list(POLICIES), action=ranges.ListOption,
+                            default=",".join(POLICIES),
+                            help=f"{POLICIES_HELP}; maf-raw: MAF with the raw co-runner"
+                            " affinity (default: all 50)")
+        parser.add_argument("--list-policies", action="store_true",
+                            help="list the cells and exit")
+        parser.add_argument("--seeds", type=ranges.ItemList(ranges.seed),
+                            action=ranges.ListOption,
+                            help="seeds of the runs, each a replicate of every cell (default:"
+                            f" 0; with --full 0 to {PAPER_RUNS_PER_CELL - 1})")
+        parser.add_argument("--interarrival", type=ranges.ItemList(ranges.positive_float),
+                            action=ranges.ListOption, nargs="*", default=[],
+                            help="mean gaps (s, full scale) for dynamic submission")
+        parser.add_argument("--d-unit", type=ranges.positive_int, default=1,
+                            help="PA-based RR's D_unit (cores; default: %(default)s)")
+        parser.add_argument("--p-unit", type=ranges.positive_int, default=1,
+                            help="CA-based RR's P_unit (nodes; default: %(default)s)")
+        parser.add_argument("--pairwise", action="store_true",
+                            help="at most two users per node (MAF, CA-based RR; sec. 5.3.2)")
+        parser.add_argument("--static-affinity", action="store_true",
+                            help="MAF's co-runner affinity computed once (sec. 6.5)")
+        parser.add_argument("--runtime-spread", type=_spread_option,
+                            default=TASK_RUNTIME_SPREAD,
+                            help="half-width h of the tasks' uniform run-time factor [1-h, 1+h]"
+                            " (default %(default)s, from the paper's x3.28; 0: Table 3's"
+                            " means)")
+        parser.add_argument("--no-figures", action="store_true", help="tables only")
+        parser.add_argument("--summary-only", action="store_true",
+                            help="run nothing: summarise (and plot) the runs of the grid asked"
+                            " for that the folder already holds (a grid still running or"
+                            " stopped)")
+
+    def instead(self, args: argparse.Namespace) -> list[str] | None:
+        return list(POLICIES) if args.list_policies else None
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> StudyResults:
+        """Check every option, then run (resuming), or with ``--summary-only`` read the
+        runs the folder holds."""
+        variant = Variant(args.d_unit, args.p_unit, 2 if args.pairwise else None,
+                          args.static_affinity, args.runtime_spread)
+        # as machovec's --full sets its trials: the seeds given, else the paper's 100
+        seeds = args.seeds if args.seeds is not None else (
+            list(range(PAPER_RUNS_PER_CELL)) if args.full else [0])
         runs = grid(args.scenarios, seeds, args.interarrival, args.policies, variant)
-    except ValueError as error:
-        print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
-        return 2
-    started = time.perf_counter()
-    if args.summary_only:
-        try:
-            rows = finished(args.out, runs)
-        except ValueError as error:
-            print(f"hetsched experiment hwang-model: {error}", file=sys.stderr)
-            return 2
+        started = time.perf_counter()
+        if not args.summary_only:
+            return StudyResults(study(args.outdir, runs, args.scale, executor), started)
+        rows = finished(args.outdir, runs)
         if not rows:
-            print(f"hetsched experiment hwang-model: {args.out / 'runs.csv'} holds no run of"
-                  " that grid", file=sys.stderr)
-            return 2
-    else:
-        rows = study(args.out, runs, args.scale, args.jobs)
-    text = summary(rows) if any(r["first"] == "fairness" and r["second"] == "allcore"
-                                for r in rows) else "(no simple fairness + AllCore run: no" \
-        " efficiency)\n"
-    (args.out / "summary.txt").write_text(text)
-    print(text, end="")
-    print(f"{len(rows)} runs ({time.perf_counter() - started:.0f} s); {args.out}/runs.csv")
-    if not args.no_figures and text.startswith("Fig."):
-        for path in plot(rows, args.out):
-            print(f"wrote {path}")
-    return 0
+            raise ValueError(f"{args.outdir / 'runs.csv'} holds no run of that grid")
+        return StudyResults(rows, started)
+
+    def summarize(self, results: StudyResults, args: argparse.Namespace) -> Tables:
+        rows = results.rows
+        text = summary(rows) if _has_baseline(rows) else (
+            "(no simple fairness + AllCore run: no efficiency)\n")
+        (args.outdir / "summary.txt").write_text(text)
+        return Tables(text + f"{len(rows)} runs ({time.perf_counter() - results.started:.0f}"
+                      " s)", (args.outdir / "runs.csv", args.outdir / "summary.txt"))
+
+    def figures(self, results: StudyResults, args: argparse.Namespace) -> list[Path]:
+        if args.no_figures or not _has_baseline(results.rows):
+            return []
+        return plot(results.rows, args.outdir)
 
 
-def register(studies: argparse._SubParsersAction) -> None:
-    """Add ``hwang-model`` to the ``hetsched experiment`` sub-commands."""
-    parser = studies.add_parser(
-        "hwang-model", help="Hwang et al. sec. 6 at the paper's size on the model-time"
-        " pilot-job simulation (23 scenarios x 50 cells)", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    parser.set_defaults(func=experiment_command)
+def _has_baseline(rows: Sequence[dict]) -> bool:
+    """Whether ``rows`` hold a simple fairness + AllCore run, the efficiency's baseline."""
+    return any(r["first"] == "fairness" and r["second"] == "allcore" for r in rows)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = CommandParser(description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return experiment_command(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+STUDY = HwangModelStudy()

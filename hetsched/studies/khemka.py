@@ -36,6 +36,7 @@ is taken as well.
 
 from __future__ import annotations
 
+import argparse
 import csv
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.metrics.summary import RunSummary
 from hetsched.running.run import check_scheduler
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
@@ -55,6 +57,7 @@ from hetsched.studies.statistics import (
     confidence_half_width,
     interval_says_something,
 )
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import MISSING, read_swf
 from hetsched.workloads.traces import resolve_trace
@@ -497,13 +500,14 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     return written
 
 
-def summarize_study(
+def write_tables(
     runs: Sequence[StudyRun], outdir: Path, accounting: str = "window"
-) -> tuple[list[Aggregate], list[Path]]:
-    """Write the CSV files and the figures; return the aggregates and the figure paths.
+) -> list[Aggregate]:
+    """Write the CSV files; return the aggregates (of ``accounting``), which the figures
+    plot (:func:`plot_figures`).
 
-    ``runs.csv`` holds both accountings; ``summary.csv`` and the figures the chosen one;
-    ``cmq.csv`` the :func:`cmq_diagnostics` of the CMQ runs, if any.
+    ``runs.csv`` holds both accountings; ``summary.csv`` the chosen one; ``cmq.csv`` the
+    :func:`cmq_diagnostics` of the CMQ runs, if any.
     """
     aggregates = aggregate(runs, accounting)
     write_csv(runs, aggregates, outdir)
@@ -517,7 +521,7 @@ def summarize_study(
                 writer.writerow([d.environment, d.scenario, d.day, f"{d.small:.4f}",
                                  f"{d.medium:.4f}", f"{d.large:.4f}", d.events,
                                  f"{d.several:.4f}"])
-    return aggregates, plot_figures(aggregates, outdir)
+    return aggregates
 
 
 # ----------------------------------------------------------------------------- CMQ diagnostics
@@ -574,3 +578,123 @@ def cmq_diagnostics(runs: Sequence[StudyRun], heuristic: str = "cmq") -> list[Cm
                                     1.0 - small - large, large, len(events), several))
     return result
 
+
+
+# ------------------------------------------------------------------- hetsched experiment khemka
+FULL_SCENARIOS = 48
+"""Sec. 5: 48 Curie days per environment."""
+
+
+def scenario_indices(text: str) -> list[int]:
+    """One word of ``--only-scenarios`` (argparse type): comma-separated scenario indices
+    (from 0) and ``FIRST-LAST`` ranges (inclusive).
+
+    >>> scenario_indices("0-3,7")
+    [0, 1, 2, 3, 7]
+    """
+    indices: list[int] = []
+    for part in filter(None, (item.strip() for item in text.split(","))):
+        first, dash, last = part.partition("-")
+        try:
+            span = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not an index or FIRST-LAST range (e.g. 0-11,20)"
+            ) from None
+        if not span:
+            raise argparse.ArgumentTypeError(f"empty range {part!r}")
+        indices.extend(span)
+    if not indices:
+        raise argparse.ArgumentTypeError(f"expected indices like 0-11,20, got {text!r}")
+    return indices
+
+
+class KhemkaStudy(Study[list[StudyRun]]):
+    """``hetsched experiment khemka``: :func:`run_study` on the command line's days,
+    environments and heuristics; its cells run in processes or on Dask."""
+
+    name = "khemka"
+    help = "Khemka et al. (MIC 2015) sec. 5: %% of the maximum value bound, Fig. 4 and 5"
+    full_help = (f"the paper's size: {FULL_SCENARIOS} days in every environment (unless"
+                 " --days or --environments)")
+    jobs_help = "runs at once, in worker processes (default 1)"
+    engine_option = True
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--trace", default=CURIE, help="trace (default: %(default)s)")
+        parser.add_argument("--days", "--scenarios", dest="scenarios", metavar="N",
+                            type=ranges.positive_int,
+                            help="number of Curie days (scenarios) per environment; the paper"
+                            f" has {FULL_SCENARIOS} (--scenarios still works; default: 2,"
+                            f" {FULL_SCENARIOS} with --full)")
+        parser.add_argument("--only-scenarios", metavar="LIST", type=scenario_indices,
+                            action=ranges.ListOption,
+                            help="run and summarise only these scenarios of the --days chosen"
+                            " (indices from 0, e.g. 0-11,20): same days and seeds as the"
+                            " whole study, whose runs they are")
+        parser.add_argument("--environments", type=ranges.ItemList(str),
+                            action=ranges.ListOption,
+                            help="comma-separated, or 'all': " + ", ".join(ENVIRONMENTS)
+                            + " (default: intermediate; all with --full)")
+        parser.add_argument("--heuristics", type=ranges.ItemList(str), action=ranges.ListOption,
+                            default=",".join(HEURISTICS),
+                            help="comma-separated, each NAME or NAME:option=value[+option=value]"
+                            " (NAME may be path/to/file.py:ClassName or"
+                            " package.module:ClassName; default: %(default)s)")
+        parser.add_argument("--seed", type=ranges.seed, default=1,
+                            help="seed of scenario 0 (then +1 ...; default: %(default)s)")
+        parser.add_argument("--arrivals", default=f"{ARRIVALS[0]}:{ARRIVALS[1]}",
+                            help="MIN:MAX task arrivals of a scenario day (the paper's days:"
+                            " %(default)s)")
+        parser.add_argument("--accounting", choices=ACCOUNTINGS, default="window",
+                            help="count the value earned by the end of the simulated window"
+                            " (window, the paper's) or whenever tasks complete (total)"
+                            " (default: %(default)s)")
+        parser.add_argument("--trace-dir",
+                            help="folder holding the trace (or HETSCHED_TRACE_DIR)")
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> list[StudyRun]:
+        environments = args.environments or (["all"] if args.full else ["intermediate"])
+        if environments == ["all"]:
+            environments = list(ENVIRONMENTS)
+        scenarios = args.scenarios or (FULL_SCENARIOS if args.full else 2)
+        low, _, high = args.arrivals.partition(":")
+        try:
+            arrivals = (int(low), int(high))
+        except ValueError:
+            raise ValueError(
+                f"--arrivals {args.arrivals!r}: expected MIN:MAX, e.g. 897:2904"
+            ) from None
+
+        def days(selection: DaySelection) -> None:
+            progress(selection.describe())
+
+        def report(run: StudyRun, resumed: bool, done: int, total: int) -> None:
+            how = "already done" if resumed else f"{run.summary.wall_seconds or 0:.1f} s"
+            progress(f"[{done}/{total}] {run.environment} scenario {run.scenario} (day"
+                     f" {run.day}) {run.heuristic}: {run.summary.value_percent or 0:.1f}%"
+                     f" ({how})")
+
+        return run_study(
+            args.outdir, trace=args.trace, nb_scenarios=scenarios, environments=environments,
+            heuristics=args.heuristics, seed=args.seed, engine=args.engine,
+            trace_dir=args.trace_dir, arrivals=arrivals, only_scenarios=args.only_scenarios,
+            executor=executor, on_days=days, on_run=report,
+        )
+
+    def summarize(self, results: list[StudyRun], args: argparse.Namespace) -> Tables:
+        aggregates = write_tables(results, args.outdir, args.accounting)
+        counted = {"window": "value earned by the end of the simulated window (the paper's)",
+                   "total": "value earned whenever the tasks complete"}[args.accounting]
+        lines = [f"% of the maximum value bound; counted: {counted}",
+                 format_aggregates(aggregates)]
+        for env, row in sorted(ratios(aggregates).items()):
+            text = ", ".join(f"{h} x{r:.2f}" for h, r in sorted(row.items()))
+            lines.append(f"{env}: max-vpr-ph earns {text}")
+        return Tables("\n".join(lines), (args.outdir / "summary.csv", args.outdir / "runs.csv"))
+
+    def figures(self, results: list[StudyRun], args: argparse.Namespace) -> list[Path]:
+        return plot_figures(aggregate(results, args.accounting), args.outdir)
+
+
+STUDY = KhemkaStudy()

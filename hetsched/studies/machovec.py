@@ -52,9 +52,11 @@ with another budget is refused rather than reused.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import itertools
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -62,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.heuristics.utility.maxutility import PAPER_LENIENCY
 from hetsched.metrics.summary import RunSummary
 from hetsched.platforms.power_levels import with_power_levels
@@ -74,7 +77,9 @@ from hetsched.studies.statistics import (
     confidence_half_width,
     interval_says_something,
 )
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.gen_machovec import DOWNEY_PROCESSORS
 from hetsched.workloads.generators import generate as generate_workload
 
 FULL_CORES = 100_000
@@ -713,10 +718,134 @@ def _colour(label: str) -> str:
     )
 
 
-def summarize_study(runs: Sequence[StudyRun], budgets: Sequence[Budget], outdir: Path,
-                    scale: float = DEFAULT_SCALE) -> tuple[list[Aggregate], list[Path]]:
-    """Write the CSV files and the figures (titled with ``scale``); return the aggregates and
-    the figure paths."""
+def write_tables(runs: Sequence[StudyRun], budgets: Sequence[Budget],
+                 outdir: Path) -> list[Aggregate]:
+    """Write the CSV files; return the aggregates, which the figures plot
+    (:func:`plot_figures`)."""
     aggregates = aggregate(runs, budgets)
     write_csv(runs, budgets, aggregates, outdir)
-    return aggregates, plot_figures(aggregates, outdir, scale)
+    return aggregates
+
+
+# ----------------------------------------------------------------- hetsched experiment machovec
+FULL_TRIALS = 48
+"""Sec. IV.A: 48 simulation trials."""
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """What :func:`run_study` returned, at the ``scale`` and ``trials`` it ran with, and when
+    it began (``time.monotonic``)."""
+
+    runs: list[StudyRun]
+    budgets: list[Budget]
+    scale: float
+    trials: int
+    cores: int
+    started: float
+
+
+class MachovecStudy(Study[StudyResults]):
+    """``hetsched experiment machovec``: :func:`run_study` at the command line's scale, trials
+    and energy constraint; its cells run in processes or on Dask."""
+
+    name = "machovec"
+    help = ("Machovec et al. (2017) sec. V: %% of maximum utility and energy under a daily"
+            " energy constraint, Fig. 7-10")
+    full_help = (f"the paper's size: 100,000 cores, 5,000 and 10,000 tasks a day, mapping"
+                 f" events every 60 s, {FULL_TRIALS} trials unless --trials")
+    jobs_help = "(trial, level) groups run at once in worker processes (default: %(default)s)"
+    engine_option = True
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--trials", type=ranges.positive_int,
+                            help=f"trials per level (default 2; {FULL_TRIALS} with --full)")
+        parser.add_argument("--levels", type=ranges.names(LEVELS, "level"),
+                            action=ranges.ListOption, default="5k,10k",
+                            help="mean tasks a day: 5k, 10k or both (default: %(default)s)")
+        parser.add_argument("--scale", type=ranges.fraction, default=DEFAULT_SCALE,
+                            help="fraction of the paper's 100,000 cores, of its tasks a day and"
+                            " of Table II's core bounds; mapping events every 60 s / scale, the"
+                            " paper's arrivals per event (default: %(default)s)")
+        parser.add_argument("--cores", type=ranges.positive_int,
+                            help="platform cores (default: the scaled 100,000); fewer cores for"
+                            " the same tasks oversubscribe the system more")
+        parser.add_argument("--cores-per-node", metavar="SIZES",
+                            type=ranges.ItemList(ranges.positive_int), action=ranges.ListOption,
+                            help="node sizes each cluster draws from, e.g. 64 or 32,64"
+                            " (default: 48,64, what the paper's energy figures imply); use"
+                            " another -o")
+        parser.add_argument("--only", metavar="LABELS", action=ranges.ListOption,
+                            type=ranges.names((c.label for c in CONSTRAINED), "configuration"),
+                            help="comma-separated configurations to run under the constraint"
+                            " (labels of the table, e.g."
+                            " easy,max-upe-ph,max-upr-ph/per-resource; default: all of Fig."
+                            " 9/10)")
+        parser.add_argument("--node-power", action="store_true",
+                            help="platforms without power levels: SimGrid charges each task its"
+                            " cluster's node power (default: one power level per task type,"
+                            " so that it charges the type's APC, sec. II.B); use another -o")
+        parser.add_argument("--budget", choices=BUDGET_MODES, default=BUDGET_MODES[0],
+                            help="energy constraint: one per level, 70%% of the reference"
+                            " heuristic's mean energy over the trials (mean, sec. V.C.3), the"
+                            " paper's 12 and 15 GJ times the scale (paper), or 70%% of each"
+                            " trial's own (per-trial) (default: %(default)s)")
+        parser.add_argument("--downey-processors", choices=DOWNEY_PROCESSORS,
+                            default=DOWNEY_PROCESSORS[0],
+                            help="what Downey's speedup counts in the generated days: the"
+                            " task's nodes or its cores (default: %(default)s); use another -o")
+        parser.add_argument("--no-sweeps", action="store_true",
+                            help="skip the leniency sweeps of Fig. 7 and 8 (both levels)")
+        parser.add_argument("--seed", type=ranges.seed, default=1,
+                            help="seed of trial 0 (then +1 ...; default: %(default)s)")
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> StudyResults:
+        scale = 1.0 if args.full else args.scale
+        trials = args.trials if args.trials is not None else (FULL_TRIALS if args.full else 2)
+        started = time.monotonic()
+
+        def report(run: StudyRun, resumed: bool, done: int, total: int) -> None:
+            how = "already done" if resumed else f"{run.summary.wall_seconds or 0:.1f} s"
+            progress(f"[{done}/{total}] {run.level} trial {run.trial} {run.phase} {run.label}:"
+                     f" {run.summary.utility_percent or 0:.1f}% of maximum utility,"
+                     f" {(run.summary.energy_window_joules or 0) / 1e9:.3f} GJ ({how})")
+
+        def budget(b: Budget) -> None:
+            progress(f"{b.level} trial {b.trial}: best unconstrained {b.best}"
+                     f" ({b.best_percent:.1f}%, {b.best_energy / 1e9:.3f} GJ); {b.source} used"
+                     f" {b.source_energy / 1e9:.3f} GJ; energy constraint ({args.budget}):"
+                     f" {b.budget / 1e9:.3f} GJ")
+
+        constrained = CONSTRAINED
+        if args.only is not None:
+            known = {c.label: c for c in CONSTRAINED}
+            constrained = tuple(known[label] for label in args.only)
+        args.outdir.mkdir(parents=True, exist_ok=True)
+        runs, budgets = run_study(
+            args.outdir, trials=trials, levels=args.levels, scale=scale, cores=args.cores,
+            cores_per_node=args.cores_per_node, seed=args.seed,
+            power_levels=not args.node_power, engine=args.engine, sweeps=not args.no_sweeps,
+            constrained=constrained, executor=executor, on_run=report, on_budget=budget,
+            budget=args.budget, downey_processors=args.downey_processors,
+        )
+        cores = args.cores if args.cores is not None else round(FULL_CORES * scale)
+        return StudyResults(runs, budgets, scale, trials, cores, started)
+
+    def summarize(self, results: StudyResults, args: argparse.Namespace) -> Tables:
+        aggregates = write_tables(results.runs, results.budgets, args.outdir)
+        lines = [format_aggregates(aggregates)]
+        filters = format_filters(filters_at_best(results.runs, aggregates))
+        if filters:
+            lines.append(filters)
+        lines.append(f"{len(results.runs)} runs ({results.trials} trials, scale"
+                     f" {results.scale:g}: {results.cores:,} cores) in"
+                     f" {time.monotonic() - results.started:.0f} s")
+        return Tables("\n".join(lines), tuple(args.outdir / name for name in
+                                              ("summary.csv", "runs.csv", "budgets.csv")))
+
+    def figures(self, results: StudyResults, args: argparse.Namespace) -> list[Path]:
+        return plot_figures(aggregate(results.runs, results.budgets), args.outdir,
+                            results.scale)
+
+
+STUDY = MachovecStudy()

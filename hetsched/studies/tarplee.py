@@ -30,6 +30,7 @@ machines; 30 task types, mean ETC 600 s, COV 0.6 / 0.3).
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hetsched import options as ranges
 from hetsched.heuristics.bags.bag_of_tasks import BagMapper, BagOfTasks, check_schedule
 from hetsched.heuristics.bags.batch_mappers import (
     MinimumCompletionTime,
@@ -49,7 +51,11 @@ from hetsched.heuristics.bags.batch_mappers import (
 )
 from hetsched.heuristics.bags.lp_makespan import LpMakespan, makespan_lower_bound
 from hetsched.platforms.presets import generate as generate_platform
+from hetsched.running.progress import ProgressBar
+from hetsched.running.run import parse_option
+from hetsched.studies.cells import CellExecutor
 from hetsched.studies.khemka import confidence_half_width
+from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads.gen_common import resolve_options
 from hetsched.workloads.gen_tarplee import OPTIONS, draw_bag
 
@@ -402,3 +408,139 @@ def plot(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
         ax.legend(fontsize="small")
     written.append(outdir / "runtime.png")
     return written
+
+
+# ------------------------------------------------------------------ hetsched experiment tarplee
+HEURISTIC_MAPPERS = {
+    "lp-makespan": "lp", **{name: name for name in MAPPERS if name != "lp"}
+}
+"""The static-bag heuristics of the registry (``hetsched list``) and the study's mapper each
+runs (Tarplee et al., JPDC 84 (2015), sec. 2 and the classic mappers)."""
+
+
+def _mappers(text: str) -> list[str]:
+    """``--heuristics`` / ``--mappers``: registry names, or the study's own mapper names (``lp``
+    for ``lp-makespan``), comma-separated; the study's names out."""
+    names = ranges.names([*HEURISTIC_MAPPERS, "lp"], "heuristic")(text)
+    return [HEURISTIC_MAPPERS.get(name, name) for name in names]
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        values = [int(float(part)) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 100,1e4, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected numbers >= 1, got {text!r}")
+    return values
+
+
+def _ratios(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 1,10,100, got {text!r}") from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"expected numbers > 0, got {text!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """The runs of :func:`run_study`, with the replicates and the quadratic cap they ran with."""
+
+    runs: list[StudyRun]
+    replicates: int
+    quadratic_cap: int
+
+
+class TarpleeStudy(Study[StudyResults]):
+    """``hetsched experiment tarplee``: :func:`run_study` on the command line's numbers of
+    tasks, mappers and presets' options.
+
+    Its runs stay in this process, one after another, on no executor: what it measures is
+    each mapper's wall-clock time (``runtime.png``), which runs side by side on shared cores
+    would stretch, and a run of the quick grid takes milliseconds to seconds, less than
+    starting a worker."""
+
+    name = "tarplee"
+    help = "Tarplee et al. (JPDC 2015): makespan / LP bound and run time vs number of tasks"
+    full_help = "more replicates and a higher cap for the quadratic mappers"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        sizes = parser.add_mutually_exclusive_group()
+        sizes.add_argument("--tasks", type=_counts, action=ranges.ListOption,
+                           default=list(TASKS),
+                           help="numbers of tasks, comma-separated (default: 100 to 1,000,000)")
+        sizes.add_argument("--tasks-per-machine", type=_ratios, metavar="R,R,...",
+                           action=ranges.ListOption,
+                           help="numbers of tasks as tasks per machine of the platform (e.g."
+                           " 1,10,100,1000), instead of --tasks")
+        parser.add_argument("--heuristics", "--mappers", dest="mappers", type=_mappers,
+                            action=ranges.ListOption,
+                            default=",".join(HEURISTIC_MAPPERS),
+                            help="comma-separated heuristics of hetsched list (lp-makespan,"
+                            " min-min, sufferage, mct, met); --mappers and lp (= lp-makespan)"
+                            " too (default: %(default)s)")
+        parser.add_argument("--replicates", "--seeds", dest="replicates", metavar="N",
+                            type=ranges.positive_int,
+                            help="how many replicates (a count, not seed values) per number of"
+                            f" tasks (--seeds still works; default {REPLICATES},"
+                            f" {FULL_REPLICATES} with --full)")
+        parser.add_argument("--seed", type=ranges.seed, default=1,
+                            help="seed of the first replicate (default: %(default)s)")
+        parser.add_argument("--quadratic-cap", type=ranges.positive_int,
+                            help="largest number of tasks for Min-Min and Sufferage (default"
+                            f" {QUADRATIC_CAP:,}, {FULL_QUADRATIC_CAP:,} with --full)")
+        parser.add_argument("--platform-option", action="append", default=[], metavar="K=V",
+                            help="option of the tarplee platform preset (types, machines,"
+                            " machines_per_type); repeatable")
+        parser.add_argument("--workload-option", action="append", default=[], metavar="K=V",
+                            help="option of the tarplee workload preset (task_types, mean_etc,"
+                            " task_cov, machine_cov, special_purpose); repeatable")
+        parser.add_argument("--order", choices=ORDERS, default="random",
+                            help="order of the tasks: a seeded permutation (default) or the"
+                            " workload file's (type by type)")
+
+    def run(self, args: argparse.Namespace, executor: CellExecutor | None) -> StudyResults:
+        replicates = args.replicates
+        if replicates is None:
+            replicates = FULL_REPLICATES if args.full else REPLICATES
+        cap = args.quadratic_cap
+        if cap is None:
+            cap = FULL_QUADRATIC_CAP if args.full else QUADRATIC_CAP
+        settings = Settings(
+            platform_options=dict(parse_option(text) for text in args.platform_option),
+            workload_options=dict(parse_option(text) for text in args.workload_option),
+            order=args.order,
+        )
+        bar = ProgressBar()
+
+        def report(run: StudyRun, resumed: bool, done: int, total: int) -> None:
+            how = "already done" if resumed else f"{run.seconds:.3f} s"
+            progress(f"[{done}/{total}] {run.tasks:,} tasks seed {run.seed} {run.mapper}:"
+                     f" makespan / MS_LB {run.ratio:.4f} ({how})", bar, done, total,
+                     f"{run.tasks:,} tasks")
+
+        tasks = args.tasks
+        if args.tasks_per_machine is not None:
+            tasks = tasks_per_machine(settings, args.tasks_per_machine, args.seed)
+            progress(f"tasks per machine {args.tasks_per_machine}: {tasks} tasks")
+        runs = run_study(args.outdir, tasks=tasks, seeds=range(args.seed, args.seed + replicates),
+                         mappers=args.mappers, quadratic_cap=cap, settings=settings,
+                         on_run=report)
+        bar.close()
+        return StudyResults(runs, replicates, cap)
+
+    def summarize(self, results: StudyResults, args: argparse.Namespace) -> Tables:
+        aggregates = aggregate(results.runs)
+        text = (f"makespan / MS_LB (mean of {results.replicates} seeds) and mean mapper run"
+                f" time; {', '.join(QUADRATIC)} stop at {results.quadratic_cap:,} tasks\n"
+                + format_table(aggregates))
+        return Tables(text, (write_summary(aggregates, args.outdir), args.outdir / RUNS_FILE))
+
+    def figures(self, results: StudyResults, args: argparse.Namespace) -> list[Path]:
+        return plot(aggregate(results.runs), args.outdir)
+
+
+STUDY = TarpleeStudy()

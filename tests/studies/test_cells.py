@@ -25,6 +25,7 @@ from hetsched.studies.cells import (
     _absolute,
     add_executor_arguments,
     executor_from_args,
+    run_tasks,
 )
 from hetsched.studies.khemka import StudyRun, run_study
 from hetsched.studies.scenario import Scenario
@@ -278,3 +279,31 @@ def test_an_interrupted_study_says_what_it_finished(
     assert done == ["easy"]
     assert capsys.readouterr().err == ("interrupted: 1 of 3 cells finished (their runs are"
                                        " kept; the same command resumes from them)\n")
+
+
+def test_tasks_run_in_this_process_in_order_and_as_each_ends() -> None:
+    ran: list[int] = []
+
+    def negate(value: int) -> int:
+        ran.append(value)
+        return -value
+
+    results = run_tasks(negate, [3, 1, 2])
+    assert next(results) == (0, -3) and ran == [3]  # yielded before the next one runs
+    assert list(results) == [(1, -1), (2, -2)]
+    assert list(run_tasks(negate, [])) == []
+
+
+@pytest.mark.parametrize("executor", [CellExecutor(jobs=2), CellExecutor("dask", jobs=2)],
+                         ids=["processes", "dask"])
+def test_tasks_on_workers_give_every_result_once(executor: CellExecutor) -> None:
+    """In worker processes or on Dask: each item's result once, with its position, whatever
+    the order they end in."""
+    items = [-4, 7, -1, 0, 5]
+    results = list(run_tasks(abs, items, executor))
+    assert sorted(results) == [(0, 4), (1, 7), (2, 1), (3, 0), (4, 5)]
+
+
+def test_a_failing_task_stops_the_tasks() -> None:
+    with pytest.raises(ValueError, match="invalid literal"):
+        list(run_tasks(int, ["1", "x", "3"], CellExecutor(jobs=2)))

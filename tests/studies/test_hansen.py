@@ -1,4 +1,4 @@
-"""The study of Hansen et al. sec. V (studies/hansen.py, hansen_figures.py, hansen_cli.py):
+"""The study of Hansen et al. sec. V (studies/hansen.py):
 scenarios, trials with hidden actual draws, resumption, tables, figures, and the agreement of
 realised completion rates with the predicted robustness over many trials."""
 
@@ -14,6 +14,7 @@ import pytest
 
 from hetsched.cli import main
 from hetsched.studies import hansen
+from hetsched.studies.cells import CellExecutor
 from hetsched.studies.hansen import Agreement, Scenario
 from hetsched.workloads.generators import generate as real_generate
 
@@ -192,9 +193,7 @@ def test_tables_and_figures(tmp_path: Path) -> None:
     assert batch.splitlines()[0].split()[:5] == ["scenario", "heuristic", "trials", "mean", "Psi"]
     assert len(batch.splitlines()) == 1 + len(rows)
     assert {row["batch_agrees"] for row in table} <= {"0", "1"}
-    from hetsched.studies.hansen_figures import plot_figures
-
-    paths = plot_figures(trials, tmp_path)
+    paths = hansen.plot_figures(trials, tmp_path)
     assert [p.name for p in paths] == ["fig4.png", "fig5.png", "calibration.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
@@ -299,3 +298,21 @@ def test_study_on_the_engine_resumes_and_reports(
                  "-o", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "on the embedded engine (from out_jobs.csv)" in out
+
+
+def test_trials_on_worker_processes_are_the_ones_run_here(tmp_path: Path) -> None:
+    """The trials sent to two worker processes (``--jobs 2``) are those run in this process,
+    returned in study order and each stored as it ends."""
+
+    def measured(trials: list[hansen.Trial]) -> list[tuple]:
+        return [(t.scenario, t.trial, t.seed, t.upper_bound,
+                 [(r.heuristic, r.probabilities, r.completed) for r in t.results])
+                for t in trials]  # fmt: skip
+
+    here = hansen.run_study(tmp_path / "here", batch_sizes=[8], slowdowns=["low"], trials=2)
+    seen: list[bool] = []
+    workers = hansen.run_study(tmp_path / "workers", batch_sizes=[8], slowdowns=["low"],
+                               trials=2, executor=CellExecutor(jobs=2),
+                               on_trial=lambda t, resumed, done, total: seen.append(resumed))
+    assert measured(workers) == measured(here) and seen == [False] * 8
+    assert len(list((tmp_path / "workers" / "trials").rglob("t*.json"))) == 8

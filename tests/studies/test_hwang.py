@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from hetsched.studies.hwang import grid, main
+from hetsched.cli import main as hetsched_main
+from hetsched.studies.cells import CellExecutor
+from hetsched.studies.hwang import grid, study
+
+
+def main(argv: list[str]) -> int:
+    """``hetsched experiment hwang ARGV``."""
+    return hetsched_main(["experiment", "hwang", *argv])
 
 
 def test_unknown_scenarios_and_policies_stop_before_anything_runs(
@@ -30,3 +37,19 @@ def test_scenarios_and_policies_choose_the_cells() -> None:
         (2, "pa-rr", "epa", "maf", 1), (20, "pa-rr", "epa", "maf", 1)]
     assert len(grid(True, [0], [])) == 23 * 40  # the paper's 40 cells (metric x levels)
     assert len(grid(False, [0], [])) == 16
+
+
+def test_runs_on_worker_processes_give_the_rows_run_here(tmp_path: Path) -> None:
+    """Two engine runs sent to two worker processes (``--jobs 2``) write the rows they give
+    in this process (the wall-clock seconds aside), in the grid's order, in runs.csv too."""
+    runs = grid(False, [0], [], policies=["fairness/rpa/allcore", "pa-rr/rpa/maf"])
+    here = study(tmp_path / "here", runs, 0.001)
+    workers = study(tmp_path / "workers", runs, 0.001, CellExecutor(jobs=2))
+    for rows in (here, workers):
+        for row in rows:
+            del row["seconds"]
+    assert workers == here and [row["first"] for row in here] == ["fairness", "pa-rr"]
+    written = [[line.rsplit(",", 1)[0] for line in (tmp_path / folder / "runs.csv").open()]
+               for folder in ("here", "workers")]  # fmt: skip
+    assert written[0] == written[1] and len(written[0]) == 3
+    assert study(tmp_path / "workers", runs, 0.001, CellExecutor(jobs=2))[1]["first"] == "pa-rr"

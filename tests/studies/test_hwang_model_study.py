@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from hetsched.cli import main as hetsched_main
+from hetsched.studies.cells import CellExecutor
 from hetsched.studies.hwang_model_study import (
     Variant,
     _second_level,
     grid,
-    main,
     plot,
     simulate,
     simulate_together,
@@ -19,6 +20,11 @@ from hetsched.studies.hwang_model_study import (
     summary,
     with_efficiency,
 )
+
+
+def main(argv: list[str]) -> int:
+    """``hetsched experiment hwang-model ARGV``."""
+    return hetsched_main(["experiment", "hwang-model", *argv])
 
 
 def test_the_grid_has_fifty_runs_per_scenario_and_dynamic_ones_on_six() -> None:
@@ -68,7 +74,7 @@ def test_the_cells_of_a_scenario_and_seed_run_together_as_each_alone(
     assert len(runs) == 2 * 3 * 8  # scenario 19: static only
     first = [r for r in runs if r.scenario == 14 and r.seed == 0 and r.interarrival][:3]
     study(tmp_path, first, scale=0.001)
-    rows = study(tmp_path, runs, scale=0.001, workers=workers)
+    rows = study(tmp_path, runs, scale=0.001, executor=CellExecutor(jobs=workers))
     assert len(rows) == len(runs)
     fields = ("fairness", "makespan", "normalized")
     alone = {run.key: simulate(run, 0.001) for run in runs}

@@ -9,6 +9,7 @@ run takes well under a second on the embedded engine. Day 100 of KTH has jobs: i
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -41,8 +42,8 @@ from hetsched.studies.khemka import (
     ratios,
     run_study,
     select_days,
-    summarize_study,
     write_csv,
+    write_tables,
 )
 from hetsched.studies.scenario import (
     PLATFORM_FILE,
@@ -296,7 +297,7 @@ def test_cmq_diagnostics_of_a_small_study(tmp_path: Path) -> None:
     assert diagnostic.large > 0  # the largest task is in the large queue
     assert diagnostic.events == runs[0].summary.mapping_events
     assert 0.0 <= diagnostic.several <= 1.0
-    summarize_study(runs, tmp_path)
+    write_tables(runs, tmp_path)
     rows = list(csv.DictReader((tmp_path / "cmq.csv").open()))
     assert [row["mapping_events"] for row in rows] == [str(diagnostic.events)]
 
@@ -575,9 +576,12 @@ def test_plot_figures_only_for_present_environments(tmp_path: Path) -> None:
     assert list((tmp_path / "c").iterdir()) == []
 
 
-def test_summarize_study_writes_tables_and_figures(tmp_path: Path) -> None:
-    aggregates, figures = summarize_study(study_runs(), tmp_path)
-    assert aggregates == aggregate(study_runs())
+def test_the_study_writes_tables_and_figures(tmp_path: Path) -> None:
+    args = argparse.Namespace(outdir=tmp_path, accounting="window")
+    tables = khemka.STUDY.summarize(study_runs(), args)
+    assert tables.files == (tmp_path / "summary.csv", tmp_path / "runs.csv")
+    assert format_aggregates(aggregate(study_runs())) in tables.text
+    figures = khemka.STUDY.figures(study_runs(), args)
     # intermediate -> fig4, fig5a, fig5b; lower-oversubscription adds nothing new
     assert [p.name for p in figures] == ["fig4.png", "fig5a.png", "fig5b.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -86,7 +86,8 @@ def test_a_tiny_study_end_to_end(tmp_path: Path) -> None:
                for r in pooled if r.phase == "budget")
     assert (outdir / "trial1" / "5k" / "budget-mean2" / "conservative" / "summary.json").exists()
 
-    aggregates, figures = machovec.summarize_study(runs, budgets, outdir)
+    aggregates = machovec.write_tables(runs, budgets, outdir)
+    figures = machovec.plot_figures(aggregates, outdir)
     assert {(a.phase, a.label) for a in aggregates} == {
         ("free", c.label) for c in FREE} | {("budget", c.label) for c in BUDGET}
     assert all(a.trials == 2 for a in aggregates)
@@ -295,7 +296,8 @@ def test_the_command_line_writes_power_levels_unless_node_power(
         return [], []
 
     monkeypatch.setattr(machovec, "run_study", run_study)
-    monkeypatch.setattr(machovec, "summarize_study", lambda *args, **kwargs: "")
+    monkeypatch.setattr(machovec, "write_tables", lambda *args, **kwargs: [])
+    monkeypatch.setattr(machovec, "plot_figures", lambda *args, **kwargs: [])
     main(["experiment", "machovec", "--trials", "1", *flags, "-o", str(tmp_path / "x")])
     assert seen["power_levels"] is levels
 

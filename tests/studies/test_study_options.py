@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from test_cli import commands
 
 from hetsched.cli import main
-from hetsched.studies import hwang_model_study
 
 REFUSED = [
     # Tarplee: 0 seeds ran 3, a cap of 0 became 10,000, -2 seeds wrote an empty summary.
@@ -37,7 +36,7 @@ REFUSED = [
     (["experiment", "hansen", "--points", "-3"], "--points"),
     (["experiment", "khemka", "--scenarios", "0"], "--days/--scenarios"),
     (["experiment", "khemka", "--days", "0"], "--days/--scenarios"),
-    (["experiment", "hwang-model", "--jobs", "3"], "--jobs/--workers"),
+    (["experiment", "hwang-model", "--jobs", "0"], "--jobs/--workers"),
     (["experiment", "hwang-model", "--workers", "0"], "--jobs/--workers"),
     (["experiment", "khemka", "--jobs", "0"], "--jobs"),
     (["compare", "--day", "-1"], "--day"),
@@ -69,7 +68,7 @@ def test_the_hwang_model_study_refuses_a_bad_number(
 ) -> None:
     """``--scale -1`` and ``0`` wrote results and figures; now refused, nothing written."""
     with pytest.raises(SystemExit) as exit_:
-        hwang_model_study.main(["-o", str(tmp_path / "out"), *argv])
+        main(["experiment", "hwang-model", "-o", str(tmp_path / "out"), *argv])
     assert exit_.value.code == 2
     assert f"argument {argv[0]}" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

@@ -1,4 +1,4 @@
-"""The Tarplee et al. study (studies/tarplee.py, tarplee_cli.py): instances equal to the
+"""The Tarplee et al. study (studies/tarplee.py): instances equal to the
 generated presets, the plan and its cap, resuming, files, and the command line."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from hetsched.cli import main
 from hetsched.heuristics.bags.lp_makespan import LpMakespan
 from hetsched.heuristics.registry import HEURISTICS
 from hetsched.platforms.presets import generate as generate_platform
-from hetsched.studies import tarplee, tarplee_cli
+from hetsched.studies import tarplee
+from hetsched.studies.experiment_cli import add_study_parser
 from hetsched.studies.tarplee import (
     Settings,
     StudyRun,
@@ -183,7 +184,7 @@ def test_heuristics_take_the_registry_names_and_mappers_stays() -> None:
     """``--heuristics lp-makespan,...`` (``hetsched list``'s names) and ``--mappers lp,...``
     choose the same mappers; each registry name's batch heuristic runs that very mapper."""
     studies = argparse.ArgumentParser().add_subparsers()
-    tarplee_cli.register(studies)
+    add_study_parser(studies, tarplee.STUDY)
     parser = studies.choices["tarplee"]
     every = ["lp", "min-min", "sufferage", "mct", "met"]
     assert parser.parse_args([]).mappers == every == list(tarplee.MAPPERS)
@@ -191,7 +192,7 @@ def test_heuristics_take_the_registry_names_and_mappers_stays() -> None:
                              ).mappers == every  # fmt: skip
     assert parser.parse_args(["--mappers", "lp,mct"]).mappers == ["lp", "mct"]
     assert parser.parse_args(["--heuristics", "met,lp"]).mappers == ["met", "lp"]
-    for name, mapper in tarplee_cli.HEURISTIC_MAPPERS.items():
+    for name, mapper in tarplee.HEURISTIC_MAPPERS.items():
         assert HEURISTICS[name].mapper.name == mapper  # type: ignore[attr-defined]
     with pytest.raises(SystemExit):
         parser.parse_args(["--heuristics", "lp-makespan-online"])

@@ -1,22 +1,25 @@
 """One policy vocabulary for ``hetsched experiment hwang`` and ``hwang-model``
-(studies/hwang_cli.py), ``--list-policies`` on both, ``hwang-model --outdir``."""
+(studies/hwang_policies.py), ``--list-policies`` on both, ``hwang-model --outdir``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from hetsched.cli import main
 from hetsched.studies import hwang, hwang_model_study
-from hetsched.studies.hwang_cli import spelled_as_in
+from hetsched.studies.experiment_cli import add_study_parser
+from hetsched.studies.hwang_policies import spelled_as_in
 
 
-def parsed(study: object, *argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    study.add_arguments(parser)  # type: ignore[attr-defined]
-    return parser.parse_args(list(argv))
+def parsed(module: ModuleType, *argv: str) -> argparse.Namespace:
+    """``argv`` parsed by the study of ``module``'s ``hetsched experiment`` parser."""
+    studies = argparse.ArgumentParser().add_subparsers()
+    add_study_parser(studies, module.STUDY)
+    return studies.choices[module.STUDY.name].parse_args(list(argv))
 
 
 def test_each_study_takes_the_others_spelling_of_a_cell() -> None:
@@ -59,4 +62,4 @@ def test_list_policies_on_both_studies(
 
 @pytest.mark.parametrize("flag", ["-o", "--outdir", "--out"])
 def test_hwang_model_output_folder_spellings(flag: str) -> None:
-    assert parsed(hwang_model_study, flag, "somewhere").out == Path("somewhere")
+    assert parsed(hwang_model_study, flag, "somewhere").outdir == Path("somewhere")
