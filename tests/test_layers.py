@@ -145,9 +145,26 @@ def _package_of(name: str, path: Path) -> str:
     return name if path.name == "__init__.py" else name.rpartition(".")[0]
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's modules that module ``name`` imports (module docstring)."""
+def _without_type_checking(tree: ast.Module) -> ast.Module:
+    """``tree`` without the bodies of its ``if TYPE_CHECKING:`` blocks (their ``else`` kept):
+    the imports a module makes when it runs."""
+
+    class Strip(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> ast.AST:
+            if "TYPE_CHECKING" in ast.unparse(node.test):
+                node.body = [ast.Pass()]
+            return self.generic_visit(node)
+
+    return Strip().visit(tree)
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path], *,
+               runtime: bool = False) -> set[str]:  # fmt: skip
+    """The package's modules that module ``name`` imports (module docstring); with
+    ``runtime``, only those it imports when it runs (not under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    if runtime:
+        tree = _without_type_checking(tree)
     found: set[str] = set()
 
     def add(target: str) -> None:
@@ -212,6 +229,37 @@ def graph() -> dict[str, set[str]]:
     """Importer -> imported modules, over the whole package."""
     known = modules()
     return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def module_cycles() -> list[list[str]]:
+    """The cycles of modules importing each other when they run (strongly connected sets of
+    more than one module, each sorted); imports for type checking only do not count."""
+    known = modules()
+    edges = {name: imports_of(name, path, known, runtime=True) for name, path in known.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in edges[module]:
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            component = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in order:
+            visit(module)
+    return cycles
 
 
 def unit_of(name: str) -> str:
@@ -299,6 +347,10 @@ def test_no_cycle_between_packages() -> None:
     )
     gone = sorted(set(ALLOWED_CYCLES) - set(cycles))
     assert not gone, f"remove these from ALLOWED_CYCLES, they no longer happen: {gone}"
+
+
+def test_no_cycle_between_modules() -> None:
+    assert module_cycles() == [], "modules that import each other when they run"
 
 
 def test_the_command_line_modules_are_named() -> None:

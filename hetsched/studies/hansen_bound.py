@@ -34,7 +34,7 @@ from hetsched.heuristics.robust.robustness import (
     slowdown_atoms,
 )
 from hetsched.platforms.presets import generate as generate_platform
-from hetsched.studies.hansen import BATCHES, Regime, Scenario
+from hetsched.studies.hansen_scenarios import BATCHES, Regime, Scenario
 from hetsched.workloads.generators import generate as generate_workload
 
 
