@@ -14,34 +14,17 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from hetsched.engine import ipp
-from hetsched.engine.kernel import Sleep, send
+from hetsched.engine.job_submitter import submit_by_date
 
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
-    from hetsched.engine.events import Event, EventList
-
-SERVER = "server"
-"""The server's mailbox."""
+    from hetsched.engine.events import EventList
 
 
 def static_event_submitter_process(
     context: BatsimContext, event_list: EventList
 ) -> Generator[Any, Any, None]:
     """``static_event_submitter_process`` for ``event_list``."""
-    kernel = context.kernel
-    master = context.master
-    name = f"{event_list.name}_submitter"
-    yield from send(SERVER, ipp.SubmitterHello(name, ipp.SubmitterType.EVENT_SUBMITTER), master)
-    current = kernel.now
-    batch: list[Event] = []
-    for event in event_list.events:
-        if event.timestamp > current:
-            if batch:
-                yield from send(SERVER, ipp.EventOccurred(batch), master)
-                batch = []
-            yield Sleep(event.timestamp - current)
-            current = kernel.now
-        batch.append(event)
-    if batch:
-        yield from send(SERVER, ipp.EventOccurred(batch), master)
-    yield from send(SERVER, ipp.SubmitterBye(name, ipp.SubmitterType.EVENT_SUBMITTER), master)
+    hello = ipp.SubmitterHello(f"{event_list.name}_submitter", ipp.SubmitterType.EVENT_SUBMITTER)
+    yield from submit_by_date(context, hello, event_list.events,
+                              lambda event: event.timestamp, ipp.EventOccurred)

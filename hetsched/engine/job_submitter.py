@@ -10,8 +10,8 @@ first submission of the simulation records the platform's energy (``consumed_jou
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -25,42 +25,70 @@ from hetsched.engine.pstate import total_consumed_energy
 
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
-    from hetsched.engine.jobs import Job
     from hetsched.engine.workload import WorkloadFile
 
 SERVER = "server"
 """The server's mailbox."""
+
+T = TypeVar("T")
+"""What a static submitter submits: a job or an external event."""
 
 
 def static_job_submitter_process(
     context: BatsimContext, workload_file: WorkloadFile
 ) -> Generator[Any, Any, None]:
     """``static_job_submitter_process`` for the workload of ``workload_file``."""
-    kernel = context.kernel
-    master = context.master
     name = workload_file.name
-    yield from send(SERVER, ipp.SubmitterHello(name), master)
-    current = kernel.now
+
+    def record_first_submission_energy() -> Generator[Any, Any, None]:
+        if context.energy_first_submission < 0:
+            context.energy_first_submission = yield from total_consumed_energy(context)
+
     jobs = sorted(
         context.workloads[name].jobs.values(), key=lambda job: (job.subtime, job.id.encode())
     )
-    batch: list[Job] = []
+    yield from submit_by_date(
+        context, ipp.SubmitterHello(name, ipp.SubmitterType.JOB_SUBMITTER), jobs,
+        lambda job: job.subtime, ipp.JobSubmitted, record_first_submission_energy,
+    )
+
+
+def submit_by_date(
+    context: BatsimContext,
+    hello: ipp.SubmitterHello,
+    items: Sequence[T],
+    date: Callable[[T], float],
+    message: Callable[[list[T]], ipp.Message],
+    after_first: Callable[[], Generator[Any, Any, None]] | None = None,
+) -> Generator[Any, Any, None]:
+    """The loop of Batsim's static submitters (``static_job_submitter_process``,
+    ``src/job_submitter.cpp``, copied by ``static_event_submitter_process``,
+    ``src/event_submitter.cpp``): ``hello`` to the server, then the ``items`` in their order,
+    the items of one ``date`` together in one ``message``, sleeping between dates, and a
+    :class:`~hetsched.engine.ipp.SubmitterBye` of the same submitter. ``after_first`` runs
+    once the first item is batched (the job submitter's ``is_first_job``: it records the
+    energy of the first submission)."""
+    kernel = context.kernel
+    master = context.master
+    yield from send(SERVER, hello, master)
+    current = kernel.now
+    batch: list[T] = []
     first = True
-    for job in jobs:
-        if job.subtime > current:
+    for item in items:
+        if date(item) > current:
             if batch:
-                yield from send(SERVER, ipp.JobSubmitted(batch), master)
+                yield from send(SERVER, message(batch), master)
                 batch = []
-            yield Sleep(job.subtime - current)
+            yield Sleep(date(item) - current)
             current = kernel.now
-        batch.append(job)
+        batch.append(item)
         if first:
             first = False
-            if context.energy_first_submission < 0:
-                context.energy_first_submission = yield from total_consumed_energy(context)
+            if after_first is not None:
+                yield from after_first()
     if batch:
-        yield from send(SERVER, ipp.JobSubmitted(batch), master)
-    yield from send(SERVER, ipp.SubmitterBye(name), master)
+        yield from send(SERVER, message(batch), master)
+    yield from send(SERVER, ipp.SubmitterBye(hello.submitter_name, hello.submitter_type), master)
 
 
 def batexec_job_launcher_process(
