@@ -166,7 +166,6 @@ def affinity_first(
 class FirstLevelPolicy(Policy, ABC):
     """A first-level policy: ``allocate(tasks, cores, solo, previous) -> shares``."""
 
-    @abstractmethod
     def allocate(
         self,
         tasks: np.ndarray,
@@ -175,6 +174,14 @@ class FirstLevelPolicy(Policy, ABC):
         previous: np.ndarray | None = None,
     ) -> np.ndarray:
         """Cores of each platform for each user, (users, platforms) integers."""
+        tasks, cores, solo = _check(tasks, cores, solo, previous)
+        return self._shares(tasks, cores, solo, previous)
+
+    @abstractmethod
+    def _shares(self, tasks: np.ndarray, cores: np.ndarray, solo: np.ndarray,
+                previous: np.ndarray | None) -> np.ndarray:
+        """:meth:`allocate` on inputs already checked: integer ``tasks`` and ``cores``,
+        float ``solo``."""
 
 
 class SimpleFairness(FirstLevelPolicy):
@@ -188,18 +195,36 @@ class SimpleFairness(FirstLevelPolicy):
     name: ClassVar[str] = "fairness"
     summary: ClassVar[str] = "each platform's cores split equally among the users"
 
-    def allocate(
-        self,
-        tasks: np.ndarray,
-        cores: np.ndarray,
-        solo: np.ndarray,
-        previous: np.ndarray | None = None,
-    ) -> np.ndarray:
-        tasks, cores, solo = _check(tasks, cores, solo, previous)
+    def _shares(self, tasks: np.ndarray, cores: np.ndarray, solo: np.ndarray,
+                previous: np.ndarray | None) -> np.ndarray:
         return affinity_first(tasks, cores, np.zeros(solo.shape), _everyone)
 
 
-class ProviderAffinityFirst(FirstLevelPolicy):
+class TopAffinityFirst(FirstLevelPolicy):
+    """Algorithm 1 (section 5.1.1) with a "top ``k``%" selection of the favoured platforms
+    (lines 8-9) by platform affinity (``metric``): PAF and AAF differ only in who selects
+    (:meth:`_select`)."""
+
+    def __init__(self, metric: str = "rpa", k: int = 50) -> None:
+        self.metric = check_platform_metric(metric)
+        self.k = _check_k(k)
+
+    def _shares(self, tasks: np.ndarray, cores: np.ndarray, solo: np.ndarray,
+                previous: np.ndarray | None) -> np.ndarray:
+        def select(affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray) -> np.ndarray:
+            return self._select(affinity, users, platforms, solo, previous)
+
+        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select,
+                              solo)
+
+    @abstractmethod
+    def _select(self, affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray,
+                solo: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+        """Algorithm 1's favoured matrix Z (lines 8-9): a :data:`Selection` that may also
+        use the OneCore run times ``solo`` and the ``previous`` shares."""
+
+
+class ProviderAffinityFirst(TopAffinityFirst):
     """Provider Affinity First (PAF, Algorithm 1, section 5.1.1): each platform favours its
     top ``k``% users by platform affinity (``metric``), and the users it gave cores to at
     the previous invocation.
@@ -211,36 +236,20 @@ class ProviderAffinityFirst(FirstLevelPolicy):
     name: ClassVar[str] = "paf"
     summary: ClassVar[str] = "each platform's cores to its top k% users by platform affinity"
 
-    def __init__(self, metric: str = "rpa", k: int = 50) -> None:
-        self.metric = check_platform_metric(metric)
-        self.k = _check_k(k)
-
-    def allocate(
-        self,
-        tasks: np.ndarray,
-        cores: np.ndarray,
-        solo: np.ndarray,
-        previous: np.ndarray | None = None,
-    ) -> np.ndarray:
-        tasks, cores, solo = _check(tasks, cores, solo, previous)
-        kept = np.zeros(solo.shape, bool) if previous is None else np.asarray(previous) > 0
-
-        def select(affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray) -> np.ndarray:
-            favoured = kept.copy()
-            count = int(users.sum()) * self.k // 100
+    def _select(self, affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray,
+                solo: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+        favoured = np.zeros(solo.shape, bool) if previous is None else np.asarray(previous) > 0
+        count = int(users.sum()) * self.k // 100
+        for j in np.flatnonzero(platforms):
+            favoured[_top(affinity[:, j], users, count), j] = True
+        if not (favoured & users[:, None] & platforms[None, :]).any():  # line 9
             for j in np.flatnonzero(platforms):
-                favoured[_top(affinity[:, j], users, count), j] = True
-            if not (favoured & users[:, None] & platforms[None, :]).any():  # line 9
-                for j in np.flatnonzero(platforms):
-                    best = affinity[users, j].max()
-                    favoured[users & (affinity[:, j] == best), j] = True
-            return favoured
-
-        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select,
-                              solo)
+                best = affinity[users, j].max()
+                favoured[users & (affinity[:, j] == best), j] = True
+        return favoured
 
 
-class ApplicationAffinityFirst(FirstLevelPolicy):
+class ApplicationAffinityFirst(TopAffinityFirst):
     """Application Affinity First (AAF, Algorithm 1, section 5.1.1): each user favours its
     top ``k``% platforms by platform affinity (``metric``).
 
@@ -251,32 +260,17 @@ class ApplicationAffinityFirst(FirstLevelPolicy):
     name: ClassVar[str] = "aaf"
     summary: ClassVar[str] = "each user gets cores of its top k% platforms by platform affinity"
 
-    def __init__(self, metric: str = "rpa", k: int = 50) -> None:
-        self.metric = check_platform_metric(metric)
-        self.k = _check_k(k)
-
-    def allocate(
-        self,
-        tasks: np.ndarray,
-        cores: np.ndarray,
-        solo: np.ndarray,
-        previous: np.ndarray | None = None,
-    ) -> np.ndarray:
-        tasks, cores, solo = _check(tasks, cores, solo, previous)
-
-        def select(affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray) -> np.ndarray:
-            favoured = np.zeros(affinity.shape, bool)
-            count = int(platforms.sum()) * self.k // 100
-            for i in np.flatnonzero(users):
-                favoured[i, _top(affinity[i], platforms, count, solo[i])] = True
-            if not favoured.any():  # line 9: the users at or above the median affinity
-                for j in np.flatnonzero(platforms):
-                    median = np.median(affinity[users, j])
-                    favoured[users & (affinity[:, j] >= median), j] = True
-            return favoured
-
-        return affinity_first(tasks, cores, _affinities(solo, tasks, cores, self.metric), select,
-                              solo)
+    def _select(self, affinity: np.ndarray, users: np.ndarray, platforms: np.ndarray,
+                solo: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+        favoured = np.zeros(affinity.shape, bool)
+        count = int(platforms.sum()) * self.k // 100
+        for i in np.flatnonzero(users):
+            favoured[i, _top(affinity[i], platforms, count, solo[i])] = True
+        if not favoured.any():  # line 9: the users at or above the median affinity
+            for j in np.flatnonzero(platforms):
+                median = np.median(affinity[users, j])
+                favoured[users & (affinity[:, j] >= median), j] = True
+        return favoured
 
 
 class PlatformAffinityRoundRobin(FirstLevelPolicy):
@@ -297,14 +291,8 @@ class PlatformAffinityRoundRobin(FirstLevelPolicy):
             raise ValueError(f"d_unit must be an integer >= 1, got {d_unit!r}")
         self.d_unit = d_unit
 
-    def allocate(
-        self,
-        tasks: np.ndarray,
-        cores: np.ndarray,
-        solo: np.ndarray,
-        previous: np.ndarray | None = None,
-    ) -> np.ndarray:
-        tasks, cores, solo = _check(tasks, cores, solo, previous)
+    def _shares(self, tasks: np.ndarray, cores: np.ndarray, solo: np.ndarray,
+                previous: np.ndarray | None) -> np.ndarray:
         n, m = solo.shape
         affinity = _affinities(solo, tasks, cores, self.metric)
         fair = fair_shares(int(cores.sum()), tasks)
