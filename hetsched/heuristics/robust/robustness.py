@@ -70,6 +70,21 @@ def _check(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _processor_counts(processors: object) -> np.ndarray:
+    """``n_j``, the processors of each of the N_p types (sec. II.A), checked (integers >= 1,
+    at least one type) and frozen: the system of a :class:`MoldableBatch` and of an
+    :class:`AllocationProblem` alike."""
+    array = np.asarray(processors)
+    _check(
+        array.ndim == 1
+        and array.size >= 1
+        and np.issubdtype(array.dtype, np.integer)
+        and bool((array >= 1).all()),
+        f"processors: every n_j must be an integer >= 1, got {array.tolist()}",
+    )
+    return _frozen(array, int)
+
+
 @dataclass(frozen=True, eq=False)
 class MoldableBatch:
     """A batch of moldable applications and the system of sec. II (inputs of the model).
@@ -103,16 +118,9 @@ class MoldableBatch:
     processor_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        processors = np.asarray(self.processors)
-        _check(
-            processors.ndim == 1
-            and processors.size >= 1
-            and np.issubdtype(processors.dtype, np.integer)
-            and bool((processors >= 1).all()),
-            f"processors: every n_j must be an integer >= 1, got {processors.tolist()}",
-        )
+        processors = _processor_counts(self.processors)
         set_ = object.__setattr__
-        set_(self, "processors", _frozen(processors, int))
+        set_(self, "processors", processors)
         nb_types = processors.size
         mean = _frozen(self.serial_mean)
         _check(mean.ndim == 2, f"serial_mean: need an N_a x N_p table, got shape {mean.shape}")
@@ -484,14 +492,7 @@ class AllocationProblem:
 
     def __post_init__(self) -> None:
         table = _frozen(self.probability)
-        processors = np.asarray(self.processors)
-        _check(
-            processors.ndim == 1
-            and processors.size >= 1
-            and np.issubdtype(processors.dtype, np.integer)
-            and bool((processors >= 1).all()),
-            f"processors: every n_j must be an integer >= 1, got {processors.tolist()}",
-        )
+        processors = _processor_counts(self.processors)
         _check(
             table.ndim == 3
             and table.shape[0] >= 1
@@ -516,7 +517,7 @@ class AllocationProblem:
             f" has {int(processors.sum())}",
         )
         object.__setattr__(self, "probability", table)
-        object.__setattr__(self, "processors", _frozen(processors, int))
+        object.__setattr__(self, "processors", processors)
         for name, count, prefix in (
             ("applications", table.shape[0], "a"),
             ("processor_types", processors.size, "p"),
