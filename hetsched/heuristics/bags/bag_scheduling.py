@@ -78,7 +78,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -88,7 +88,6 @@ from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.heuristics.bags.bag_of_tasks import BagMapper, BagOfTasks, BagSchedule
 from hetsched.heuristics.bags.batch_mappers import (
-    BRAUN,
     MAHESWARAN,
     MinimumCompletionTime,
     MinimumExecutionTime,
@@ -233,12 +232,24 @@ def _start(decision: Decision) -> float:
 class BagHeuristic(Heuristic):
     """A bag mapper behind the mapping-event interface (see the module docstring).
 
-    Subclasses set ``mapper`` (the :class:`BagMapper` class) and ``online`` (False: batch
-    variant, the whole bag mapped once it is known; True: re-planned at every event).
+    Subclasses set ``mapper`` (the :class:`BagMapper` class), ``online`` (False: batch
+    variant, the whole bag mapped once it is known; True: re-planned at every event) and
+    ``rule`` (the mapper's rule in one line). Their ``summary`` is the rule and the variant
+    (:func:`_batch`, :func:`_online`), and a subclass that sets no ``paper`` of its own (a
+    classic mapper of :mod:`hetsched.heuristics.bags.batch_mappers`) cites its mapper's
+    paper, then where its mode comes from (:func:`_classic`): made here from ``online``, so
+    that they always name the variant the heuristic runs.
     """
 
     mapper: ClassVar[type[BagMapper]]
     online: ClassVar[bool]
+    rule: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.summary = (_online if cls.online else _batch)(cls.rule)
+        if "paper" not in vars(cls):
+            cls.paper = _classic(cls.mapper.paper, cls.online)
 
     def __init__(self) -> None:
         """No parameter: the mappers have none."""
@@ -350,39 +361,6 @@ def _online(name: str) -> str:
     return f"{name}; re-planned at every arrival and completion, the rest place-holders"
 
 
-LP_SUMMARY = "LP bound over task types x clusters, rounded, longest first onto each cluster"
-TARPLEE_ONLINE = f"{TARPLEE}, sec. 1 (online batch mode) and 2"
-
-
-class LpMakespanBatch(BagHeuristic):
-    """Tarplee et al.'s LP heuristic on the whole bag once it is known (static scheduling).
-
-    >>> LpMakespanBatch()
-    LpMakespanBatch()
-    """
-
-    name: ClassVar[str] = "lp-makespan"
-    paper: ClassVar[str] = f"{TARPLEE}, sec. 2"
-    summary: ClassVar[str] = _batch(LP_SUMMARY)
-    mapper = LpMakespan
-    online = False
-
-
-class LpMakespanOnline(BagHeuristic):
-    """Tarplee et al.'s LP heuristic in online batch mode: the unstarted tasks re-planned at
-    every mapping event.
-
-    >>> LpMakespanOnline().online
-    True
-    """
-
-    name: ClassVar[str] = "lp-makespan-online"
-    paper: ClassVar[str] = TARPLEE_ONLINE
-    summary: ClassVar[str] = _online(LP_SUMMARY)
-    mapper = LpMakespan
-    online = True
-
-
 MIN_MIN = "Min-Min: the task with the smallest earliest completion time first"
 SUFFERAGE = "Sufferage: per pass, a machine to the task that would suffer most elsewhere"
 MCT = "MCT: each task, in arrival order, to the machine where it completes earliest"
@@ -403,6 +381,39 @@ def _classic(source: str, online: bool) -> str:
     return f"{source}{batch}; online batch mode: {TARPLEE}, sec. 1"
 
 
+LP_SUMMARY = "LP bound over task types x clusters, rounded, longest first onto each cluster"
+TARPLEE_ONLINE = f"{TARPLEE}, sec. 1 (online batch mode) and 2"
+
+
+class LpMakespanBatch(BagHeuristic):
+    """Tarplee et al.'s LP heuristic on the whole bag once it is known (static scheduling).
+
+    >>> LpMakespanBatch()
+    LpMakespanBatch()
+    """
+
+    name: ClassVar[str] = "lp-makespan"
+    paper: ClassVar[str] = f"{TARPLEE}, sec. 2"
+    rule: ClassVar[str] = LP_SUMMARY
+    mapper = LpMakespan
+    online = False
+
+
+class LpMakespanOnline(BagHeuristic):
+    """Tarplee et al.'s LP heuristic in online batch mode: the unstarted tasks re-planned at
+    every mapping event.
+
+    >>> LpMakespanOnline().online
+    True
+    """
+
+    name: ClassVar[str] = "lp-makespan-online"
+    paper: ClassVar[str] = TARPLEE_ONLINE
+    rule: ClassVar[str] = LP_SUMMARY
+    mapper = LpMakespan
+    online = True
+
+
 class MinMinBatch(BagHeuristic):
     """Min-Min on the whole bag once it is known.
 
@@ -411,8 +422,7 @@ class MinMinBatch(BagHeuristic):
     """
 
     name: ClassVar[str] = "min-min"
-    paper: ClassVar[str] = _classic(BRAUN, online=False)
-    summary: ClassVar[str] = _batch(MIN_MIN)
+    rule: ClassVar[str] = MIN_MIN
     mapper = MinMin
     online = False
 
@@ -421,8 +431,7 @@ class MinMinOnline(BagHeuristic):
     """Min-Min re-planned at every mapping event."""
 
     name: ClassVar[str] = "min-min-online"
-    paper: ClassVar[str] = _classic(BRAUN, online=True)
-    summary: ClassVar[str] = _online(MIN_MIN)
+    rule: ClassVar[str] = MIN_MIN
     mapper = MinMin
     online = True
 
@@ -431,8 +440,7 @@ class SufferageBatch(BagHeuristic):
     """Sufferage on the whole bag once it is known."""
 
     name: ClassVar[str] = "sufferage"
-    paper: ClassVar[str] = _classic(MAHESWARAN, online=False)
-    summary: ClassVar[str] = _batch(SUFFERAGE)
+    rule: ClassVar[str] = SUFFERAGE
     mapper = Sufferage
     online = False
 
@@ -441,8 +449,7 @@ class SufferageOnline(BagHeuristic):
     """Sufferage re-planned at every mapping event."""
 
     name: ClassVar[str] = "sufferage-online"
-    paper: ClassVar[str] = _classic(MAHESWARAN, online=True)
-    summary: ClassVar[str] = _online(SUFFERAGE)
+    rule: ClassVar[str] = SUFFERAGE
     mapper = Sufferage
     online = True
 
@@ -451,8 +458,7 @@ class MctBatch(BagHeuristic):
     """MCT on the whole bag once it is known."""
 
     name: ClassVar[str] = "mct"
-    paper: ClassVar[str] = _classic(BRAUN, online=False)
-    summary: ClassVar[str] = _batch(MCT)
+    rule: ClassVar[str] = MCT
     mapper = MinimumCompletionTime
     online = False
 
@@ -461,8 +467,7 @@ class MctOnline(BagHeuristic):
     """MCT re-planned at every mapping event."""
 
     name: ClassVar[str] = "mct-online"
-    paper: ClassVar[str] = _classic(BRAUN, online=True)
-    summary: ClassVar[str] = _online(MCT)
+    rule: ClassVar[str] = MCT
     mapper = MinimumCompletionTime
     online = True
 
@@ -471,8 +476,7 @@ class MetBatch(BagHeuristic):
     """MET on the whole bag once it is known."""
 
     name: ClassVar[str] = "met"
-    paper: ClassVar[str] = _classic(BRAUN, online=False)
-    summary: ClassVar[str] = _batch(MET)
+    rule: ClassVar[str] = MET
     mapper = MinimumExecutionTime
     online = False
 
@@ -481,8 +485,7 @@ class MetOnline(BagHeuristic):
     """MET re-planned at every mapping event."""
 
     name: ClassVar[str] = "met-online"
-    paper: ClassVar[str] = _classic(BRAUN, online=True)
-    summary: ClassVar[str] = _online(MET)
+    rule: ClassVar[str] = MET
     mapper = MinimumExecutionTime
     online = True
 
