@@ -267,15 +267,18 @@ CASES: dict[str, tuple[Script, list[str]]] = {
 
 
 def run_scripted(
-    tmp_path: Path, endpoint: str, script: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, endpoint: str, script: Any, capsys: pytest.CaptureFixture[str],
+    silent: bool = False, timeout: float = 30,
 ) -> tuple[int, str]:
-    """``hetsched batsim`` on the two-job workload against a :class:`ScriptedScheduler`."""
-    scheduler = ScriptedScheduler(endpoint, script)
+    """``hetsched batsim --timeout TIMEOUT`` on the two-job workload against a
+    :class:`ScriptedScheduler` (``silent``: where the script has no reply, it keeps the socket
+    open without answering instead of closing it)."""
+    scheduler = ScriptedScheduler(endpoint, script, silent)
     scheduler.start()
     try:
         return run_cli(
             ["-p", str(platform(tmp_path)), "-w", str(workload(tmp_path, JOBS, PROFILES)),
-             "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", "30"],
+             "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", str(timeout)],
             capsys,
         )  # fmt: skip
     finally:
@@ -315,18 +318,10 @@ def test_events_out_of_order_are_applied_late_as_batsim_does(
 
 
 def test_silent_scheduler_times_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    endpoint = free_endpoint()
-    scheduler = ScriptedScheduler(endpoint, lambda n, m: None if n == 2 else empty(n, m), True)
-    scheduler.start()
-    try:
-        code, err = run_cli(
-            ["-p", str(platform(tmp_path)), "-w", str(workload(tmp_path, JOBS, PROFILES)),
-             "-e", str(tmp_path / "o"), "-s", endpoint, "--timeout", "1"],
-            capsys,
-        )  # fmt: skip
-    finally:
-        scheduler.stop.set()
-        scheduler.join(timeout=10)
+    code, err = run_scripted(
+        tmp_path, free_endpoint(), lambda n, m: None if n == 2 else empty(n, m), capsys,
+        silent=True, timeout=1,
+    )
     assert code == batsim_cli.EXIT_ABORTED
     assert "no reply from the scheduler" in err and "message #2 after 1.0 s" in err
 
