@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from hetsched.engine.jobs import Job
 
 
+SERVER = "server"
+"""The server's mailbox, where every actor sends its messages (Batsim's
+``send_message("server", ...)``)."""
+
+
 class SubmitterType(Enum):
     """Batsim's ``SubmitterType``: who says hello and goodbye to the server."""
 

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
     from hetsched.engine.workload import WorkloadFile
 
-SERVER = "server"
-"""The server's mailbox."""
-
 T = TypeVar("T")
 """What a static submitter submits: a job or an external event."""
 
@@ -70,14 +67,14 @@ def submit_by_date(
     energy of the first submission)."""
     kernel = context.kernel
     master = context.master
-    yield from send(SERVER, hello, master)
+    yield from send(ipp.SERVER, hello, master)
     current = kernel.now
     batch: list[T] = []
     first = True
     for item in items:
         if date(item) > current:
             if batch:
-                yield from send(SERVER, message(batch), master)
+                yield from send(ipp.SERVER, message(batch), master)
                 batch = []
             yield Sleep(date(item) - current)
             current = kernel.now
@@ -87,8 +84,9 @@ def submit_by_date(
             if after_first is not None:
                 yield from after_first()
     if batch:
-        yield from send(SERVER, message(batch), master)
-    yield from send(SERVER, ipp.SubmitterBye(hello.submitter_name, hello.submitter_type), master)
+        yield from send(ipp.SERVER, message(batch), master)
+    bye = ipp.SubmitterBye(hello.submitter_name, hello.submitter_type)
+    yield from send(ipp.SERVER, bye, master)
 
 
 def batexec_job_launcher_process(

@@ -26,8 +26,6 @@ from hetsched.engine.workload import Profile
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
 
-SERVER = "server"
-"""The server's mailbox."""
 NULL_RUNTIME = LONG_DOUBLE("1e-5")
 """Batsim puts this runtime (``1e-5l``) instead of 0 ("Job computed in null time. Putting
 epsilon")."""
@@ -60,7 +58,7 @@ def execute_job_process(
     job.state = JobState.of_return_code(return_code)
     yield from job_ended(context, job)
     if notify_server_at_end and job.state is not JobState.COMPLETED_KILLED:
-        yield from send(SERVER, ipp.JobCompleted(job), host)
+        yield from send(ipp.SERVER, ipp.JobCompleted(job), host)
 
 
 def execute_task(
@@ -209,4 +207,4 @@ def killer_process(context: BatsimContext, jobs: list[Job]) -> Generator[Any, An
         yield Kill(job.actor)
         job.state = JobState.COMPLETED_KILLED
         yield from job_ended(context, job)
-    yield from send(SERVER, ipp.KillingDone(jobs, progress), context.master)
+    yield from send(ipp.SERVER, ipp.KillingDone(jobs, progress), context.master)

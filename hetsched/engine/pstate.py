@@ -253,7 +253,7 @@ def _switch(
     yield Wait(task)
     yield Answered(1, partial(set_pstate, context, machine_id, new_pstate))
     machines.update_machine_state(np.array([machine_id]), final, context.kernel.now)
-    yield from send("server", ipp.Switched(machine_id, new_pstate), spec.name)
+    yield from send(ipp.SERVER, ipp.Switched(machine_id, new_pstate), spec.name)
 
 
 def set_pstate(context: BatsimContext, machine_id: int, pstate: int) -> None:

@@ -24,9 +24,6 @@ from hetsched.engine.workload import parse_job, parse_profile
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
 
-SERVER = "server"
-"""The server's mailbox."""
-
 
 def request_reply_scheduler_process(
     context: BatsimContext, text: str, sent_now: float
@@ -78,7 +75,7 @@ def send_message_at_time(
     now = context.kernel.now
     if when > now:
         yield Sleep(when - now)
-    yield from send(SERVER, message, context.master)
+    yield from send(ipp.SERVER, message, context.master)
 
 
 def read_event(

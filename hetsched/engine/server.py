@@ -39,9 +39,6 @@ from hetsched.engine.workload import Profile
 if TYPE_CHECKING:
     from hetsched.engine.context import BatsimContext
 
-SERVER = "server"
-"""The server's mailbox."""
-
 
 
 class ServerData:
@@ -72,9 +69,9 @@ def server_process(data: ServerData) -> Generator[Any, Any, None]:
     yield from generate_and_send_message(data)
     handlers = HANDLERS
     while not data.end_ack:
-        message = yield from receive(SERVER, master)
+        message = yield from receive(ipp.SERVER, master)
         yield from handlers[type(message)](data, message)
-        if data.sched_ready and not data.end_ack and (yield from mailbox_empty(kernel, SERVER)):
+        if data.sched_ready and not data.end_ack and (yield from mailbox_empty(kernel, ipp.SERVER)):
             if not writer.empty:
                 yield from generate_and_send_message(data)
                 delete_jobs(data)

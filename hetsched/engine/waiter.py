@@ -28,4 +28,4 @@ def waiter_process(target_time: float, data: ServerData) -> Generator[Any, Any, 
     if now < target_time:
         yield Sleep(max(target_time - now, MIN_WAITER_SLEEP))
     if not (data.end_sent or data.end_ack):
-        yield from send("server", ipp.WaitingDone(), context.master)
+        yield from send(ipp.SERVER, ipp.WaitingDone(), context.master)
