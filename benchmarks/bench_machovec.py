@@ -40,7 +40,7 @@ from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.workloads.generators import generate as generate_workload
-from hetsched.workloads.tasks import task_from_job
+from hetsched.workloads.job_tasks import task_from_job
 
 PERIOD = 60.0
 HEURISTICS = ("max-upe-ph", "max-upr-ph:per-resource")

@@ -18,11 +18,11 @@ from hetsched.errors import InputWarning
 from hetsched.parser import CommandParser, plain_text
 
 COMMAND_GROUPS = {
-    "hetsched.platforms.cli": ("platform",),
-    "hetsched.workloads.cli": ("workload",),
-    "hetsched.schedulers.cli": ("serve", "list"),
+    "hetsched.platforms.platform_cli": ("platform",),
+    "hetsched.workloads.workload_cli": ("workload",),
+    "hetsched.schedulers.serve_cli": ("serve", "list"),
     "hetsched.heuristics.check_cli": ("check",),
-    "hetsched.running.cli": ("run",),
+    "hetsched.running.run_cli": ("run",),
     "hetsched.studies.compare_cli": ("compare",),
     "hetsched.studies.experiment_cli": ("experiment",),
     "hetsched.running.plot_cli": ("plot",),
@@ -30,7 +30,7 @@ COMMAND_GROUPS = {
 """Each module that registers commands (its ``register(subparsers)``) and the commands it
 adds, in the order of ``hetsched --help``. A command line that names a command imports only
 its module (the studies' and the platform presets' imports are no part of ``hetsched run``'s
-start-up, docs/performance.md); tests/test_cli.py checks that the commands are these."""
+start-up, docs/performance.md); tests/test_run_cli.py checks that the commands are these."""
 
 
 class UserError(Exception):

@@ -54,10 +54,10 @@ extension API, which re-exports from every layer below it and which nothing insi
 CLI_MODULES = (
     "hetsched.cli",
     "hetsched.heuristics.check_cli",
-    "hetsched.platforms.cli",
-    "hetsched.workloads.cli",
-    "hetsched.schedulers.cli",
-    "hetsched.running.cli",
+    "hetsched.platforms.platform_cli",
+    "hetsched.workloads.workload_cli",
+    "hetsched.schedulers.serve_cli",
+    "hetsched.running.run_cli",
     "hetsched.running.plot_cli",
     "hetsched.studies.compare_cli",
     "hetsched.studies.experiment_cli",
@@ -74,7 +74,7 @@ NOT_CLI = {
 ALLOWED: dict[tuple[str, str], str] = {
     # The engine is being split by Batsim's actors (another branch); its import from above
     # goes with that split.
-    ("hetsched.engine.outputs", "hetsched.metrics.outputs"): (
+    ("hetsched.engine.export", "hetsched.metrics.output_files"): (
         "the engine writes Batsim's output files with the column lists the metrics read them "
         "by; the lists belong in the engine (or below it), the metrics reading them from there"
     ),

@@ -17,7 +17,7 @@ The driver knows nothing of ZeroMQ or Batsim (the pybatsim adapter,
 :mod:`hetsched.schedulers.adapter`, and the model-time runner, :mod:`hetsched.core.runner`,
 feed it). It owns the state of the system (:mod:`hetsched.core.state`): every task and its
 state, reservations, running tasks, each resource's P-state, the energy consumed according to
-the platform's power model (:mod:`hetsched.core.energy`), the energy budget and whether more
+the platform's power model (:mod:`hetsched.core.energy_meter`), the energy budget and whether more
 tasks can arrive. It books START and RESERVE decisions into the master
 :class:`~hetsched.core.schedule.SystemSchedule`, validates every decision, and says when it
 must be woken up next.
@@ -56,7 +56,7 @@ from operator import gt
 from typing import overload
 
 from hetsched.core.decisions import Action, Decision
-from hetsched.core.energy import ENERGY_BUDGET_RULE, EnergyMeter, is_energy_budget
+from hetsched.core.energy_meter import ENERGY_BUDGET_RULE, EnergyMeter, is_energy_budget
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
 from hetsched.core.state import UNSTATED_DROP, SystemView, TaskRecord, TaskState

@@ -10,7 +10,7 @@ change it. What the five papers use:
 * running tasks with their planned end, and the actual start and end of what has run
   (planned versus actual: Hansen et al.'s run times are random);
 * the clusters, and each resource's current P-state (Machovec et al. sec. II.A);
-* the energy consumed so far, from the platform's power model (:mod:`hetsched.core.energy`),
+* the energy consumed so far, from the platform's power model (:mod:`hetsched.core.energy_meter`),
   and the energy budget with the window it applies to (Machovec et al. sec. II.D, V.C.3);
 * whether tasks can still arrive (batch mode: Tarplee et al., Hansen et al. map a whole bag);
 * co-runners: the tasks running on the other cores of a shared node (Hwang et al. sec. 2.3).

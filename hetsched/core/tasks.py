@@ -2,7 +2,7 @@
 
 A :class:`Task` is a Batsim job as the scheduler is told it. Every paper's knowledge of a task
 is a typed, optional model here, parsed once from the workload annotations
-(:mod:`hetsched.workloads.tasks`, with the schema's own validators):
+(:mod:`hetsched.workloads.job_tasks`, with the schema's own validators):
 
 * ``etc``: Estimated Time to Compute per cluster, at P-state 0 on the fewest resources that
   give ``cores`` cores (Khemka et al. sec. 2); always present;

@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hetsched.engine.energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import ProtocolError
 from hetsched.engine.events import EventList
+from hetsched.engine.export import PSTATE_HEADER, EnergyTracer, JobRecord, JobsTracer, SpooledLines
+from hetsched.engine.host_energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.jobs import Job, Workload
 from hetsched.engine.kernel import Kernel
 from hetsched.engine.machines import Machines
-from hetsched.engine.outputs import PSTATE_HEADER, EnergyTracer, JobRecord, JobsTracer, SpooledLines
 from hetsched.engine.platform import Platform
 from hetsched.engine.protocol import MessageWriter, format_intervals
 from hetsched.engine.pstate import CurrentSwitches

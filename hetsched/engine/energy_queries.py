@@ -18,7 +18,7 @@ in the same sub-round, after a job submission that needs no query.
 Each query is a :class:`~hetsched.engine.kernel.Walker`; :meth:`EnergyQueries.fast_forward`
 lets the kernel skip thousands of sub-rounds at once when only queries are under way.
 
->>> from hetsched.engine.energy import EnergyModel
+>>> from hetsched.engine.host_energy import EnergyModel
 >>> from hetsched.engine.platform import PowerRange
 >>> model = EnergyModel([(PowerRange(10.0, 10.0, 20.0),)] * 6, [0] * 6, [1] * 6, [(1e9,)] * 6)
 >>> queries = EnergyQueries(model, clock=lambda: 5.0)
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.engine.energy import EnergyModel
+from hetsched.engine.host_energy import EnergyModel
 from hetsched.engine.kernel import Walk
 
 

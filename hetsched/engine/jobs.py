@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetsched.engine.energy import LONG_DOUBLE
+from hetsched.engine.host_energy import LONG_DOUBLE
 from hetsched.engine.workload import JobDescription, Profile
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from hetsched.engine import ipp
-from hetsched.engine.energy import LONG_DOUBLE
+from hetsched.engine.host_energy import LONG_DOUBLE
 from hetsched.engine.jobs import Job, JobState, Task
 from hetsched.engine.kernel import Answered, Kill, Sleep, send
 from hetsched.engine.kernel import Cancel as CancelActivity

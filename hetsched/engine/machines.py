@@ -3,7 +3,7 @@ speeds, the jobs booked and computed on them, and the tracing of their states.
 
 A machine's state is a :class:`MachineState`, Batsim's ``MachineState`` enumeration, kept per
 machine id in an ``int8`` array (a run may have 9,369 machines and change hundreds at once).
-Its value indexes :data:`hetsched.engine.outputs.MACHINE_STATES`, the names Batsim writes
+Its value indexes :data:`hetsched.engine.export.MACHINE_STATES`, the names Batsim writes
 (``machine_state_to_string``: ``time_<state>`` in ``PREFIX_schedule.csv``, the columns of
 ``PREFIX_machine_states.csv``).
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hetsched.engine.outputs import (
+from hetsched.engine.export import (
     MACHINE_STATE_HEADER,
     MACHINE_STATES,
     MachineStateTimes,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 class MachineState(IntEnum):
     """Batsim's ``MachineState`` (``src/machines.hpp``); the value indexes
-    :data:`~hetsched.engine.outputs.MACHINE_STATES`."""
+    :data:`~hetsched.engine.export.MACHINE_STATES`."""
 
     SLEEPING = MACHINE_STATES.index("sleeping")
     IDLE = MACHINE_STATES.index("idle")

@@ -22,9 +22,9 @@ import numpy as np
 
 from hetsched.engine import ipp
 from hetsched.engine.errors import ProtocolError, SimulationError, UnsupportedFeature
+from hetsched.engine.export import format_g
 from hetsched.engine.kernel import Answered, Spawn, Start, Wait, send
 from hetsched.engine.machines import MachineState
-from hetsched.engine.outputs import format_g
 from hetsched.engine.protocol import format_intervals
 from hetsched.engine.task_execution import ParallelTask
 

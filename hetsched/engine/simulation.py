@@ -50,11 +50,11 @@ from hetsched.engine.context import BatsimContext, BatsimOptions
 from hetsched.engine.errors import EngineWarning
 from hetsched.engine.event_submitter import static_event_submitter_process
 from hetsched.engine.events import load_events
+from hetsched.engine.export import check_writable, output_paths, to_string
 from hetsched.engine.job_submitter import (
     batexec_job_launcher_process,
     static_job_submitter_process,
 )
-from hetsched.engine.outputs import check_writable, output_paths, to_string
 from hetsched.engine.platform import DEFAULT_MASTER_HOST, load_platform
 from hetsched.engine.server import ServerData, server_process
 from hetsched.engine.transport import InProcessTransport, Transport, ZmqTransport

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.engine.energy import EnergyModel
+from hetsched.engine.host_energy import EnergyModel
 from hetsched.engine.jobs import Job, Task
 from hetsched.engine.kernel import Execution, Kernel, Start, Wait
 from hetsched.engine.machines import Machines

@@ -64,7 +64,7 @@ from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.workloads.batsim_workload import write_workload
 from hetsched.workloads.gen_common import TaskRecord as WorkloadRecord
 from hetsched.workloads.gen_common import build_workload
-from hetsched.workloads.tasks import task_from_job
+from hetsched.workloads.job_tasks import task_from_job
 
 
 @dataclass(frozen=True)

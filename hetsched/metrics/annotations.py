@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from hetsched import cache
-from hetsched.core.energy import ENERGY_BUDGET_RULE, is_energy_budget
+from hetsched.core.energy_meter import ENERGY_BUDGET_RULE, is_energy_budget
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError

@@ -90,7 +90,7 @@ class BagRecord(FamilyRecord):
 class BagFamily:
     """Tarplee et al.'s makespan lower bound (:class:`~hetsched.metrics.family.FamilyMetrics`),
     for a bag of tasks (:func:`is_bag`) whose jobs carry no ``makespan_goal``: a batch with a
-    goal is measured against its goal (Hansen et al., :mod:`hetsched.metrics.robustness`).
+    goal is measured against its goal (Hansen et al., :mod:`hetsched.metrics.makespan_goals`).
     Its reference is MS_LB on the run's platform (:func:`bag_lower_bound`)."""
 
     record = BagRecord

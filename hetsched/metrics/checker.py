@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.metrics.annotations import WorkloadInfo
-from hetsched.metrics.energy import energy_between, total_energy
+from hetsched.metrics.energy_trace import energy_between, total_energy
 from hetsched.metrics.outcomes import TIME_TOLERANCE, Accounting, account, starts_before
-from hetsched.metrics.outputs import EnergySample, JobRecord
+from hetsched.metrics.output_files import EnergySample, JobRecord
 from hetsched.metrics.run_files import RunFiles
 
 BATSIM_RULES = ("accounting", "double-booking", "early-start", "unknown-resource")

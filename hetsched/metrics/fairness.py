@@ -51,7 +51,7 @@ from hetsched.metrics.outcomes import Outcome
 from hetsched.metrics.run_files import RunFiles
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.gen_hwang import submission_order
-from hetsched.workloads.tasks import actual_from_job, task_from_job
+from hetsched.workloads.job_tasks import actual_from_job, task_from_job
 
 
 def fastest_onecore_runtime(

@@ -18,7 +18,7 @@ from typing import Any
 from hetsched.metrics.bags import BagFamily
 from hetsched.metrics.fairness import FairnessFamily
 from hetsched.metrics.family import FamilyMetrics, FamilyRecord
-from hetsched.metrics.robustness import RobustnessFamily
+from hetsched.metrics.makespan_goals import RobustnessFamily
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.utility import UtilityFamily
 from hetsched.metrics.value import ValueFamily

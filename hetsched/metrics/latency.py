@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsched.errors import OutputFileError
-from hetsched.metrics.outputs import csv_rows
+from hetsched.metrics.output_files import csv_rows
 
 MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
 

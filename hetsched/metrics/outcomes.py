@@ -19,7 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from hetsched.metrics.annotations import WorkloadInfo
-from hetsched.metrics.outputs import REJECTED, JobRecord
+from hetsched.metrics.output_files import REJECTED, JobRecord
 
 TWIN_WORKLOAD = "hetsched"
 """Name of the dynamic workload in which the adapter registers execution twins."""

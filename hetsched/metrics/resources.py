@@ -144,7 +144,7 @@ def _compute_hosts(path: Path) -> list[_Host]:
 def resource_speed_unknown(platform: str | Path) -> tuple[bool, ...]:
     """Per Batsim compute resource, whether the platform gives no ``speed_per_pstate`` (host
     or zone property), so that hetsched's execution twins there were ``delay`` jobs, which
-    SimGrid charges idle power (:func:`hetsched.metrics.energy.delay_busy_power`)."""
+    SimGrid charges idle power (:func:`hetsched.metrics.energy_trace.delay_busy_power`)."""
     return cache.load(platform, _resource_speed_unknown, version=CACHE_VERSION)
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from hetsched.core.energy import budget_and_window
+from hetsched.core.energy_meter import budget_and_window
 from hetsched.errors import OutputFileError
 from hetsched.metrics.annotations import WorkloadInfo, read_workload
 from hetsched.metrics.outcomes import Accounting, TaskOutcome, account
-from hetsched.metrics.outputs import (
+from hetsched.metrics.output_files import (
     EnergySample,
     JobRecord,
     PStateChange,
@@ -48,7 +48,7 @@ class RunFiles:
     energy_budget: float | None = None
     """The run's energy budget (J) when the scheduler was given one as an option; it replaces
     the workload's ``hetsched.energy_budget``, as in the adapter
-    (:func:`~hetsched.core.energy.budget_and_window`)."""
+    (:func:`~hetsched.core.energy_meter.budget_and_window`)."""
     measure_window: tuple[float, float] | None = None
     """Likewise the scheduler's ``measure_window`` option, replacing the workload's."""
 
@@ -71,7 +71,7 @@ class RunFiles:
 
     @cached_property
     def jobs(self) -> list[JobRecord]:
-        """The rows of ``out_jobs.csv`` (:func:`~hetsched.metrics.outputs.read_jobs`)."""
+        """The rows of ``out_jobs.csv`` (:func:`~hetsched.metrics.output_files.read_jobs`)."""
         return read_jobs(self.output("jobs.csv"))
 
     @cached_property

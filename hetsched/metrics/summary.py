@@ -16,7 +16,7 @@ submitted in the workload's ``measure_window`` ``[t0, t1)`` when it has one
 plus the energy consumed in the window. The energy is SimGrid's; the busy power SimGrid did
 not charge to ``delay`` jobs (a stock scheduler's static jobs) is given beside it, so that
 stock and hetsched schedulers compare like with like
-(:func:`~hetsched.metrics.energy.delay_busy_power`).
+(:func:`~hetsched.metrics.energy_trace.delay_busy_power`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hetsched.metrics.energy import delay_busy_power, energy_between, total_energy
+from hetsched.metrics.energy_trace import delay_busy_power, energy_between, total_energy
 from hetsched.metrics.families import (
     FAMILIES,
     FAMILY_KEYS,
@@ -301,7 +301,7 @@ def summarize_files(
 
 
 def _delay_busy_energy(files: RunFiles) -> tuple[float | None, float | None]:
-    """:func:`~hetsched.metrics.energy.delay_busy_power` over the run and over the measure
+    """:func:`~hetsched.metrics.energy_trace.delay_busy_power` over the run and over the measure
     window (``None`` without a window), of the ``delay`` jobs of the workload that ran and of
     hetsched's execution twins on hosts of unknown speed, which are ``delay`` jobs too
     (:func:`~hetsched.metrics.resources.resource_speed_unknown`); 0 when none ran (hetsched's

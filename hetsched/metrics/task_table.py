@@ -50,7 +50,7 @@ import numpy as np
 from hetsched.errors import OutputFileError
 from hetsched.files import write_atomically
 from hetsched.metrics.outcomes import Outcome, TaskOutcome, starts_before
-from hetsched.metrics.outputs import (
+from hetsched.metrics.output_files import (
     JOBS_COLUMNS,
     REJECTED,
     PStateChange,

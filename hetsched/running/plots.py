@@ -46,7 +46,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from hetsched.metrics.outcomes import TIME_TOLERANCE
-from hetsched.metrics.outputs import EnergySample, read_consumed_energy, read_pstate_changes
+from hetsched.metrics.output_files import EnergySample, read_consumed_energy, read_pstate_changes
 from hetsched.metrics.resources import resource_clusters
 from hetsched.metrics.task_table import (
     TaskRow,

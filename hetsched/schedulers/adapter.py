@@ -53,9 +53,9 @@ not tell the scheduler whether ``-E`` is on). Acknowledged registrations
 (``--acknowledge-dynamic-jobs``) work too: the twins' JOB_SUBMITTED are ignored.
 Every node starts at P-state 0 (SimGrid's default; Batsim does not forward a
 host's initial P-state). Every message from Batsim passes a
-:class:`~hetsched.schedulers.protocol.ProtocolGuard` first (installed when pybatsim hands
+:class:`~hetsched.schedulers.message_checks.ProtocolGuard` first (installed when pybatsim hands
 the scheduler its ``Batsim`` object): a malformed or out-of-order message, and silence past
-pybatsim's timeout, are a :class:`~hetsched.schedulers.protocol.BatsimProtocolError`.
+pybatsim's timeout, are a :class:`~hetsched.schedulers.message_checks.BatsimProtocolError`.
 
 Options (pybatsim's ``-o`` JSON): ``heuristic`` (a built-in or installed heuristic's name,
 or ``path/to/file.py:ClassName``, ``package.module:ClassName``:
@@ -85,7 +85,7 @@ from procset import ProcSet
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import EPSILON, MappingDriver, MappingError
-from hetsched.core.energy import (
+from hetsched.core.energy_meter import (
     ENERGY_BUDGET_RULE,
     MEASURE_WINDOW_RULE,
     budget_and_window,
@@ -99,7 +99,7 @@ from hetsched.engine.protocol import format_intervals
 from hetsched.errors import WorkloadError
 from hetsched.heuristics import registry
 from hetsched.platforms.properties import clusters_from_compute_resources
-from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
+from hetsched.schedulers.message_checks import BatsimProtocolError, ProtocolGuard
 from hetsched.schedulers.twins import (
     TWIN_WORKLOAD,
     is_twin,
@@ -109,7 +109,7 @@ from hetsched.schedulers.twins import (
 )
 from hetsched.validation.preflight import job_problem, platform_problem
 from hetsched.workloads.batsim_workload import hetsched_member
-from hetsched.workloads.tasks import SharedAnnotations, actual_from_job, task_from_job
+from hetsched.workloads.job_tasks import SharedAnnotations, actual_from_job, task_from_job
 
 ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "measure_window")
 """Options read by the adapter; every other option is a parameter of the heuristic."""
@@ -222,7 +222,7 @@ class HetschedScheduler(BatsimScheduler):
     heuristic_name: ClassVar[str | None] = None
     bounded_first_wait = False
     """True: the wait for Batsim's first message is bounded by pybatsim's timeout
-    (``hetsched serve -t``; :class:`~hetsched.schedulers.protocol.ProtocolGuard`)."""
+    (``hetsched serve -t``; :class:`~hetsched.schedulers.message_checks.ProtocolGuard`)."""
 
     def __init__(
         self, options: Mapping[str, Any] | None = None, *, heuristic: Heuristic | None = None
@@ -306,7 +306,7 @@ class HetschedScheduler(BatsimScheduler):
         """pybatsim's ``Batsim`` object; its network handler wrapped in a :class:`ProtocolGuard`.
 
         pybatsim sets it in ``Batsim.__init__`` before it reads the first message, so every
-        message from Batsim is checked (:mod:`hetsched.schedulers.protocol`).
+        message from Batsim is checked (:mod:`hetsched.schedulers.message_checks`).
         """
         return self._bs
 

@@ -63,7 +63,7 @@ from hetsched.core.driver import EPSILON, MappingDriver, MappingError
 from hetsched.core.mapping import Heuristic
 from hetsched.core.state import TaskRecord
 from hetsched.platforms.properties import clusters_from_compute_resources
-from hetsched.workloads.tasks import task_from_job
+from hetsched.workloads.job_tasks import task_from_job
 
 BATSIM_PY_VERSION = "1.0.5"
 """The batsim-py release this module is written and tested against."""

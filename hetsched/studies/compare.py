@@ -181,7 +181,7 @@ def _scaled(attribute: str, factor: float) -> Callable[[RunSummary], float | Non
 def comparable_energy(summary: RunSummary) -> float | None:
     """Joules the run's schedule draws with execution twins: SimGrid's figure, plus the busy
     power it did not charge to ``delay`` jobs (a stock scheduler's static jobs,
-    :func:`~hetsched.metrics.energy.delay_busy_power`); ``None`` if either is unknown.
+    :func:`~hetsched.metrics.energy_trace.delay_busy_power`); ``None`` if either is unknown.
 
     >>> from hetsched.metrics.summary import RunSummary
     >>> s = RunSummary(heuristic="pybatsim:easyBackfill", engine="embedded", outdir="o",

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from hetsched import options as ranges
 from hetsched.metrics.summary import RunSummary
-from hetsched.running.cli import (
+from hetsched.running.run import check_scheduler
+from hetsched.running.run_cli import (
     RUN_FAILURES,
     add_cache_argument,
     add_engine_argument,
     add_tool_arguments,
     external_tools,
 )
-from hetsched.running.run import check_scheduler
 from hetsched.studies.compare import DEFAULT_HEURISTICS, HeuristicSpec, compare, format_table
 from hetsched.studies.scenario import Scenario, prepare
 from hetsched.validation.preflight import preflight

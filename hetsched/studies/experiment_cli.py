@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from hetsched import options as ranges
-from hetsched.running.cli import add_cache_argument, add_engine_argument
+from hetsched.running.run_cli import add_cache_argument, add_engine_argument
 from hetsched.studies import hansen, hwang, hwang_model_study, khemka, machovec, tarplee
 from hetsched.studies.cells import add_executor_arguments, executor_from_args
 from hetsched.studies.study import Study

@@ -28,7 +28,7 @@ Two measures per allocation I:
   :func:`hetsched.running.run.run_heuristic`:
   the adapter, the engine, the schedule checker) -- it sees the jobs' distributions only, the
   adapter runs each execution for its actual draw -- and whether each application met the goal
-  is read from ``out_jobs.csv`` and the workload (:mod:`hetsched.metrics.robustness`). The
+  is read from ``out_jobs.csv`` and the workload (:mod:`hetsched.metrics.makespan_goals`). The
   engine's allocation must be the one computed here (same cluster and processor count for
   every application, else RuntimeError), and its completions equal the draws' up to
   SimGrid's microseconds (``engine_mismatches`` counts the applications where they differ).
@@ -91,7 +91,7 @@ from hetsched.heuristics.robust.robustness import (
     completes_by_goal,
 )
 from hetsched.heuristics.robust.robustness_floor import RfDuplex, RfMinMax, RfMinMin
-from hetsched.metrics.robustness import read_goal_outcomes
+from hetsched.metrics.makespan_goals import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.running.progress import ProgressBar

@@ -552,7 +552,7 @@ def cmq_diagnostics(runs: Sequence[StudyRun], heuristic: str = "cmq") -> list[Cm
     from hetsched.metrics.latency import read_mapping_events
     from hetsched.platforms.simgrid_xml import read_platform
     from hetsched.workloads.batsim_workload import load_workload
-    from hetsched.workloads.tasks import task_from_job
+    from hetsched.workloads.job_tasks import task_from_job
 
     result = []
     for run in runs:

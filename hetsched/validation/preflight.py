@@ -2,7 +2,7 @@
 
 ``hetsched workload validate``, ``hetsched run``, ``hetsched compare`` and the papers' studies
 call :func:`preflight` before any simulation starts, and ``hetsched serve`` checks what real
-Batsim sends with :func:`check_job` (through :class:`~hetsched.schedulers.protocol.
+Batsim sends with :func:`check_job` (through :class:`~hetsched.schedulers.message_checks.
 ProtocolGuard`), so bad input gets the same verdict everywhere:
 
 1. the file as Batsim 4.2.1 loads it and the annotation schema
@@ -46,13 +46,13 @@ from hetsched.errors import InputWarning, PlatformError, WorkloadError
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.workloads.batsim_workload import load_workload
-from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
-from hetsched.workloads.tasks import (
+from hetsched.workloads.job_tasks import (
     NoRunTime,
     UnknownSpeed,
     etc_from_profile,
     reference_cluster,
 )
+from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
 
 PER_PSTATE_FIELDS = ("etc_pstate", "power")
 """Job annotations with one entry per P-state of a cluster (schema v1)."""
@@ -132,7 +132,7 @@ def job_problem(
 ) -> str | None:
     """Why ``heuristic`` cannot plan job ``job_id`` (Batsim's ``workload!job``), or ``None``:
     a job annotation it requires is missing, or the job has no ``etc`` and its profile gives
-    no run time (:func:`~hetsched.workloads.tasks.etc_from_profile`). The message names the
+    no run time (:func:`~hetsched.workloads.job_tasks.etc_from_profile`). The message names the
     job, what is missing and the command that adds it; the preflight and the pybatsim adapter
     (JOB_SUBMITTED) give the same text.
 

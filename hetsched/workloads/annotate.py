@@ -9,7 +9,7 @@ own methods (``what`` selects them; all but ``hansen`` by default,
 * ``etc``: ``cores`` (``res`` nodes of the reference cluster, the one holding resource 0, as
   the scheduler counts a job without it) and ETC per cluster of the platform, from the job's
   profile as the scheduler derives
-  it (:func:`hetsched.workloads.tasks.etc_from_profile`: a delay everywhere, flops over each
+  it (:func:`hetsched.workloads.job_tasks.etc_from_profile`: a delay everywhere, flops over each
   cluster's speed), and ``etc_pstate`` where DVFS does not stretch it (a delay). A profile
   that gives no run time (communication, ``composed``, ``smpi``, ...) is an error naming the
   job, unless ``etc_from="walltime"``: then its ETC is its ``walltime`` on every cluster
@@ -65,13 +65,13 @@ from hetsched.workloads.gen_hansen import (
     mean_slowdowns,
     slowdown_alpha,
 )
-from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
-from hetsched.workloads.tasks import (
+from hetsched.workloads.job_tasks import (
     NoRunTime,
     UnknownSpeed,
     etc_from_profile,
     reference_cluster,
 )
+from hetsched.workloads.schema import HANSEN_MODEL_ANNOTATIONS as MODEL_ANNOTATIONS
 from hetsched.workloads.utility_annotation import sample_utility_functions
 from hetsched.workloads.value_annotation import check_correlation, sample_value_functions
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from hetsched.core.energy import (
+from hetsched.core.energy_meter import (
     ENERGY_BUDGET_RULE,
     MEASURE_WINDOW_RULE,
     is_energy_budget,

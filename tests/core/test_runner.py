@@ -104,7 +104,7 @@ def test_pstate_time_and_energy_from_the_power_model() -> None:
     """A task of ETC 10 s at P-state 0 runs at P-state 2 (a quarter of the speed): 40 s.
     Energy over [0, 40]: node 1 busy at P-state 2 (40 W x 40 s = 1600 J), node 0 idle at
     P-state 0 (50 W x 40 s = 2000 J): 3600 J, what SimGrid charges (the engine agrees:
-    tests/schedulers/test_pybatsim_engine.py; real Batsim too: tests/core/test_energy.py)."""
+    tests/schedulers/test_pybatsim_engine.py; real Batsim too: tests/core/test_energy_meter.py)."""
     runner = ModelTimeRunner([DVFS], AtPstateTwo(), [Task("w0!1", 0.0, 4, {"d": 10.0})])
     [record] = runner.run()
     assert (record.started, record.ended, record.decision.pstate) == (0.0, 40.0, 2)

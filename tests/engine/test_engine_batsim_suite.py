@@ -24,7 +24,7 @@ from schedulers.easyBackfill import EasyBackfill
 from hetsched.engine import batsim_cli, protocol
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
 from hetsched.engine.simulation import SimulationResult, simulate
-from hetsched.metrics.outputs import JOBS_COLUMNS
+from hetsched.metrics.output_files import JOBS_COLUMNS
 
 BATSIM_REPO = Path(os.environ.get("HETSCHED_BATSIM_REPO") or "/work/batsim-v4.2.1")
 """Batsim's repository at tag v4.2.1 (its ``platforms/``, ``workloads/``, ``events/``)."""
@@ -482,7 +482,7 @@ SWITCH_ON_SECONDS = 1 / 0.006599788806758183
 
 
 def test_energy_switching_machines_off_and_on(tmp_path: Path) -> None:
-    """``test_energy.py``'s SET_RESOURCE_STATE to a sleep P-state and back, on
+    """``test_energy_meter.py``'s SET_RESOURCE_STATE to a sleep P-state and back, on
     ``cluster_energy_128.xml`` (``sleep_pstates`` 13:14:15), with a scheduler written against
     the protocol (batsched's ``sleeper`` and ``energy_watcher`` are not available): machines
     1-2 are switched to sleep P-state 13 at t=0, then back to P-state 0 once Batsim says they

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hetsched.engine.energy import EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
+from hetsched.engine.host_energy import EnergyModel
 from hetsched.engine.platform import PowerRange
 
 

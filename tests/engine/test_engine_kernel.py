@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from hetsched.engine.energy import EnergyModel
+from hetsched.engine.host_energy import EnergyModel
 from hetsched.engine.kernel import (
     Answered,
     Cancel,

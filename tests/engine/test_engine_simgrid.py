@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsched.engine.energy import EnergyModel
 from hetsched.engine.energy_queries import EnergyQueries
+from hetsched.engine.host_energy import EnergyModel
 from hetsched.engine.kernel import Answered, Kernel, Sleep, Spawn, mailbox_empty, receive, send
 from hetsched.engine.platform import load_platform
 

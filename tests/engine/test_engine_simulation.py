@@ -31,7 +31,7 @@ from hetsched.engine.errors import (
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.task_execution import ParallelTask
 from hetsched.engine.transport import InProcessTransport
-from hetsched.metrics.outputs import JOBS_COLUMNS
+from hetsched.metrics.output_files import JOBS_COLUMNS
 
 HOST = (
     '<host id="{name}" speed="100Mf, 50Mf" core="{cores}" coordinates="0 0 0">'

@@ -31,8 +31,8 @@ from hetsched.heuristics.energy_budget import EnergyLedger
 from hetsched.heuristics.utility.maxutility import MaxUpePh, MaxUprPh, MaxUtil
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.checker import ScheduleViolation, check_run
-from hetsched.metrics.energy import energy_between
-from hetsched.metrics.outputs import read_consumed_energy
+from hetsched.metrics.energy_trace import energy_between
+from hetsched.metrics.output_files import read_consumed_energy
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.schedulers.adapter import HetschedScheduler

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from test_metrics_robustness import HEADER, PLATFORM_XML
+from test_makespan_goals import HEADER, PLATFORM_XML
 
 from hetsched.errors import WorkloadError
 from hetsched.metrics.bags import bag_lower_bound
 from hetsched.metrics.summary import summarize
-from hetsched.running.cli import summary_table
+from hetsched.running.run_cli import summary_table
 
 
 def _row(job: int, resource: int, start: float, end: float) -> str:

@@ -21,7 +21,7 @@ from hetsched.metrics.bags import BagRecord
 from hetsched.metrics.fairness import FairnessRecord
 from hetsched.metrics.families import FAMILIES, FAMILY_KEYS, family_references
 from hetsched.metrics.family import FamilyRecord
-from hetsched.metrics.robustness import RobustnessRecord
+from hetsched.metrics.makespan_goals import RobustnessRecord
 from hetsched.metrics.run_files import RunFiles
 from hetsched.metrics.summary import RunCore, RunSummary, summarize_files
 from hetsched.metrics.utility import UtilityRecord

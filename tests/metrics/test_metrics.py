@@ -40,10 +40,10 @@ from pathlib import Path
 import pytest
 
 from hetsched.metrics.annotations import read_workload_info
-from hetsched.metrics.energy import cumulative_energy, energy_between, total_energy
+from hetsched.metrics.energy_trace import cumulative_energy, energy_between, total_energy
 from hetsched.metrics.latency import latency_stats, read_mapping_events
 from hetsched.metrics.outcomes import Outcome, account
-from hetsched.metrics.outputs import parse_interval_set, read_consumed_energy, read_jobs
+from hetsched.metrics.output_files import parse_interval_set, read_consumed_energy, read_jobs
 from hetsched.metrics.resources import resource_clusters
 from hetsched.metrics.summary import summarize
 from hetsched.metrics.value import value_metrics

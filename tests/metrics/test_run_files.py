@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from test_bags import _bag, _row
-from test_metrics_robustness import HEADER, _hansen_batch, _twin
+from test_makespan_goals import HEADER, _hansen_batch, _twin
 from test_task_table import write_case
 
 from hetsched.metrics import run_files
@@ -62,7 +62,7 @@ def test_releasing_the_document_after_the_references(tmp_path: Path) -> None:
     """What needs the workload's JSON (the bag's MS_LB, Hansen's applications) is worked out
     by the families' references before ``release_document`` drops the JSON; the summary is
     what it is without that step: test_bags.py's bag (MS_LB 18/7 s) and
-    test_metrics_robustness.py's batch (Psi 0.5, P(batch) 0.25). A reader of the document
+    test_makespan_goals.py's batch (Psi 0.5, P(batch) 0.25). A reader of the document
     after the release is refused, not served a second read of the file."""
     (tmp_path / "bag").mkdir()
     (tmp_path / "batch").mkdir()

@@ -30,7 +30,7 @@ from test_run import PLATFORM_XML
 
 from hetsched.errors import OutputFileError
 from hetsched.metrics.outcomes import Outcome, TaskOutcome
-from hetsched.metrics.outputs import JobRecord, PStateChange
+from hetsched.metrics.output_files import JobRecord, PStateChange
 from hetsched.metrics.task_table import (
     TASK_TABLE_COLUMNS,
     TaskRow,

@@ -28,8 +28,8 @@ from hetsched.heuristics.energy_budget import ENERGY_MARGIN, EnergyLedger
 from hetsched.heuristics.utility.maxutility import MaxUpe, MaxUpePh
 from hetsched.metrics.annotations import read_workload_info
 from hetsched.metrics.checker import check_run
-from hetsched.metrics.energy import energy_between
-from hetsched.metrics.outputs import read_consumed_energy
+from hetsched.metrics.energy_trace import energy_between
+from hetsched.metrics.output_files import read_consumed_energy
 from hetsched.platforms.model import ClusterSpec, PlatformSpec, PowerLevel, PStateSpec, SpecError
 from hetsched.platforms.power_levels import with_power_levels
 from hetsched.platforms.presets import generate as generate_platform

@@ -207,7 +207,7 @@ def test_stock_scheduler_may_spread_a_job_over_clusters(
 def test_summary_table_is_aligned(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Labels left-aligned, values right-aligned: every line has the same width. No
     progress bar: the captured standard error is not a terminal (it has out_schedule.csv's
-    notes only, :func:`hetsched.running.cli.schedule_csv_notes`)."""
+    notes only, :func:`hetsched.running.run_cli.schedule_csv_notes`)."""
     assert main(["run", "easy", "-p", "platform.xml", "-w", "workload.json"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()

@@ -30,8 +30,8 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
 from hetsched.schedulers.adapter import BatsimSetupError, HetschedScheduler
-from hetsched.schedulers.cli import scheduler_class
-from hetsched.schedulers.protocol import BatsimProtocolError
+from hetsched.schedulers.message_checks import BatsimProtocolError
+from hetsched.schedulers.serve_cli import scheduler_class
 
 MaxVpr = scheduler_class("max-vpr")
 """pybatsim's class of ``schedulers/maxVpr.py``, as ``hetsched serve`` makes it."""

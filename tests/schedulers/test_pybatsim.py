@@ -32,7 +32,7 @@ from hetsched.cli import main
 from hetsched.heuristics import registry
 from hetsched.schedulers import generated
 from hetsched.schedulers.adapter import HetschedScheduler
-from hetsched.schedulers.cli import SCHEDULER_MODULES, scheduler_class
+from hetsched.schedulers.serve_cli import SCHEDULER_MODULES, scheduler_class
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULERS = ROOT / "schedulers"

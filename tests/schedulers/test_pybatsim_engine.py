@@ -31,7 +31,7 @@ from hetsched.heuristics import registry
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.platforms.spec import platform_from_dict
 from hetsched.schedulers.adapter import HetschedScheduler
-from hetsched.schedulers.cli import scheduler_class
+from hetsched.schedulers.serve_cli import scheduler_class
 
 MaxVpr = scheduler_class("max-vpr")
 """pybatsim's class of ``schedulers/maxVpr.py``, as ``hetsched serve`` makes it."""

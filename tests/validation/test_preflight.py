@@ -10,12 +10,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_protocol import begins, submitted
+from test_message_checks import begins, submitted
 from test_run import tiny  # noqa: F401 (fixture)
 
 from hetsched.cli import main
 from hetsched.errors import InputWarning, WorkloadError
-from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
+from hetsched.schedulers.message_checks import BatsimProtocolError, ProtocolGuard
 from hetsched.validation.preflight import PlatformView, preflight
 from hetsched.workloads.generators import generate
 

@@ -221,7 +221,7 @@ def test_actual_time_as_the_interface_reads_it() -> None:
     """The pybatsim adapter reads ``actual`` with workloads.tasks.actual_from_job: on the
     static cluster it runs serial_time / S(k) with k the job's nodes there."""
     from hetsched.core.system import Cluster as CoreCluster
-    from hetsched.workloads.tasks import actual_from_job, task_from_job
+    from hetsched.workloads.job_tasks import actual_from_job, task_from_job
 
     w = generate("hansen-8-high", 3, [Cluster(f"p{j}", 1, 16) for j in range(4)])
     clusters, first = [], 0

@@ -231,7 +231,7 @@ def test_a_quirk_is_warned_once_per_command(tmp_path: Path, monkeypatch: pytest.
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """The same file read twice in one command (a stand-in command converting it twice, as
     a study does) gives each warning once; the next command warns again."""
-    from hetsched.workloads import cli as workloads_cli
+    from hetsched.workloads import workload_cli as workloads_cli
     from hetsched.workloads.clusters import parse_clusters
     from hetsched.workloads.convert import swf_to_workload
 

@@ -23,7 +23,7 @@ from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.studies.hwang import EngineRun, engine_run, pilot_simulation, scenario_inputs
 from hetsched.workloads import gen_hwang
-from hetsched.workloads.tasks import actual_from_job, task_from_job
+from hetsched.workloads.job_tasks import actual_from_job, task_from_job
 
 # gene (Table 3, 4): OneCore run times 3600 / throughput, rounded to the ms as the generator
 # does; normalised differences d (%) of the five applications.

@@ -34,7 +34,7 @@ from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.workloads.generators import generate as generate_workload
-from hetsched.workloads.tasks import task_from_job
+from hetsched.workloads.job_tasks import task_from_job
 
 ALL = (PbRBatch, PbSBatch, RfMinMinBatch, RfMinMaxBatch, RfDuplexBatch)
 FLOOR = (RfMinMinBatch, RfMinMaxBatch, RfDuplexBatch)

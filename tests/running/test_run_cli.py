@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.summary import RunSummary
-from hetsched.running.cli import family_rows, summary_table
+from hetsched.running.run_cli import family_rows, summary_table
 
 
 @dataclass(frozen=True)

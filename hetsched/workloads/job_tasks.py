@@ -201,8 +201,9 @@ class SharedAnnotations:
     value once; it remembers at most ``limit`` distinct values a name (others are kept as
     they come). A task's annotations are read-only (``Task`` is frozen). :meth:`text` does
     the same for the strings tasks keep (cluster and annotation names, applications, users):
-    each job's JSON is decoded on its own (:class:`~hetsched.schedulers.protocol.EncodedEvents`),
-    so equal strings of two jobs are two objects.
+    each job's JSON is decoded on its own
+    (:class:`~hetsched.schedulers.message_checks.EncodedEvents`), so equal strings of two jobs
+    are two objects.
 
     >>> shared = SharedAnnotations()
     >>> a, b = {"m": {"x": 0.5}}, {"m": {"x": 0.5}}

@@ -11,7 +11,7 @@ from hetsched.core.speedup import DowneySpeedup
 from hetsched.core.system import Cluster, PState
 from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
-from hetsched.workloads.tasks import (
+from hetsched.workloads.job_tasks import (
     NoRunTime,
     SharedAnnotations,
     actual_from_job,

@@ -21,7 +21,7 @@ import pytest
 from batsim_peer import free_port, scheduler_peer
 from batsim_reference import case_names, reference_case
 
-from hetsched.schedulers.protocol import BatsimProtocolError, ProtocolGuard
+from hetsched.schedulers.message_checks import BatsimProtocolError, ProtocolGuard
 
 BIN = Path(sys.executable).parent
 TIMEOUT_MS = 1000
@@ -359,6 +359,6 @@ def test_pybatsim_launcher_stops_on_the_fault_too() -> None:
     status, err = _serve(command, [*OPENING, at(10.0, completed("w0!7"))], "reply")
     assert status == 1, err
     assert err.strip().splitlines()[-1] == (
-        "hetsched.schedulers.protocol.BatsimProtocolError: Batsim message 3, event 0"
+        "hetsched.schedulers.message_checks.BatsimProtocolError: Batsim message 3, event 0"
         " (JOB_COMPLETED): job w0!7 was never submitted nor registered"
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Collection, Sequence
 
-from hetsched.metrics.outputs import EnergySample, JobRecord
+from hetsched.metrics.output_files import EnergySample, JobRecord
 
 
 def total_energy(samples: Sequence[EnergySample]) -> float:

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from hetsched.errors import OutputFileError, WorkloadError
-from hetsched.metrics.resources import resource_clusters
-from hetsched.metrics.robustness import (
+from hetsched.metrics.makespan_goals import (
     GoalOutcome,
     read_goal_outcomes,
     robustness_metrics,
 )
+from hetsched.metrics.resources import resource_clusters
 from hetsched.metrics.summary import summarize
-from hetsched.running.cli import summary_table
+from hetsched.running.run_cli import summary_table
 
 PLATFORM_XML = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">

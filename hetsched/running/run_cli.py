@@ -17,7 +17,7 @@ from hetsched.metrics.bags import BagRecord
 from hetsched.metrics.checker import VIOLATION_KINDS, ScheduleViolation
 from hetsched.metrics.fairness import FairnessRecord
 from hetsched.metrics.family import FamilyRecord
-from hetsched.metrics.robustness import RobustnessRecord
+from hetsched.metrics.makespan_goals import RobustnessRecord
 from hetsched.metrics.summary import RunSummary
 from hetsched.metrics.utility import UtilityRecord
 from hetsched.metrics.value import ValueRecord

@@ -22,7 +22,7 @@ like every metric (no scheduler state):
 
 >>> from hetsched.metrics.annotations import JobAnnotations, WorkloadInfo
 >>> from hetsched.metrics.outcomes import Outcome, TaskOutcome
->>> from hetsched.metrics.outputs import JobRecord
+>>> from hetsched.metrics.output_files import JobRecord
 >>> row = JobRecord("w0.1", "hetsched", "t", 0.0, 2, -1.0, True, "COMPLETED_SUCCESSFULLY",
 ...                 0.0, 90.0, 90.0, (2, 3))
 >>> jobs = {"w0!1": JobAnnotations("w0!1", 0.0, makespan_goal=100.0),

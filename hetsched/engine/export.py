@@ -7,7 +7,7 @@ engine). Numbers are written as Batsim writes them: ``std::to_string`` (``%f``, 
 in the jobs and schedule files, ``%g`` for the times of the machine-state and P-state files,
 ``%lf``/``%Lf`` in the energy file. Where Batsim computes in ``long double`` (job times and
 energies, the schedule's sums, the time machines spent in each state, energy lines), so does
-this module (:data:`~hetsched.engine.energy.LONG_DOUBLE`), so the last digit matches.
+this module (:data:`~hetsched.engine.host_energy.LONG_DOUBLE`), so the last digit matches.
 
 >>> to_string(1.5), to_string(-1.0), to_string(float("nan")), format_g(12345.678)
 ('1.500000', '-1.000000', 'nan', '12345.7')
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.engine.energy import LONG_DOUBLE, long_double_sum
-from hetsched.metrics.outputs import JOBS_COLUMNS
+from hetsched.engine.host_energy import LONG_DOUBLE, long_double_sum
+from hetsched.metrics.output_files import JOBS_COLUMNS
 
 MACHINE_STATE_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
 ENERGY_HEADER = "time,energy,event_type,wattmin,epower"

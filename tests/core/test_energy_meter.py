@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from batsim_reference import REFERENCE_DIR
 
-from hetsched.core.energy import EnergyMeter
+from hetsched.core.energy_meter import EnergyMeter
 from hetsched.core.system import Cluster, PState
 from hetsched.engine.platform import load_platform
 from hetsched.platforms.properties import clusters_from_compute_resources
