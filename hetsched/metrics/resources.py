@@ -14,14 +14,16 @@ forwards none, so no scheduler could know them. White space before the XML decla
 accepted, as SimGrid accepts it.
 
 This reader is deliberately independent of the platform generator and of the
-embedded engine: the schedule checker must not share code with what it checks. What it
-reads from a file it read before, byte for byte, comes from the input cache
-(:mod:`hetsched.cache`), as this reader computed it (Curie's 9,369 hosts: 0.5 s a read, and a
-run's checker, summary and task table each read the platform).
+embedded engine: the schedule checker must not share code with what it checks. One parse of a
+file gives its three readings (:class:`ResourceTable`), kept for the process while the file's
+content is the same (a run's checker, summary and task table each ask; Curie's 9,369 hosts:
+0.5 s a parse), and a file read before, byte for byte, comes from the input cache
+(:mod:`hetsched.cache`), as this reader computed it.
 """
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from hetsched import cache
 from hetsched.errors import PlatformError
+from hetsched.files import sha256_of
 from hetsched.platforms.properties import DEFAULT_CLUSTER
 
 COMPUTE_ROLES = ("", "compute_node")
@@ -37,8 +40,9 @@ MASTER_HOST = "master_host"
 """Batsim 4.2.1's default ``-m/--master-host`` (hetsched runs Batsim with it): a host of that
 name is the master, whatever its role property (``src/machines.cpp`` appends ``master``)."""
 
-CACHE_VERSION = 2
-"""Format version of this module's results in the input cache (:mod:`hetsched.cache`)."""
+CACHE_VERSION = 3
+"""Format version of this module's results in the input cache (:mod:`hetsched.cache`; 3: one
+:class:`ResourceTable` for the three readings of a file)."""
 
 
 def _radical(text: str, where: str) -> list[int]:
@@ -111,12 +115,7 @@ def resource_clusters(platform: str | Path) -> tuple[str, ...]:
     ...     resource_clusters(path)
     ('gpus', 'gpus', 'big', 'small', 'compute')
     """
-    return cache.load(platform, _resource_clusters, version=CACHE_VERSION)
-
-
-def _resource_clusters(path: Path) -> tuple[str, ...]:
-    """:func:`resource_clusters` without the cache."""
-    return tuple(host.cluster for host in _compute_hosts(path))
+    return _table(platform).clusters
 
 
 def _compute_hosts(path: Path) -> list[_Host]:
@@ -145,12 +144,7 @@ def resource_speed_unknown(platform: str | Path) -> tuple[bool, ...]:
     """Per Batsim compute resource, whether the platform gives no ``speed_per_pstate`` (host
     or zone property), so that hetsched's execution twins there were ``delay`` jobs, which
     SimGrid charges idle power (:func:`hetsched.metrics.energy.delay_busy_power`)."""
-    return cache.load(platform, _resource_speed_unknown, version=CACHE_VERSION)
-
-
-def _resource_speed_unknown(path: Path) -> tuple[bool, ...]:
-    """:func:`resource_speed_unknown` without the cache."""
-    return tuple(not host.speed_known for host in _compute_hosts(path))
+    return _table(platform).speed_unknown
 
 
 def resource_one_core_watts(platform: str | Path) -> tuple[float, ...] | None:
@@ -174,13 +168,61 @@ def resource_one_core_watts(platform: str | Path) -> tuple[float, ...] | None:
     ...     resource_one_core_watts(path)  # g0, g1: 190 - 95; n1: 60 + 80 / 4 - 50
     (95.0, 95.0, 30.0)
     """
-    return cache.load(platform, _resource_one_core_watts, version=CACHE_VERSION)
+    table = _table(platform)
+    if table.watts_problem is not None:
+        raise PlatformError(table.watts_problem)
+    return table.one_core_watts
 
 
-def _resource_one_core_watts(path: Path) -> tuple[float, ...] | None:
-    """:func:`resource_one_core_watts` without the cache."""
+@dataclass(frozen=True)
+class ResourceTable:
+    """What this module reads of a platform, per Batsim compute resource (indexed by id): its
+    cluster, whether its speed is unknown, and one busy core's power over idle (``None``
+    without a power model; ``watts_problem``: why that power cannot be read, raised by
+    :func:`resource_one_core_watts` only, as the other two do not need it)."""
+
+    clusters: tuple[str, ...]
+    speed_unknown: tuple[bool, ...]
+    one_core_watts: tuple[float, ...] | None
+    watts_problem: str | None
+
+
+def _table(platform: str | Path) -> ResourceTable:
+    """The platform's :class:`ResourceTable`: read once per file content in a process (the
+    checker, the summary and the task table of a run each ask), and from the input cache
+    (:mod:`hetsched.cache`) when it has the file."""
+    path = Path(platform)
+    try:
+        digest = sha256_of(path)
+    except OSError:  # unreadable: let the parser say so
+        return _read_table(path)
+    return _table_of(path, digest)
+
+
+@functools.lru_cache(maxsize=2)
+def _table_of(path: Path, digest: str) -> ResourceTable:
+    """:func:`_table` of the file at ``path`` whose content has SHA-256 ``digest``."""
+    return cache.load(path, _read_table, version=CACHE_VERSION)
+
+
+def _read_table(path: Path) -> ResourceTable:
+    """:func:`_table` without the caches: one parse of the file."""
+    hosts = _compute_hosts(path)
+    watts: tuple[float, ...] | None = None
+    problem = None
+    try:
+        watts = _one_core_watts(path, hosts)
+    except PlatformError as error:
+        problem = str(error)
+    return ResourceTable(tuple(host.cluster for host in hosts),
+                         tuple(not host.speed_known for host in hosts), watts, problem)
+
+
+
+def _one_core_watts(path: Path, hosts: list[_Host]) -> tuple[float, ...] | None:
+    """:func:`resource_one_core_watts` of the compute ``hosts`` of ``path``."""
     watts = []
-    for host in _compute_hosts(path):
+    for host in hosts:
         power = _properties(host.element).get("wattage_per_state")
         if power is None:
             return None
