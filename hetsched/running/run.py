@@ -76,10 +76,12 @@ from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.progress import ProgressBar
-from hetsched.validation.preflight import preflight
+from hetsched.validation.preflight import preflight, preflight_run
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
+
+    from hetsched.engine.inputs import ParsedInputs
 
 __all__ = [
     "ENGINES",
@@ -333,7 +335,10 @@ def _run_embedded(
     energy: bool,
     dynamic_jobs: bool,
     bar: ProgressBar | None,
+    inputs: ParsedInputs | None,
 ) -> None:
+    """Run ``scheduler`` (or batsched) in the embedded engine, on ``inputs`` when the preflight
+    read them (:func:`~hetsched.validation.preflight.preflight_run`)."""
     simulation = require("hetsched.engine.simulation")
 
     def progress(now: float, done: int, total: int) -> None:
@@ -344,6 +349,7 @@ def _run_embedded(
         "energy": energy,
         "dynamic_jobs": dynamic_jobs,
         "progress": progress if bar is not None else None,
+        "inputs": inputs,
     }
     if not isinstance(scheduler, Batsched):
         simulation.simulate(platform, [workload], scheduler, str(prefix), **arguments)
@@ -652,16 +658,20 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    if energy:  # Batsim -E aborts on a host without power: refused before anything runs
-        require_power_model(platform)
+    if energy and engine != "embedded":  # Batsim -E aborts on a host without power: refused
+        require_power_model(platform)  # before anything runs (embedded: by the preflight)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
-    with collector_paused():  # the parse of the workload makes no cyclic garbage
-        checked = preflight(workload, platform, _heuristics([scheduler]))
+    heuristics = _heuristics([scheduler])
+    with collector_paused():  # the parse of the inputs makes no cyclic garbage
+        if engine == "embedded":  # the inputs read once, for the checks and the simulation
+            checked = preflight_run(workload, platform, heuristics, energy=energy)
+        else:  # real Batsim reads the files itself
+            checked = preflight(workload, platform, heuristics)
     release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
     prefix = prepare_outdir(outdir, force)
-    runner: Callable[..., None] = _run_embedded
+    runner: Callable[..., None] = functools.partial(_run_embedded, inputs=checked.inputs)
     if engine != "embedded":
         runner = functools.partial(_run_batsim, launcher=tools.launcher(engine),
                                    tasks=checked.jobs)
