@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependen
     from batsim.batsim import Batsim, BatsimScheduler
 
     from hetsched.engine.inputs import ParsedInputs
+    from hetsched.schedulers.adapter import AdapterOptions
 
 __all__ = [
     "ENGINES",
@@ -250,9 +251,9 @@ def make_scheduler(
     if reserved:
         raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
     adapter = require("hetsched.schedulers.adapter")
-    return adapter.HetschedScheduler(
-        options={"heuristic": name, "export_prefix": str(export_prefix), **options}
-    )
+    own, parameters = adapter.AdapterOptions.split(options)
+    own = dataclasses.replace(own, heuristic=name, export_prefix=str(export_prefix))
+    return adapter.HetschedScheduler(own, parameters=parameters)
 
 
 def folder_name(name: str, colon: str = "-") -> str:
@@ -670,6 +671,10 @@ def run_heuristic(
         else:  # real Batsim reads the files itself
             checked = preflight(workload, platform, heuristics)
     release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
+    # a hetsched scheduler's own options (None for stock ones), for the checks and metrics
+    adapter_options: AdapterOptions | None = getattr(scheduler, "adapter_options", None)
+    if adapter_options is not None and not isinstance(scheduler, Batsched):
+        scheduler.workload_meta = checked.hetsched  # its budget and window, as read above
     prefix = prepare_outdir(outdir, force)
     runner: Callable[..., None] = functools.partial(_run_embedded, inputs=checked.inputs)
     if engine != "embedded":
@@ -700,14 +705,17 @@ def run_heuristic(
     gc.collect()
     release_freed_memory()
     # each output file read once for all three; a hetsched scheduler's budget and window
-    # options replace the workload's in the checks and metrics, as they did in the run.
+    # options (adapter_options) replace the workload's in the checks and metrics, as they did
+    # in the run.
     # Reading builds millions of objects and keeps them to the end: the collector waits
     # (running/memory.py), but for the cyclic garbage of the fairness reference's model-time
     # run (its driver and the system view refer to each other: about 10 objects a task)
-    given = {} if stock else dict(options or {})
+    budget = window = None
+    if adapter_options is not None:
+        budget, window = adapter_options.energy_budget, adapter_options.measure_window
     with collector_paused():
-        files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
-                            measure_window=given.get("measure_window"))
+        files = RunFiles.of(prefix, workload, platform, energy_budget=budget,
+                            measure_window=window)
         files.read_workload_first()
         if files.fairness_reference is not None:
             gc.collect()

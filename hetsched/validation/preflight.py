@@ -240,13 +240,17 @@ class PlatformView:
 class Preflight:
     """What :func:`preflight` found: the number of jobs, whether the workload is annotated
     (schema v1), and the ids of the jobs no cluster of the platform can run (the scheduler
-    will drop them); from :func:`preflight_run`, also the platform and workload as the
+    will drop them), the workload's ``hetsched`` object (empty without one: its budget and
+    window for the scheduler, :attr:`hetsched.schedulers.adapter.HetschedScheduler.
+    workload_meta`); from :func:`preflight_run`, also the platform and workload as the
     embedded engine read them, for its simulation (``inputs``)."""
 
     workload: str
     jobs: int
     annotated: bool
     unrunnable: tuple[str, ...] = ()
+    hetsched: Mapping[str, object] = dataclasses.field(default_factory=dict, compare=False,
+                                                       repr=False)  # fmt: skip
     inputs: ParsedInputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
@@ -460,8 +464,10 @@ def _checked(document: Mapping, filename: str, view: PlatformView | None,
     for heuristic in heuristics:
         check_heuristic_inputs(heuristic, document, filename,
                                None if view is None else view.name, view)
+    meta = document.get("hetsched")
+    meta = meta if isinstance(meta, dict) else {}
     if view is None:
-        return Preflight(filename, len(document["jobs"]), "hetsched" in document)
+        return Preflight(filename, len(document["jobs"]), "hetsched" in document, hetsched=meta)
     check_clusters(document, filename, view)
     unrunnable = tuple(
         str(job["id"])
@@ -492,4 +498,4 @@ def _checked(document: Mapping, filename: str, view: PlatformView | None,
             ),
             stacklevel=stacklevel,
         )
-    return Preflight(filename, len(document["jobs"]), "hetsched" in document, unrunnable)
+    return Preflight(filename, len(document["jobs"]), "hetsched" in document, unrunnable, meta)
