@@ -13,7 +13,6 @@ import contextlib
 import gc
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.engine.platform import DEFAULT_MASTER_HOST, Platform, load_platform
@@ -35,7 +34,6 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-@dataclass(frozen=True)
 class ParsedInputs:
     """A platform and its workloads read as :func:`~hetsched.engine.simulation.simulate`
     reads them, ahead of it (:func:`read_inputs`), so that a caller that checks them first
@@ -44,15 +42,42 @@ class ParsedInputs:
 
     ``energy`` and ``master_host`` are the reading's (``-E``, ``-m``: they change what is
     read), ``read_seconds`` the time it took, which the simulation counts in its
-    ``simulation_time`` as Batsim counts the reading of its inputs. Give them to one
-    simulation only: it takes the objects over (its machines' states...).
+    ``simulation_time`` as Batsim counts the reading of its inputs. One simulation takes the
+    objects over (:meth:`take`): whoever still holds this object then holds neither, so that
+    the workloads' job descriptions go once the simulation has what it needs of them, and the
+    platform with the simulation, as when it reads them itself.
     """
 
-    platform: Platform
-    workloads: tuple[WorkloadFile, ...]
-    energy: bool
-    master_host: str
-    read_seconds: float
+    def __init__(self, platform: Platform, workloads: Sequence[WorkloadFile], energy: bool,
+                 master_host: str, read_seconds: float) -> None:  # fmt: skip
+        self._inputs: tuple[Platform, tuple[WorkloadFile, ...]] | None = (
+            platform, tuple(workloads))
+        self.energy = energy
+        self.master_host = master_host
+        self.read_seconds = read_seconds
+        self.paths = (platform.path, tuple(workload.path for workload in workloads))
+        """The platform's path and the workloads' (absolute), as read."""
+
+    @property
+    def platform(self) -> Platform:
+        """The platform, until a simulation takes it."""
+        return self._held()[0]
+
+    @property
+    def workloads(self) -> tuple[WorkloadFile, ...]:
+        """The workloads (``w0``, ``w1``...), until a simulation takes them."""
+        return self._held()[1]
+
+    def take(self) -> tuple[Platform, tuple[WorkloadFile, ...]]:
+        """The platform and the workloads, for the one simulation that runs them."""
+        inputs = self._held()
+        self._inputs = None
+        return inputs
+
+    def _held(self) -> tuple[Platform, tuple[WorkloadFile, ...]]:
+        if self._inputs is None:
+            raise ValueError("these inputs were given to a simulation already: read them again")
+        return self._inputs
 
 
 def read_inputs(

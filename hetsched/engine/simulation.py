@@ -125,8 +125,7 @@ def _reading_inputs() -> Iterator[None]:
 def _given_inputs(inputs: ParsedInputs, platform: str | Path, workloads: Sequence[str | Path],
                   energy: bool, master_host: str) -> None:  # fmt: skip
     """ValueError unless ``inputs`` were read from these files with these options."""
-    read = (inputs.platform.path, tuple(w.path for w in inputs.workloads), inputs.energy,
-            inputs.master_host)  # fmt: skip
+    read = (*inputs.paths, inputs.energy, inputs.master_host)
     asked = (Path(platform), tuple(Path(w).absolute() for w in workloads), energy, master_host)
     if read != asked:
         raise ValueError(f"simulate(): the inputs given were read as {read}, not as {asked}"
@@ -314,8 +313,9 @@ def simulate(
                                      master_host=master_host)  # fmt: skip
             else:  # read ahead: counted as if read here
                 wall_start -= inputs.read_seconds
-            loaded_platform, workload_files = inputs.platform, list(inputs.workloads)
-            del inputs  # the simulation holds what it needs of the workloads
+            loaded_platform, taken = inputs.take()
+            workload_files = list(taken)
+            del inputs, taken  # the simulation holds what it needs of the workloads
             event_lists = [
                 load_events(path, f"we{index}", forward_unknown_events)
                 for index, path in enumerate(events)

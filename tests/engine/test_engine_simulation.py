@@ -8,7 +8,6 @@ below is computed by hand from the workload, the profiles and the schedulers' ru
 from __future__ import annotations
 
 import csv
-import dataclasses
 import gc
 import json
 import subprocess
@@ -198,11 +197,12 @@ def test_inputs_read_ahead_give_the_same_run_and_count_in_its_wall_time(
 ) -> None:
     """simulate(inputs=read_inputs(...)) reads no file again and writes what simulate() writes
     reading them itself; the reading's seconds count in simulation_time (Batsim's counts its
-    reading); inputs read from other files or with other options are refused."""
+    reading); inputs given twice, or read from other files or with other options, are
+    refused."""
     plat, work = platform(tmp_path), workload(tmp_path, JOBS, PROFILES)
     alone = simulate(plat, [work], EasyBackfill({}), tmp_path / "a", energy=True)
-    inputs = read_inputs(plat, [work], energy=True)
-    inputs = dataclasses.replace(inputs, read_seconds=1000.0)
+    inputs, other = read_inputs(plat, [work], energy=True), read_inputs(plat, [work], energy=True)
+    inputs.read_seconds = 1000.0
     for reader in ("load_platform", "load_workload"):
         monkeypatch.setattr(f"hetsched.engine.inputs.{reader}", None)  # any read fails
     ahead = simulate(plat, [work], EasyBackfill({}), tmp_path / "b", energy=True, inputs=inputs)
@@ -210,8 +210,10 @@ def test_inputs_read_ahead_give_the_same_run_and_count_in_its_wall_time(
     for name in ("consumed_energy", "machine_states", "pstate_changes"):
         assert (ahead.output_files[name].read_bytes()
                 == alone.output_files[name].read_bytes())  # fmt: skip
-    with pytest.raises(ValueError, match="the inputs given were read as"):
-        simulate(plat, [work], EasyBackfill({}), tmp_path / "c", inputs=inputs)  # no energy
+    with pytest.raises(ValueError, match="given to a simulation already"):
+        simulate(plat, [work], EasyBackfill({}), tmp_path / "c", energy=True, inputs=inputs)
+    with pytest.raises(ValueError, match="the inputs given were read as"):  # no energy
+        simulate(plat, [work], EasyBackfill({}), tmp_path / "d", inputs=other)
 
 
 def test_the_garbage_collector_is_restored_after_a_run(tmp_path: Path) -> None:
