@@ -14,7 +14,9 @@ Two groups of cases, each run as the command a user types, in a child process of
 * **stock scheduler**: ``hetsched run pybatsim:easyBackfill`` on Curie day 47 (the recorded
   reference run's inputs, ``../shared/data/batsim-reference``); printed: the command's wall
   seconds, its simulation's (``simulation_time`` of its ``out_schedule.csv``, the same
-  process at the same moment) and their ratio (the aim: 1.5x), and the command's CPU seconds.
+  process at the same moment: as Batsim's, it counts the reading of the inputs, which the
+  preflight does once for itself and the engine) and their ratio (the aim: 1.5x), and the
+  command's CPU seconds.
 
 The inputs of the Machovec day are generated once into ``--inputs`` (the study's own
 :class:`hetsched.studies.machovec.Trial`), and reused.

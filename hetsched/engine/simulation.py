@@ -51,14 +51,14 @@ from hetsched.engine.errors import EngineWarning
 from hetsched.engine.event_submitter import static_event_submitter_process
 from hetsched.engine.events import load_events
 from hetsched.engine.export import check_writable, output_paths, to_string
+from hetsched.engine.inputs import ParsedInputs, read_inputs
 from hetsched.engine.job_submitter import (
     batexec_job_launcher_process,
     static_job_submitter_process,
 )
-from hetsched.engine.platform import DEFAULT_MASTER_HOST, load_platform
+from hetsched.engine.platform import DEFAULT_MASTER_HOST
 from hetsched.engine.server import ServerData, server_process
 from hetsched.engine.transport import InProcessTransport, Transport, ZmqTransport
-from hetsched.engine.workload import load_workload
 
 __all__ = ["BATSIM_RELEASE", "BATSIM_VERSION", "BatsimOptions", "SimulationResult", "simulate"]
 
@@ -99,6 +99,37 @@ class SimulationResult:
     @property
     def schedule_csv(self) -> Path:
         return self.output_files["schedule"]
+
+
+@contextlib.contextmanager
+def _reading_inputs() -> Iterator[None]:
+    """No collection while the platform and workloads are read, then everything frozen.
+
+    Reading Curie's platform creates some 200,000 objects, which would trigger collections
+    that walk every object of the process (the scheduler's modules included) for nothing:
+    what reading leaves behind lives as long as the run, and its temporary objects (the XML
+    tree) hold no reference cycles, so they are freed as soon as they are dropped (the few
+    cycles left, such as the XML parser and its handlers, wait for the next collection).
+    ``gc.freeze`` then moves every object alive to the collector's permanent generation.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _given_inputs(inputs: ParsedInputs, platform: str | Path, workloads: Sequence[str | Path],
+                  energy: bool, master_host: str) -> None:  # fmt: skip
+    """ValueError unless ``inputs`` were read from these files with these options."""
+    read = (*inputs.paths, inputs.energy, inputs.master_host)
+    asked = (Path(platform), tuple(Path(w).absolute() for w in workloads), energy, master_host)
+    if read != asked:
+        raise ValueError(f"simulate(): the inputs given were read as {read}, not as {asked}"
+                         " (platform, workloads, energy, master_host)")
 
 
 def _run(context: BatsimContext) -> str | None:
@@ -182,7 +213,7 @@ def _fewer_collections() -> Iterator[None]:
     A run holds hundreds of thousands of long-lived objects (hosts, jobs, actors), and each
     full collection walks them all: a tenth of the engine's time on Curie (9,369 hosts). The
     first generation's threshold is raised for the run and the inputs are read without any
-    collection (:func:`_reading_inputs`), then everything is restored.
+    collection (:func:`~hetsched.engine.inputs.reading_inputs`), then everything is restored.
     """
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])
@@ -191,27 +222,6 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
-
-
-@contextlib.contextmanager
-def _reading_inputs() -> Iterator[None]:
-    """No collection while the platform and workloads are read, then everything frozen.
-
-    Reading Curie's platform creates some 200,000 objects, which would trigger collections
-    that walk every object of the process (the scheduler's modules included) for nothing:
-    what reading leaves behind lives as long as the run, and its temporary objects (the XML
-    tree) hold no reference cycles, so they are freed as soon as they are dropped (the few
-    cycles left, such as the XML parser and its handlers, wait for the next collection).
-    ``gc.freeze`` then moves every object alive to the collector's permanent generation.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def simulate(
@@ -238,6 +248,7 @@ def simulate(
     no_sched: bool = False,
     events: Sequence[str | Path] = (),
     forward_unknown_events: bool = False,
+    inputs: ParsedInputs | None = None,
 ) -> SimulationResult:
     """Run Batsim 4.2.1's simulation of ``workloads`` on ``platform`` with ``scheduler``.
 
@@ -255,7 +266,9 @@ def simulate(
     scheduler (e.g. a :class:`~hetsched.engine.replay.ReplayTransport`). ``events`` are
     ``--events`` files (:mod:`hetsched.engine.events`, named ``we0``, ``we1``...), and
     ``forward_unknown_events`` is ``--forward-unknown-events`` (events of other types are
-    forwarded to the scheduler; without it they abort the run).
+    forwarded to the scheduler; without it they abort the run). ``inputs``: ``platform`` and
+    ``workloads`` already read (:func:`~hetsched.engine.inputs.read_inputs`, with the same
+    ``energy`` and ``master_host``), which the simulation then does not read again.
 
     ``scheduler`` is an unchanged pybatsim ``BatsimScheduler``. Without ``socket_endpoint`` it
     runs in process; with one, the engine talks to it over a real ZeroMQ socket (Batsim's
@@ -278,6 +291,8 @@ def simulate(
             "profile reuse needs dynamic jobs (Batsim: 'Profile reuse is enabled but dynamic "
             "registration is not')"
         )
+    if inputs is not None:
+        _given_inputs(inputs, platform, workloads, energy, master_host)
     with _fewer_collections():
         wall_start = time.perf_counter()  # as Batsim's simulation_time: inputs read, run, no files
         options = BatsimOptions(
@@ -293,10 +308,14 @@ def simulate(
             forward_unknown_events=forward_unknown_events and bool(events),
         )
         with _reading_inputs():
-            loaded_platform = load_platform(platform, energy=energy, master_host=master_host)
-            workload_files = [
-                load_workload(path, f"w{index}") for index, path in enumerate(workloads)
-            ]
+            if inputs is None:
+                inputs = read_inputs(platform, workloads, energy=energy,
+                                     master_host=master_host)  # fmt: skip
+            else:  # read ahead: counted as if read here
+                wall_start -= inputs.read_seconds
+            loaded_platform, taken = inputs.take()
+            workload_files = list(taken)
+            del inputs, taken  # the simulation holds what it needs of the workloads
             event_lists = [
                 load_events(path, f"we{index}", forward_unknown_events)
                 for index, path in enumerate(events)

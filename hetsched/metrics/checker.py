@@ -37,7 +37,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
+
+import numpy as np
 
 from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.energy_trace import energy_between, total_energy
@@ -99,12 +102,88 @@ def _interval(record: JobRecord) -> tuple[float, float]:
     return record.starting_time, record.finish_time
 
 
-def _double_bookings(executions: Sequence[JobRecord]) -> list[Violation]:
-    """Sweep each node's executions by start time against the latest-finishing one so far."""
+@dataclass(frozen=True)
+class _Allocations:
+    """Every (execution, node) pair of a run as flat arrays, built once for the rules that
+    look at each node of each execution (a day of Curie: 1,443 executions, 234,000 pairs),
+    which then look in Python only at the executions or nodes an array operation flags: the
+    flags are a superset of the violations, and the violations are found and worded by the
+    per-node and per-execution rules below, in their order."""
+
+    executions: Sequence[JobRecord]
+    nodes: np.ndarray
+    """The nodes of each execution, one after the other (int64)."""
+    owners: np.ndarray
+    """The index in ``executions`` of each entry of ``nodes``."""
+    starts: np.ndarray
+    finishes: np.ndarray
+
+    @classmethod
+    def of(cls, executions: Sequence[JobRecord]) -> _Allocations:
+        counts = np.fromiter((len(r.allocated_resources) for r in executions), np.int64,
+                             len(executions))  # fmt: skip
+        intervals = np.array([_interval(r) for r in executions], float).reshape(-1, 2)
+        nodes = np.fromiter(chain.from_iterable(r.allocated_resources for r in executions),
+                            np.int64, int(counts.sum()))  # fmt: skip
+        owners = np.repeat(np.arange(len(executions)), counts)
+        return cls(executions, nodes, owners, intervals[owners, 0], intervals[owners, 1])
+
+    def nodes_held_twice(self) -> list[int]:
+        """The nodes where an execution may overlap an earlier one: per node, by (start,
+        finish), each execution against the latest finish before it, as
+        :func:`_double_bookings` sweeps, without its ``start < point`` condition (more nodes,
+        never fewer)."""
+        if not len(self.nodes):
+            return []
+        order = np.lexsort((self.finishes, self.starts, self.nodes))
+        nodes, starts, finishes = self.nodes[order], self.starts[order], self.finishes[order]
+        values, ranks = np.unique(finishes, return_inverse=True)
+        keys = nodes * (len(values) + 1) + ranks.reshape(-1)  # exact running max per node
+        running = np.maximum.accumulate(keys)
+        first = np.ones(len(nodes), bool)
+        first[1:] = nodes[1:] != nodes[:-1]
+        before = np.empty(len(nodes), np.int64)
+        before[1:] = running[:-1]
+        before[first] = 0
+        latest = values[np.clip(before - nodes * (len(values) + 1), 0, len(values) - 1)]
+        overlap = np.minimum(finishes, latest) - starts > TIME_TOLERANCE
+        point = (starts == finishes) & (starts < latest - TIME_TOLERANCE)
+        return sorted({int(node) for node in nodes[(overlap | point) & ~first]})
+
+    def outside(self, clusters: Sequence[str]) -> list[JobRecord]:
+        """The executions that may run on no resource, on one the platform lacks, or on
+        several clusters (:func:`_resources`, :func:`_cluster_splits` say which)."""
+        flagged = np.zeros(len(self.executions), bool)
+        unknown = self.nodes >= len(clusters)
+        flagged[self.owners[unknown]] = True
+        if clusters:
+            names = {name: code for code, name in enumerate(dict.fromkeys(clusters))}
+            codes = np.array([names[name] for name in clusters], np.int64)
+            known = ~unknown
+            code = codes[self.nodes[known]]
+            owners = self.owners[known]
+            low = np.full(len(self.executions), np.iinfo(np.int64).max)
+            high = np.full(len(self.executions), -1)
+            np.minimum.at(low, owners, code)
+            np.maximum.at(high, owners, code)
+            flagged |= (high >= 0) & (low != high)
+        empty = np.ones(len(self.executions), bool)
+        empty[self.owners] = False
+        flagged |= empty
+        return [self.executions[int(index)] for index in np.flatnonzero(flagged)]
+
+
+def _double_bookings(executions: Sequence[JobRecord], nodes: Sequence[int]) -> list[Violation]:
+    """Sweep each of ``nodes``' executions by start time against the latest-finishing one so
+    far (``nodes``: those :meth:`_Allocations.nodes_held_twice` flags)."""
+    wanted = set(nodes)
+    if not wanted:
+        return []
     by_node: dict[int, list[tuple[float, float, JobRecord]]] = defaultdict(list)
     for record in executions:
         for node in record.allocated_resources:
-            by_node[node].append((*_interval(record), record))
+            if node in wanted:
+                by_node[node].append((*_interval(record), record))
     violations = []
     for node in sorted(by_node):
         holder: tuple[float, float, JobRecord] | None = None
@@ -218,7 +297,8 @@ def check_schedule(
         accounting = account(records, workload)
     violations = [Violation("accounting", problem) for problem in accounting.problems]
     executions = [record for record in records if record.executed]
-    violations.extend(_double_bookings(executions))
+    allocations = _Allocations.of(executions)
+    violations.extend(_double_bookings(executions, allocations.nodes_held_twice()))
     task_submission = {
         outcome.execution.batsim_id: (outcome.task_id, outcome.submission_time)
         for outcome in accounting.outcomes.values()
@@ -236,18 +316,18 @@ def check_schedule(
                     f" before its submission at {submitted}",
                 )
             )
-    violations.extend(_resources(executions, clusters))
-    violations.extend(_cluster_splits(executions, clusters))
+    outside = allocations.outside(clusters)
+    violations.extend(_resources(outside, clusters))
+    violations.extend(_cluster_splits(outside, clusters))
     violations.extend(_energy_budget(workload, energy))
     violations = [violation for violation in violations if violation.kind in rules]
     if violations:
         raise ScheduleViolation(violations, source)
-    nodes = {node for record in executions for node in record.allocated_resources}
     return CheckReport(
         rules=tuple(kind for kind in VIOLATION_KINDS if kind in rules),
         tasks=len(accounting.outcomes),
         executions=len(executions),
-        nodes_used=len(nodes),
+        nodes_used=len(np.unique(allocations.nodes)),
     )
 
 

@@ -73,7 +73,7 @@ def delay_busy_power(
     one core over the host's idle power (``PowerRange.watts(1 / cores) - idle``). Adding
     this sum, over every executed job of a ``delay_profiles`` profile and every host it held
     (within ``window`` if given), to the platform's energy gives the energy the same schedule
-    draws with twins, so that stock and hetsched rows compare like with like (issue 29).
+    draws with twins, so that stock and hetsched rows compare like with like.
     Jobs of other profiles (twins, computations) are already charged by SimGrid; hetsched's
     twins on hosts whose speed the platform does not give are ``delay`` jobs too, and the
     summary counts them here (:func:`hetsched.metrics.summary.summarize_files`).

@@ -77,10 +77,13 @@ from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.progress import ProgressBar
-from hetsched.validation.preflight import preflight
+from hetsched.validation.preflight import preflight, preflight_run
 
 if TYPE_CHECKING:  # pybatsim is imported when a run needs it (hetsched.dependencies)
     from batsim.batsim import Batsim, BatsimScheduler
+
+    from hetsched.engine.inputs import ParsedInputs
+    from hetsched.schedulers.adapter import AdapterOptions
 
 __all__ = [
     "ENGINES",
@@ -249,9 +252,9 @@ def make_scheduler(
     if reserved:
         raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
     adapter = require("hetsched.schedulers.adapter")
-    return adapter.HetschedScheduler(
-        options={"heuristic": name, "export_prefix": str(export_prefix), **options}
-    )
+    own, parameters = adapter.AdapterOptions.split(options)
+    own = dataclasses.replace(own, heuristic=name, export_prefix=str(export_prefix))
+    return adapter.HetschedScheduler(own, parameters=parameters)
 
 
 def folder_name(name: str, colon: str = "-") -> str:
@@ -334,7 +337,10 @@ def _run_embedded(
     energy: bool,
     dynamic_jobs: bool,
     bar: ProgressBar | None,
+    inputs: ParsedInputs | None,
 ) -> None:
+    """Run ``scheduler`` (or batsched) in the embedded engine, on ``inputs`` when the preflight
+    read them (:func:`~hetsched.validation.preflight.preflight_run`)."""
     simulation = require("hetsched.engine.simulation")
 
     def progress(now: float, done: int, total: int) -> None:
@@ -345,6 +351,7 @@ def _run_embedded(
         "energy": energy,
         "dynamic_jobs": dynamic_jobs,
         "progress": progress if bar is not None else None,
+        "inputs": inputs,
     }
     if not isinstance(scheduler, Batsched):
         simulation.simulate(platform, [workload], scheduler, str(prefix), **arguments)
@@ -653,16 +660,24 @@ def run_heuristic(
     for path in (platform, workload):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-    if energy:  # Batsim -E aborts on a host without power: refused before anything runs
-        require_power_model(platform)
+    if energy and engine != "embedded":  # Batsim -E aborts on a host without power: refused
+        require_power_model(platform)  # before anything runs (embedded: by the preflight)
     tools = tools or ExternalTools()
     stock = name.startswith((STOCK_PREFIX, BATSCHED_PREFIX))
     scheduler = make_scheduler(name, dict(options or {}), outdir / OUTPUT_PREFIX, tools.batsched)
-    with collector_paused():  # the parse of the workload makes no cyclic garbage
-        checked = preflight(workload, platform, _heuristics([scheduler]))
-    release_freed_memory()  # what the preflight's parse of the workload left (issue 23)
+    heuristics = _heuristics([scheduler])
+    with collector_paused():  # the parse of the inputs makes no cyclic garbage
+        if engine == "embedded":  # the inputs read once, for the checks and the simulation
+            checked = preflight_run(workload, platform, heuristics, energy=energy)
+        else:  # real Batsim reads the files itself
+            checked = preflight(workload, platform, heuristics)
+    release_freed_memory()  # what the preflight's parse of the workload left (peak memory)
+    # a hetsched scheduler's own options (None for stock ones), for the checks and metrics
+    adapter_options: AdapterOptions | None = getattr(scheduler, "adapter_options", None)
+    if adapter_options is not None and not isinstance(scheduler, Batsched):
+        scheduler.workload_meta = checked.hetsched  # its budget and window, as read above
     prefix = prepare_outdir(outdir, force)
-    runner: Callable[..., None] = _run_embedded
+    runner: Callable[..., None] = functools.partial(_run_embedded, inputs=checked.inputs)
     if engine != "embedded":
         runner = functools.partial(_run_batsim, launcher=tools.launcher(engine),
                                    tasks=checked.jobs)
@@ -686,19 +701,22 @@ def run_heuristic(
     # Nothing of the scheduler is read after the run: its tasks, decisions and bookings (about
     # 2 KB a task in Hwang et al.'s scenario 1, 500,000 tasks) and pybatsim's objects, which
     # refer back to it, are freed before the checker and the summary read the workload and
-    # the outputs, and the memory they held goes back to the system (issue 23: peak memory).
+    # the outputs, and the memory they held goes back to the system (peak memory).
     del scheduler
     gc.collect()
     release_freed_memory()
     # each output file read once for all three; a hetsched scheduler's budget and window
-    # options replace the workload's in the checks and metrics, as they did in the run.
+    # options (adapter_options) replace the workload's in the checks and metrics, as they did
+    # in the run.
     # Reading builds millions of objects and keeps them to the end: the collector waits
     # (running/memory.py). The families' references are worked out from the workload and the
     # platform first, and the workload's JSON let go, before any output is read (peak memory)
-    given = {} if stock else dict(options or {})
+    budget = window = None
+    if adapter_options is not None:
+        budget, window = adapter_options.energy_budget, adapter_options.measure_window
     with collector_paused():
-        files = RunFiles.of(prefix, workload, platform, energy_budget=given.get("energy_budget"),
-                            measure_window=given.get("measure_window"))
+        files = RunFiles.of(prefix, workload, platform, energy_budget=budget,
+                            measure_window=window)
         references = family_references(files)
         files.release_document()
         report = check_files(files, rules=BATSIM_RULES if stock else VIOLATION_KINDS)

@@ -67,7 +67,11 @@ planned cluster, nodes, P-state, start and end, its actual start and end, and wh
 was dropped),
 ``energy_budget`` and ``measure_window`` (override the workload's ``hetsched``
 object; by default they are read from the workload files that SIMULATION_BEGINS
-names, when the scheduler can read them) and the heuristic's own parameters.
+names, when the scheduler can read them, or given by the caller that read the workload,
+:attr:`HetschedScheduler.workload_meta`) and the heuristic's own parameters. The adapter's
+options are one :class:`AdapterOptions`, validated when made, kept apart from the
+heuristic's parameters: from pybatsim's one dict (:meth:`AdapterOptions.split`), or given
+apart (``hetsched run``).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ import csv
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -111,8 +116,78 @@ from hetsched.validation.preflight import job_problem, platform_problem
 from hetsched.workloads.batsim_workload import hetsched_member
 from hetsched.workloads.job_tasks import SharedAnnotations, actual_from_job, task_from_job
 
-ADAPTER_OPTIONS = ("heuristic", "period", "export_prefix", "energy_budget", "measure_window")
-"""Options read by the adapter; every other option is a parameter of the heuristic."""
+
+@dataclass(frozen=True)
+class AdapterOptions:
+    """The adapter's own options (module docstring), apart from the heuristic's parameters,
+    validated when made: ``heuristic`` (a name :func:`hetsched.heuristics.registry.find`
+    knows, or ``None`` for a class that fixes it), ``period`` (seconds > 0, or ``None`` for
+    event-driven mapping), ``export_prefix``, ``energy_budget`` (J) and ``measure_window``
+    (``[t0, t1]``), the last two replacing the workload's.
+
+    >>> options = AdapterOptions(heuristic="max-util", period=60, measure_window=[0, 86400])
+    >>> options.period, options.measure_window, options.as_dict()["heuristic"]
+    (60.0, (0.0, 86400.0), 'max-util')
+    >>> options, parameters = AdapterOptions.split({"heuristic": "mm", "place_holders": True})
+    >>> options.heuristic, parameters
+    ('mm', {'place_holders': True})
+    >>> AdapterOptions(period=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: option period must be a number of seconds > 0 or null, got 0
+    """
+
+    heuristic: str | None = None
+    period: float | None = None
+    export_prefix: str | None = None
+    energy_budget: float | None = None
+    measure_window: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        heuristic, period, prefix = self.heuristic, self.period, self.export_prefix
+        if heuristic is not None and not isinstance(heuristic, str):
+            raise ValueError(f"option heuristic must be a heuristic's name, got {heuristic!r}")
+        if period is not None and (
+            isinstance(period, bool) or not isinstance(period, int | float) or not period > 0
+        ):
+            raise ValueError(
+                f"option period must be a number of seconds > 0 or null, got {period!r}"
+            )
+        if prefix is not None and not isinstance(prefix, str):
+            raise ValueError(f"option export_prefix must be a path or null, got {prefix!r}")
+        budget, window = self.energy_budget, self.measure_window
+        if budget is not None and not is_energy_budget(budget):
+            raise ValueError(
+                f"option energy_budget must be {ENERGY_BUDGET_RULE} or null, got {budget!r}"
+            )
+        if window is not None and not is_measure_window(window):
+            raise ValueError(
+                f"option measure_window must be {MEASURE_WINDOW_RULE} or null, got {window!r}"
+            )
+        if period is not None:
+            object.__setattr__(self, "period", float(period))
+        if budget is not None:
+            object.__setattr__(self, "energy_budget", float(budget))
+        if window is not None:
+            object.__setattr__(self, "measure_window", (float(window[0]), float(window[1])))
+
+    @classmethod
+    def split(cls, options: Mapping[str, Any]) -> tuple[AdapterOptions, dict[str, Any]]:
+        """pybatsim's one ``-o`` dict (or ``hetsched run``'s ``--option K=V``): the adapter's
+        options, and the rest, the heuristic's parameters."""
+        names = {field.name for field in fields(cls)}
+        own = {key: value for key, value in options.items() if key in names}
+        return cls(**own), {key: value for key, value in options.items() if key not in names}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options set (not ``None``), as pybatsim's ``-o`` dict gives them."""
+        return {field.name: getattr(self, field.name) for field in fields(self)
+                if getattr(self, field.name) is not None}  # fmt: skip
+
+
+ADAPTER_OPTIONS = tuple(field.name for field in fields(AdapterOptions))
+"""Options read by the adapter (:class:`AdapterOptions`); every other option is a parameter
+of the heuristic."""
 
 MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
 TASKS_COLUMNS = (
@@ -225,48 +300,40 @@ class HetschedScheduler(BatsimScheduler):
     (``hetsched serve -t``; :class:`~hetsched.schedulers.message_checks.ProtocolGuard`)."""
 
     def __init__(
-        self, options: Mapping[str, Any] | None = None, *, heuristic: Heuristic | None = None
+        self, options: Mapping[str, Any] | AdapterOptions | None = None, *,
+        heuristic: Heuristic | None = None, parameters: Mapping[str, Any] | None = None,
     ) -> None:
-        """``heuristic``: run this object (registered or not) instead of building one from the
-        ``heuristic`` option; the options may then only be the adapter's."""
-        options = dict(options or {})
-        super().__init__(options)
-        params = {k: v for k, v in options.items() if k not in ADAPTER_OPTIONS}
+        """``options``: pybatsim's ``-o`` dict, the adapter's options and the heuristic's
+        parameters in one (:meth:`AdapterOptions.split`), or the adapter's options alone
+        (:class:`AdapterOptions`) with the heuristic's ``parameters`` apart. ``heuristic``:
+        run this object (registered or not) instead of building one from the ``heuristic``
+        option; the options may then only be the adapter's."""
+        if isinstance(options, AdapterOptions):
+            own, params = options, dict(parameters or {})
+        else:
+            if parameters is not None:
+                raise ValueError("give the heuristic's parameters with AdapterOptions, or all"
+                                 " the options in one dict")
+            own, params = AdapterOptions.split(options or {})
+        super().__init__({**own.as_dict(), **params})
         if heuristic is not None:
-            if params or "heuristic" in options or self.heuristic_name is not None:
+            if params or own.heuristic is not None or self.heuristic_name is not None:
                 raise ValueError(
                     "a scheduler given a heuristic object takes only the adapter's options"
                     f" ({', '.join(ADAPTER_OPTIONS[1:])})"
                 )
         else:
-            heuristic = self._create(options, params)
+            heuristic = self._create(own.heuristic, params)
         self.heuristic = heuristic
-        period = options.get("period")
-        if period is not None and (
-            isinstance(period, bool) or not isinstance(period, int | float) or not period > 0
-        ):
-            raise ValueError(
-                f"option period must be a number of seconds > 0 or null, got {period!r}"
-            )
-        export_prefix = options.get("export_prefix")
-        if export_prefix is not None and not isinstance(export_prefix, str):
-            raise ValueError(f"option export_prefix must be a path or null, got {export_prefix!r}")
-        budget = options.get("energy_budget")
-        if budget is not None and not is_energy_budget(budget):
-            raise ValueError(
-                f"option energy_budget must be {ENERGY_BUDGET_RULE} or null, got {budget!r}"
-            )
-        window = options.get("measure_window")
-        if window is not None and not is_measure_window(window):
-            raise ValueError(
-                f"option measure_window must be {MEASURE_WINDOW_RULE} or null, got {window!r}"
-            )
-        self.period: float | None = None if period is None else float(period)
-        self.export_prefix: str | None = export_prefix
-        self.energy_budget: float | None = None if budget is None else float(budget)
-        self.measure_window: tuple[float, float] | None = (
-            None if window is None else (float(window[0]), float(window[1]))
-        )
+        self.adapter_options = own
+        self.period: float | None = own.period
+        self.export_prefix: str | None = own.export_prefix
+        self.energy_budget: float | None = own.energy_budget
+        self.measure_window: tuple[float, float] | None = own.measure_window
+        self.workload_meta: Mapping[str, Any] | None = None
+        """The workload's ``hetsched`` object when the caller read it (``hetsched run``: the
+        preflight, :attr:`~hetsched.validation.preflight.Preflight.hetsched`), in place of
+        the files that SIMULATION_BEGINS names, for the budget and the window."""
         self.driver: MappingDriver | None = None
         self._actual: dict[str, ActualRunTime] = {}
         self._shared = SharedAnnotations()
@@ -275,8 +342,8 @@ class HetschedScheduler(BatsimScheduler):
         self._registration_finished = False
         self._ended = False
 
-    def _create(self, options: Mapping[str, Any], params: Mapping[str, Any]) -> Heuristic:
-        name = options.get("heuristic", self.heuristic_name)
+    def _create(self, name: str | None, params: Mapping[str, Any]) -> Heuristic:
+        name = self.heuristic_name if name is None else name
         if name is None:
             raise ValueError(
                 f"option heuristic is required (one of: {', '.join(registry.names())};"
@@ -338,9 +405,10 @@ class HetschedScheduler(BatsimScheduler):
         problem = platform_problem(self.heuristic, clusters, PLATFORM_PLACEHOLDER)
         if problem is not None:
             raise WorkloadError(problem)
-        meta = {}
+        meta: Mapping[str, Any] = {}
         if self.energy_budget is None or self.measure_window is None:
-            meta = _workload_meta(self.bs.workloads)
+            meta = (self.workload_meta if self.workload_meta is not None
+                    else _workload_meta(self.bs.workloads))  # fmt: skip
         budget, window = budget_and_window(self.energy_budget, self.measure_window,
                                            meta.get("energy_budget"), meta.get("measure_window"))
         self.driver = MappingDriver(

@@ -33,6 +33,7 @@ SimGrid charges them the cluster's node power instead of their APC, so that is o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -41,10 +42,12 @@ from pathlib import Path
 
 from hetsched.core.mapping import Heuristic
 from hetsched.core.system import Cluster
-from hetsched.engine.platform import load_compute_resources
+from hetsched.engine.inputs import ParsedInputs, read_inputs
+from hetsched.engine.platform import Platform, load_compute_resources
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.view import require_power_model
 from hetsched.workloads.batsim_workload import load_workload
 from hetsched.workloads.job_tasks import (
     NoRunTime,
@@ -221,7 +224,12 @@ class PlatformView:
     @classmethod
     def read(cls, path: str | Path) -> PlatformView:
         """From a SimGrid platform file, read as Batsim 4.2.1 reads it."""
-        resources = load_compute_resources(path)
+        return cls.of_resources(path, load_compute_resources(path))
+
+    @classmethod
+    def of_resources(cls, path: str | Path, resources: Sequence[Mapping]) -> PlatformView:
+        """From the compute resources read from platform file ``path``; a bad hetsched host
+        property is a :class:`PlatformError` naming the file."""
         try:
             return cls.from_compute_resources(str(path), resources)
         except ValueError as error:
@@ -232,12 +240,18 @@ class PlatformView:
 class Preflight:
     """What :func:`preflight` found: the number of jobs, whether the workload is annotated
     (schema v1), and the ids of the jobs no cluster of the platform can run (the scheduler
-    will drop them)."""
+    will drop them), the workload's ``hetsched`` object (empty without one: its budget and
+    window for the scheduler, :attr:`hetsched.schedulers.adapter.HetschedScheduler.
+    workload_meta`); from :func:`preflight_run`, also the platform and workload as the
+    embedded engine read them, for its simulation (``inputs``)."""
 
     workload: str
     jobs: int
     annotated: bool
     unrunnable: tuple[str, ...] = ()
+    hetsched: Mapping[str, object] = dataclasses.field(default_factory=dict, compare=False,
+                                                       repr=False)  # fmt: skip
+    inputs: ParsedInputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 def check_job(job: Mapping, where: str, platform: PlatformView) -> bool:
@@ -403,17 +417,57 @@ def preflight(
     Raises :class:`WorkloadError` (or :class:`PlatformError`) naming the file, job and field;
     warns once (:class:`InputWarning`) about the jobs no cluster can run.
     """
-    filename = str(workload)
-    document = load_workload(workload)
-    check_batch_models(document, filename)
+    document = _document(workload)
     view = None
     if platform is not None:
         view = platform if isinstance(platform, PlatformView) else PlatformView.read(platform)
+    return _checked(document, str(workload), view, heuristics)
+
+
+def preflight_run(
+    workload: str | Path, platform: str | Path, heuristics: Sequence[Heuristic] = (), *,
+    energy: bool,
+) -> Preflight:
+    """:func:`preflight` of a run on the embedded engine, which reads the platform and the
+    workload once, as the engine reads them with ``energy`` (Batsim's ``-E``:
+    :func:`hetsched.engine.simulation.read_inputs`), for these checks and for the simulation
+    (:attr:`Preflight.inputs`). An energy run on a platform whose compute hosts lack a power
+    model is refused as :func:`~hetsched.platforms.view.require_power_model` refuses it."""
+    document = _document(workload)
+    found: list[Preflight] = []
+
+    def check(loaded: Platform) -> None:
+        view = PlatformView.of_resources(platform, loaded.compute_resources())
+        found.append(_checked(document, str(workload), view, heuristics, stacklevel=5))
+
+    try:
+        inputs = read_inputs(platform, [workload], energy=energy, between=check)
+    except PlatformError:
+        if energy and not found:  # the message naming --no-energy, when that is what is wrong
+            require_power_model(platform)
+        raise
+    return dataclasses.replace(found[0], inputs=inputs)
+
+
+def _document(workload: str | Path) -> dict:
+    """The workload's JSON document, validated (:func:`load_workload`), its Hansen batch's
+    models too (:func:`check_batch_models`)."""
+    document = load_workload(workload)
+    check_batch_models(document, str(workload))
+    return document
+
+
+def _checked(document: Mapping, filename: str, view: PlatformView | None,
+             heuristics: Sequence[Heuristic], stacklevel: int = 3) -> Preflight:  # fmt: skip
+    """The checks of :func:`preflight` after the reading; its warnings name the caller
+    ``stacklevel`` frames up (the caller of :func:`preflight`)."""
     for heuristic in heuristics:
         check_heuristic_inputs(heuristic, document, filename,
                                None if view is None else view.name, view)
+    meta = document.get("hetsched")
+    meta = meta if isinstance(meta, dict) else {}
     if view is None:
-        return Preflight(filename, len(document["jobs"]), "hetsched" in document)
+        return Preflight(filename, len(document["jobs"]), "hetsched" in document, hetsched=meta)
     check_clusters(document, filename, view)
     unrunnable = tuple(
         str(job["id"])
@@ -422,7 +476,7 @@ def preflight(
     )
     oversized = oversized_nb_res(document, filename, view)
     if oversized is not None:
-        warnings.warn(InputWarning(oversized), stacklevel=2)
+        warnings.warn(InputWarning(oversized), stacklevel=stacklevel)
     if unrunnable:
         shown = ", ".join(unrunnable[:5]) + (", ..." if len(unrunnable) > 5 else "")
         warnings.warn(
@@ -431,7 +485,7 @@ def preflight(
                 f" can run (they need more nodes than each cluster of their etc has) will be"
                 f" dropped: {shown}"
             ),
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     node_power = node_power_jobs(document, view)
     if node_power:
@@ -442,6 +496,6 @@ def preflight(
                 f" charge them the cluster's node power, not their APC (write the platform"
                 f" with 'hetsched platform generate --workload {filename}')"
             ),
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
-    return Preflight(filename, len(document["jobs"]), "hetsched" in document, unrunnable)
+    return Preflight(filename, len(document["jobs"]), "hetsched" in document, unrunnable, meta)

@@ -28,6 +28,7 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
+from hetsched.engine.inputs import read_inputs
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.task_execution import ParallelTask
 from hetsched.engine.transport import InProcessTransport
@@ -189,6 +190,30 @@ def test_easy_backfill_by_hand(tmp_path: Path, recorded: list) -> None:
         "profile": "d10",
         "extra": [1, 2],
     }
+
+
+def test_inputs_read_ahead_give_the_same_run_and_count_in_its_wall_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """simulate(inputs=read_inputs(...)) reads no file again and writes what simulate() writes
+    reading them itself; the reading's seconds count in simulation_time (Batsim's counts its
+    reading); inputs given twice, or read from other files or with other options, are
+    refused."""
+    plat, work = platform(tmp_path), workload(tmp_path, JOBS, PROFILES)
+    alone = simulate(plat, [work], EasyBackfill({}), tmp_path / "a", energy=True)
+    inputs, other = read_inputs(plat, [work], energy=True), read_inputs(plat, [work], energy=True)
+    inputs.read_seconds = 1000.0
+    for reader in ("load_platform", "load_workload"):
+        monkeypatch.setattr(f"hetsched.engine.inputs.{reader}", None)  # any read fails
+    ahead = simulate(plat, [work], EasyBackfill({}), tmp_path / "b", energy=True, inputs=inputs)
+    assert rows(ahead.jobs_csv) == rows(alone.jobs_csv) and ahead.wall_time > 1000.0
+    for name in ("consumed_energy", "machine_states", "pstate_changes"):
+        assert (ahead.output_files[name].read_bytes()
+                == alone.output_files[name].read_bytes())  # fmt: skip
+    with pytest.raises(ValueError, match="given to a simulation already"):
+        simulate(plat, [work], EasyBackfill({}), tmp_path / "c", energy=True, inputs=inputs)
+    with pytest.raises(ValueError, match="the inputs given were read as"):  # no energy
+        simulate(plat, [work], EasyBackfill({}), tmp_path / "d", inputs=other)
 
 
 def test_the_garbage_collector_is_restored_after_a_run(tmp_path: Path) -> None:

@@ -22,8 +22,13 @@ from hetsched.metrics.checker import (
     BATSIM_RULES,
     VIOLATION_KINDS,
     ScheduleViolation,
+    _Allocations,
+    _cluster_splits,
+    _double_bookings,
+    _resources,
     check_run,
 )
+from hetsched.metrics.output_files import JobRecord
 
 TWIN_2 = (
     "w0.2,hetsched,twin.w0.2,20.000000,2,-1.000000,1,COMPLETED_SUCCESSFULLY,20.000000,"
@@ -431,3 +436,32 @@ def test_random_schedules_pass_and_each_injected_fault_is_caught(
     with pytest.raises(ScheduleViolation) as info:
         check_run(*run_files(meta or budget))
     assert kind in {violation.kind for violation in info.value.violations}
+
+
+_TIMES = st.sampled_from([0.0, 1.0, 1.0000005, 2.0, 2.5, 3.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TIMES, _TIMES, st.lists(st.integers(0, 5), max_size=4)),
+                max_size=8))
+def test_the_flagged_nodes_and_executions_hold_every_violation(
+    runs: list[tuple[float, float, list[int]]]
+) -> None:
+    """The array pass (:class:`_Allocations`) flags a superset of what the per-node sweep and
+    the per-execution rules find over every node and every execution, so the checker's
+    violations are theirs, in their order: zero-length jobs, touching and nearly touching
+    intervals, nodes off the platform (4 and 5 of 4 resources), no node at all."""
+    records = [
+        JobRecord(str(index), "w0", "p", 0.0, max(len(nodes), 1), 10.0, True,
+                  "COMPLETED_SUCCESSFULLY", min(a, b), abs(a - b), max(a, b),
+                  tuple(dict.fromkeys(nodes)))
+        for index, (a, b, nodes) in enumerate(runs)
+    ]
+    clusters = ("a", "a", "b", "b")
+    allocations = _Allocations.of(records)
+    every_node = sorted({n for r in records for n in r.allocated_resources})
+    assert (_double_bookings(records, allocations.nodes_held_twice())
+            == _double_bookings(records, every_node))  # fmt: skip
+    outside = allocations.outside(clusters)
+    assert _resources(outside, clusters) == _resources(records, clusters)
+    assert _cluster_splits(outside, clusters) == _cluster_splits(records, clusters)

@@ -210,5 +210,6 @@ def test_interval_set_text_is_procsets_text() -> None:
     rng = random.Random(7)
     cases = [(), (0,), (5, 4, 3), (1, 1, 2), (0, 2, 4), tuple(range(9369))]
     cases += [tuple(rng.sample(range(300), rng.randint(1, 299))) for _ in range(200)]
+    cases += [tuple(sorted(set(ids))) for ids in cases]  # as out_jobs.csv's sets read
     for ids in cases:
         assert interval_set_text(ids) == str(ProcSet(*ids)), ids

@@ -29,7 +29,7 @@ from hetsched.core.driver import MappingError
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.engine.protocol import format_intervals
 from hetsched.heuristics import registry
-from hetsched.schedulers.adapter import BatsimSetupError, HetschedScheduler
+from hetsched.schedulers.adapter import AdapterOptions, BatsimSetupError, HetschedScheduler
 from hetsched.schedulers.message_checks import BatsimProtocolError
 from hetsched.schedulers.serve_cli import scheduler_class
 
@@ -413,6 +413,34 @@ def test_energy_budget_and_window_come_from_the_workload_file(
     session = Session(monkeypatch, scripted(), workloads={"w0": str(workload)})
     system = session.scheduler.driver.system
     assert (system.energy_budget, system.measure_window) == (1234.5, (0.0, 50.0))
+
+
+def test_a_workload_read_by_the_caller_is_not_read_again(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """workload_meta (hetsched run: the preflight's reading) in place of the files that
+    SIMULATION_BEGINS names (here none exists); an option still replaces it."""
+    scheduler = scripted(energy_budget=99.0)
+    scheduler.workload_meta = {"energy_budget": 1234.5, "measure_window": [0, 50]}
+    system = Session(monkeypatch, scheduler).scheduler.driver.system
+    assert (system.energy_budget, system.measure_window) == (99.0, (0.0, 50.0))
+
+
+def test_adapter_options_apart_from_the_parameters() -> None:
+    """AdapterOptions and the heuristic's parameters apart run as the one dict of pybatsim's
+    -o; pybatsim's launcher still gets that dict; parameters go with AdapterOptions only."""
+    own = AdapterOptions(heuristic="max-vpr", period=60, energy_budget=5)
+    typed = HetschedScheduler(own, parameters={"placeholders": True})
+    merged = HetschedScheduler({"heuristic": "max-vpr", "period": 60, "energy_budget": 5,
+                                "placeholders": True})
+    assert typed.adapter_options == merged.adapter_options == own
+    assert typed.heuristic.get_params() == merged.heuristic.get_params()
+    assert typed.heuristic.get_params()["placeholders"] is True
+    assert typed.options == {"heuristic": "max-vpr", "period": 60.0, "energy_budget": 5.0,
+                             "placeholders": True}
+    assert (typed.period, typed.energy_budget) == (60.0, 5.0)
+    with pytest.raises(ValueError, match="parameters with AdapterOptions"):
+        HetschedScheduler({"heuristic": "max-vpr"}, parameters={"placeholders": True})
 
 
 def test_existing_mapping_events_csv_is_refused_at_start(

@@ -16,7 +16,7 @@ from test_run import tiny  # noqa: F401 (fixture)
 from hetsched.cli import main
 from hetsched.errors import InputWarning, WorkloadError
 from hetsched.schedulers.message_checks import BatsimProtocolError, ProtocolGuard
-from hetsched.validation.preflight import PlatformView, preflight
+from hetsched.validation.preflight import PlatformView, preflight, preflight_run
 from hetsched.workloads.generators import generate
 
 
@@ -396,3 +396,25 @@ def test_a_flop_profile_on_hosts_of_unknown_speed_names_platform_annotate() -> N
         " platform annotate p.xml -o OUT.xml'")
     delay = {"type": "delay", "delay": 4}
     assert job_problem(create("fcfs"), "w0!1", job, delay, plain, "w.json", "p.xml") is None
+
+
+@pytest.mark.usefixtures("tiny")
+def test_the_run_preflight_reads_the_inputs_once_for_the_engine() -> None:
+    """preflight_run: preflight's verdict, and the platform and workload as the engine read
+    them (with energy: its power model), for the simulation to take over."""
+    checked = preflight_run("workload.json", "platform.xml", energy=True)
+    assert checked == preflight("workload.json", "platform.xml")
+    assert checked.inputs is not None and checked.inputs.energy
+    machines = checked.inputs.platform.machines
+    assert [m.name for m in machines] == ["0-fast-0", "0-fast-1", "1-slow-0", "1-slow-1"]
+    assert all(m.power is not None for m in machines)
+    [workload] = checked.inputs.workloads
+    assert workload.name == "w0" and [job.id for job in workload.jobs] == ["w0!1", "w0!2"]
+
+
+@pytest.mark.usefixtures("tiny")
+def test_the_run_preflight_warns_naming_its_caller() -> None:
+    _edit(Path("."), lambda d: d.update(nb_res=99))
+    with pytest.warns(InputWarning, match="nb_res 99 exceeds") as caught:
+        preflight_run("workload.json", "platform.xml", energy=False)
+    assert [Path(w.filename).name for w in caught] == ["test_preflight.py"]
