@@ -369,17 +369,16 @@ class NodeGroups:
             return nodes
         arrays = [self.nodes[g] for g in groups]
         merged = np.concatenate(arrays)
-        sizes = [array.size for array in arrays]
+        merged.sort()  # groups share no node
         if merged.size <= limit:  # every node of the class: each group gives all of its own
-            takes.extend(zip(groups, sizes, strict=True))
-            return np.sort(merged)
-        # The lowest ``limit`` nodes (groups share no node), and how many of them each group
-        # holds: a prefix of its own, since each group's nodes are in increasing order.
-        lowest = np.argsort(merged)[:limit]
-        owner = np.repeat(np.arange(len(groups)), sizes)
-        counts = np.bincount(owner[lowest], minlength=len(groups)).tolist()
+            takes.extend((g, array.size) for g, array in zip(groups, arrays, strict=True))
+            return merged
+        # The lowest ``limit`` nodes, and how many of them each group holds (by ``group_of``):
+        # a prefix of its own, since each group's nodes are in increasing order.
+        lowest = merged[:limit]
+        counts = np.bincount(self.group_of[lowest], minlength=len(self.ff))[groups].tolist()
         takes.extend((g, count) for g, count in zip(groups, counts, strict=True) if count)
-        return merged[lowest]
+        return lowest
 
     # ------------------------------------------------------------------ writing
     def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]]:

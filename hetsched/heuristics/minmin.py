@@ -251,8 +251,7 @@ class MinMin:
         bookings only take idle time away). A booking from ``start >= now + d`` leaves that
         count as it was (a node idle over ``[now, now + d)`` keeps the idle time before
         ``start``), so only the ``(k, d)`` with ``now + d > start`` are counted again."""
-        for other in self.of_task[i]:
-            self.startable.discard(other)
+        self.startable.difference_update(self.of_task[i])
         waiting = self.waiting[j]
         if not waiting:
             return
