@@ -339,10 +339,13 @@ class ClusterTimeline:
             self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
         return self._groups
 
-    def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
-        """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
+    def earliest_start(self, nb_nodes: int, duration: float, not_before: float,
+                       since: float | None = None) -> float:
+        """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds
+        (``since``: the answer before bookings only, see
+        :meth:`NodeGroups.earliest_start <hetsched.core.node_groups.NodeGroups.earliest_start>`)."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        return self._alike().earliest_start(nb_nodes, duration, not_before)
+        return self._alike().earliest_start(nb_nodes, duration, not_before, since)
 
     def earliest_starts(
         self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float

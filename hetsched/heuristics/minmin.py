@@ -216,15 +216,19 @@ class MinMin:
             distinct[k, d] = start
         return np.array([distinct[key] for key in keys], dtype=float)
 
-    def _start(self, j: int, nb_nodes: int, duration: float) -> float:
+    def _start(self, j: int, nb_nodes: int, duration: float, since: float) -> float:
         """The earliest start on cluster ``j`` now, searched once per (node count, duration)
-        and state of the cluster (its generation: a booking there changes it)."""
+        and state of the cluster (its generation: a booking there changes it). ``since`` is
+        an earlier answer (the option's cached start): the loop only books, so the answer is
+        at least that, and the latest answer known is the search's ``since``."""
         name = self.clusters[j].name
         generation = self.schedule.generation(name)
         known = self.memo.get((j, nb_nodes, duration))
-        if known is not None and known[0] == generation:
-            return known[1]
-        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now)
+        if known is not None:
+            if known[0] == generation:
+                return known[1]
+            since = max(since, known[1])
+        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now, since)
         self.memo[j, nb_nodes, duration] = (generation, start)
         return start
 
@@ -282,7 +286,7 @@ class MinMin:
             name = self.clusters[j].name
             if schedule.generation(name) != generation:
                 duration = self.duration[o]
-                fresh = self._start(j, self.nodes[o], duration)
+                fresh = self._start(j, self.nodes[o], duration, start)
                 if fresh != start:
                     completion = fresh + duration
                     score = self.objective.score(o, completion)
