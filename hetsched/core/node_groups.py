@@ -203,14 +203,24 @@ class NodeGroups:
         return cumulative[i - 1] if i else 0
 
     # ------------------------------------------------------------------ queries
-    def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
+    def earliest_start(self, nb_nodes: int, duration: float, not_before: float,
+                       since: float | None = None) -> float:
         """The earliest ``t >= not_before`` with ``nb_nodes`` nodes idle over ``[t, t +
         duration)`` (:mod:`hetsched.core.slots`): the earliest candidate (``not_before``, a
         usable gap's begin, a free_from value of rank ``nb_nodes - rows - 1 .. nb_nodes - 2``
         after ``not_before``, ``rows`` the nodes with a usable gap: at an earlier rank too few
         nodes are free for the gaps to make up the count) at which enough nodes are idle, if
         before the tail (the time from which ``nb_nodes`` nodes are idle to the end of the
-        day), else the tail."""
+        day), else the tail.
+
+        ``since``: the answer to the same request (and ``not_before``) in an earlier state of
+        these groups, from which they changed by bookings only, as in the Min-Min loop of a
+        mapping event (Khemka et al. sec. 3.3, Machovec et al. sec. III.E). A booking only
+        takes idle time away, so no time before ``since`` has become a start; when
+        ``since`` still is one (before the tail, by the test the candidates pass below: the
+        nodes free by it and those of the usable gaps begun by it that end at ``since +
+        duration`` or later), it is the answer, and the candidates are not searched.
+        """
         values, cumulative = self._free_from_counts()
         tail = values[bisect_left(cumulative, nb_nodes)]
         if tail <= not_before:
@@ -224,6 +234,12 @@ class NodeGroups:
                 rows += count
         if not usable:
             return tail
+        if since is not None and not_before <= since < tail:
+            end = since + duration
+            held = sum(count for begin, gap_end, count in usable
+                       if begin <= since and end <= gap_end)
+            if self._free_by(since) + held >= nb_nodes:
+                return since
         candidates = {not_before}
         for begin, _, _ in usable:
             candidates.add(begin)
@@ -369,17 +385,16 @@ class NodeGroups:
             return nodes
         arrays = [self.nodes[g] for g in groups]
         merged = np.concatenate(arrays)
-        sizes = [array.size for array in arrays]
+        merged.sort()  # groups share no node
         if merged.size <= limit:  # every node of the class: each group gives all of its own
-            takes.extend(zip(groups, sizes, strict=True))
-            return np.sort(merged)
-        # The lowest ``limit`` nodes (groups share no node), and how many of them each group
-        # holds: a prefix of its own, since each group's nodes are in increasing order.
-        lowest = np.argsort(merged)[:limit]
-        owner = np.repeat(np.arange(len(groups)), sizes)
-        counts = np.bincount(owner[lowest], minlength=len(groups)).tolist()
+            takes.extend((g, array.size) for g, array in zip(groups, arrays, strict=True))
+            return merged
+        # The lowest ``limit`` nodes, and how many of them each group holds (by ``group_of``):
+        # a prefix of its own, since each group's nodes are in increasing order.
+        lowest = merged[:limit]
+        counts = np.bincount(self.group_of[lowest], minlength=len(self.ff))[groups].tolist()
         takes.extend((g, count) for g, count in zip(groups, counts, strict=True) if count)
-        return merged[lowest]
+        return lowest
 
     # ------------------------------------------------------------------ writing
     def parts_of(self, local: np.ndarray) -> list[tuple[int, np.ndarray]]:

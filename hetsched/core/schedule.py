@@ -209,10 +209,13 @@ class SystemSchedule:
         return self._timeline(cluster).earliest_slot(nb_nodes, duration, not_before)
 
     def earliest_start(
-        self, cluster: str, nb_nodes: int, duration: float, not_before: float
+        self, cluster: str, nb_nodes: int, duration: float, not_before: float,
+        since: float | None = None,
     ) -> float:
-        """The start of :meth:`earliest_slot`, without choosing nodes (cheaper)."""
-        return self._timeline(cluster).earliest_start(nb_nodes, duration, not_before)
+        """The start of :meth:`earliest_slot`, without choosing nodes (cheaper); ``since``:
+        the answer before only bookings were added (:meth:`ClusterTimeline.earliest_start
+        <hetsched.core.timeline.ClusterTimeline.earliest_start>`)."""
+        return self._timeline(cluster).earliest_start(nb_nodes, duration, not_before, since)
 
     def earliest_starts(
         self, cluster: str, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float

@@ -225,6 +225,7 @@ class ClusterTimeline:
         "_next_bid",
         "_pending",
         "_records",
+        "_rid_objects",
         "_rids",
         "_slot_parts",
         "_touching",
@@ -236,6 +237,9 @@ class ClusterTimeline:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._rids = np.asarray(cluster.resource_ids, dtype=np.int64)
+        # The same ids as the cluster's own int objects: a slot's node tuple is taken from
+        # them (no new int per node, and none to free when the tuple goes).
+        self._rid_objects = np.array(cluster.resource_ids, dtype=object)
         self._index = {rid: i for i, rid in enumerate(cluster.resource_ids)}
         if len(self._index) != cluster.nb_nodes:
             raise ValueError(f"cluster {cluster.name}: a resource id appears twice")
@@ -270,6 +274,7 @@ class ClusterTimeline:
         other = ClusterTimeline.__new__(ClusterTimeline)
         other.cluster = self.cluster
         other._rids = self._rids
+        other._rid_objects = self._rid_objects
         other._index = self._index
         other._base = self._base
         other._lookup = self._lookup
@@ -334,10 +339,13 @@ class ClusterTimeline:
             self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
         return self._groups
 
-    def earliest_start(self, nb_nodes: int, duration: float, not_before: float) -> float:
-        """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds."""
+    def earliest_start(self, nb_nodes: int, duration: float, not_before: float,
+                       since: float | None = None) -> float:
+        """Earliest start ``>= not_before`` of ``nb_nodes`` nodes for ``duration`` seconds
+        (``since``: the answer before bookings only, see
+        :meth:`NodeGroups.earliest_start <hetsched.core.node_groups.NodeGroups.earliest_start>`)."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        return self._alike().earliest_start(nb_nodes, duration, not_before)
+        return self._alike().earliest_start(nb_nodes, duration, not_before, since)
 
     def earliest_starts(
         self, nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
@@ -373,7 +381,7 @@ class ClusterTimeline:
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
                 f" [{start}, {start + duration}), {nb_nodes} needed"
             )
-        nodes = tuple(self._rids[local].tolist())
+        nodes = tuple(self._rid_objects[local].tolist())
         remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
         self._remember(nodes, local)
         self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
@@ -421,9 +429,9 @@ class ClusterTimeline:
             raise ValueError(f"node {node!r} is not in cluster {self.cluster.name}") from None
 
     def _remember(self, nodes: tuple[int, ...], local: np.ndarray) -> None:
-        """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local``."""
-        local = np.sort(local)
-        local.setflags(write=False)
+        """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local`` (in
+        the slot's order: sorted when looked up, since most slots, place-holders, are booked
+        through :attr:`_slot_parts` and never looked up)."""
         self._memo.put(nodes, local)
 
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
@@ -436,9 +444,7 @@ class ClusterTimeline:
         looked up by identity first (an :class:`~hetsched.core.memo.IdentityMemo`).
         """
         known = self._memo.get(nodes)
-        if known is not None:
-            return known
-        return np.sort(self._resource_locals(nodes))
+        return np.sort(self._resource_locals(nodes) if known is None else known)
 
     def _resource_locals(self, nodes: tuple[int, ...]) -> np.ndarray:
         """Local indices of resource ids ``nodes``, in their order."""

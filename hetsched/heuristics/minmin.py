@@ -55,7 +55,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Protocol
 
 import numpy as np
@@ -172,33 +171,44 @@ class MinMin:
         self._first_pass()
 
     def _first_pass(self) -> None:
+        """Every option's earliest start and score (one vectorised pass per cluster), then
+        each task's heap: its options sorted by the heap's own order (``-score``,
+        completion, task, cluster, P-state; no two options tie on all five), which a sorted
+        list is, so that no per-option Python work is left but making the entries."""
         now, options = self.now, self.options
+        starts = np.empty(len(options))
+        scores = np.empty(len(options))
+        generations = np.zeros(len(options), dtype=np.intp)
         for j, cluster in enumerate(self.clusters):
             rows = np.flatnonzero(options.cluster == j)
             if not rows.size:
                 continue
             nodes, durations = options.nodes[rows], options.duration[rows]
-            starts = self._distinct_starts(j, nodes, durations)
-            completion = starts + durations
-            scores = self.objective.scores(rows, completion)
-            generation = self.schedule.generation(cluster.name)
-            count = rows.size
-            self.heap.extend(zip(
-                (-scores).tolist(), completion.tolist(), options.task[rows].tolist(),
-                repeat(j, count), options.pstate[rows].tolist(), starts.tolist(),
-                repeat(generation, count), rows.tolist(), strict=True,
-            ))
-            now_rows = rows[starts == now]
+            found = self._distinct_starts(j, nodes, durations)
+            starts[rows] = found
+            scores[rows] = self.objective.scores(rows, found + durations)
+            generations[rows] = self.schedule.generation(cluster.name)
+            now_rows = rows[found == now]
             self.startable.update(now_rows.tolist())
             for o, k in zip(now_rows.tolist(), options.nodes[now_rows].tolist(), strict=True):
                 self.waiting[j].setdefault((k, self.duration[o]), []).append(o)
-        own: list[list[Entry]] = [[] for _ in self.tasks]
-        for entry in self.heap:
-            own[entry[2]].append(entry)
-        for entries in own:
-            heapq.heapify(entries)
+        negative = -scores
+        completion = starts + options.duration
+        order = np.lexsort((options.pstate, options.cluster, options.task, completion, negative))
+        order = order[np.argsort(options.task[order], kind="stable")]  # by task, each sorted
+        entries = list(zip(
+            negative[order].tolist(), completion[order].tolist(), options.task[order].tolist(),
+            options.cluster[order].tolist(), options.pstate[order].tolist(),
+            starts[order].tolist(), generations[order].tolist(), order.tolist(), strict=True,
+        ))
+        sizes = np.bincount(options.task, minlength=len(self.tasks)).tolist()
+        own: list[list[Entry]] = []
+        first = 0
+        for size in sizes:
+            own.append(entries[first:first + size])
+            first += size
         self.own = own
-        self.heap = [entries[0] for entries in own if entries]
+        self.heap = [task_entries[0] for task_entries in own if task_entries]
         heapq.heapify(self.heap)
 
     def _distinct_starts(self, j: int, nodes: np.ndarray, durations: np.ndarray) -> np.ndarray:
@@ -216,15 +226,19 @@ class MinMin:
             distinct[k, d] = start
         return np.array([distinct[key] for key in keys], dtype=float)
 
-    def _start(self, j: int, nb_nodes: int, duration: float) -> float:
+    def _start(self, j: int, nb_nodes: int, duration: float, since: float) -> float:
         """The earliest start on cluster ``j`` now, searched once per (node count, duration)
-        and state of the cluster (its generation: a booking there changes it)."""
+        and state of the cluster (its generation: a booking there changes it). ``since`` is
+        an earlier answer (the option's cached start): the loop only books, so the answer is
+        at least that, and the latest answer known is the search's ``since``."""
         name = self.clusters[j].name
         generation = self.schedule.generation(name)
         known = self.memo.get((j, nb_nodes, duration))
-        if known is not None and known[0] == generation:
-            return known[1]
-        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now)
+        if known is not None:
+            if known[0] == generation:
+                return known[1]
+            since = max(since, known[1])
+        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now, since)
         self.memo[j, nb_nodes, duration] = (generation, start)
         return start
 
@@ -251,8 +265,7 @@ class MinMin:
         bookings only take idle time away). A booking from ``start >= now + d`` leaves that
         count as it was (a node idle over ``[now, now + d)`` keeps the idle time before
         ``start``), so only the ``(k, d)`` with ``now + d > start`` are counted again."""
-        for other in self.of_task[i]:
-            self.startable.discard(other)
+        self.startable.difference_update(self.of_task[i])
         waiting = self.waiting[j]
         if not waiting:
             return
@@ -283,7 +296,7 @@ class MinMin:
             name = self.clusters[j].name
             if schedule.generation(name) != generation:
                 duration = self.duration[o]
-                fresh = self._start(j, self.nodes[o], duration)
+                fresh = self._start(j, self.nodes[o], duration, start)
                 if fresh != start:
                     completion = fresh + duration
                     score = self.objective.score(o, completion)
