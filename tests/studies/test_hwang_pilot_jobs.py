@@ -104,7 +104,8 @@ def test_step_handles_one_instant_at_a_time() -> None:
 class _Nothing(FirstLevelPolicy):
     name = "nothing"
 
-    def allocate(self, tasks, cores, solo, previous=None):  # type: ignore[no-untyped-def]
+    def _shares(self, tasks: np.ndarray, cores: np.ndarray, solo: np.ndarray,
+                previous: np.ndarray | None) -> np.ndarray:
         return np.zeros((len(tasks), len(cores)), dtype=np.int64)
 
 
