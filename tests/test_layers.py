@@ -72,12 +72,6 @@ NOT_CLI = {
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
 ALLOWED: dict[tuple[str, str], str] = {
-    # The engine is being split by Batsim's actors (another branch); its import from above
-    # goes with that split.
-    ("hetsched.engine.export", "hetsched.metrics.output_files"): (
-        "the engine writes Batsim's output files with the column lists the metrics read them "
-        "by; the lists belong in the engine (or below it), the metrics reading them from there"
-    ),
     # conformance.py is edited on another branch; moving it is a whole-module move.
     ("hetsched.heuristics.conformance", "hetsched.schedulers.adapter"): (
         "the conformance suite runs every registered heuristic through the pybatsim adapter on "
