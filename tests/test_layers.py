@@ -86,15 +86,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 """Known imports against the layers, each with its reason: (importer, imported)."""
 
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    ("platforms", "workloads"): (
-        "one layer, two packages that import each other: platforms/power_levels.py writes a "
-        "platform's power levels from a workload's tasks (workloads.batsim_workload), and the "
-        "generators draw their paper's platform preset when given no clusters "
-        "(workloads.generators -> platforms.presets); the cure is a whole-module move, "
-        "power_levels.py beside the workload tools"
-    ),
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 """Known cycles between units (the units, sorted), each with its reason."""
 
 LAZY_MARKERS = ("# lazy: start-up time", "# lazy: optional dependency")

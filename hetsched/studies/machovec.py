@@ -78,7 +78,7 @@ from hetsched.studies.statistics import (
     interval_says_something,
 )
 from hetsched.studies.study import Study, Tables, progress
-from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.gen_machovec import DOWNEY_PROCESSORS
 from hetsched.workloads.generators import generate as generate_workload
 
@@ -218,7 +218,8 @@ class Trial:
             document["hetsched"]["energy_budget"] = self.energy_budget
         write_workload(document, workload_path, force=True)
         if self.power_levels:
-            write_platform(with_power_levels(platform, workload_path), platform_path, force=True)
+            levels = with_power_levels(platform, load_workload(workload_path), str(workload_path))
+            write_platform(levels, platform_path, force=True)
         marker.write_text(wanted + "\n")
         return platform_path, workload_path
 
