@@ -53,7 +53,7 @@ extension API, which re-exports from every layer below it and which nothing insi
 
 CLI_MODULES = (
     "hetsched.cli",
-    "hetsched.heuristics.check_cli",
+    "hetsched.schedulers.check_cli",
     "hetsched.platforms.platform_cli",
     "hetsched.workloads.workload_cli",
     "hetsched.schedulers.serve_cli",
@@ -72,11 +72,6 @@ NOT_CLI = {
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
 ALLOWED: dict[tuple[str, str], str] = {
-    # conformance.py is edited on another branch; moving it is a whole-module move.
-    ("hetsched.heuristics.conformance", "hetsched.schedulers.adapter"): (
-        "the conformance suite runs every registered heuristic through the pybatsim adapter on "
-        "the engine: it is a test kit above the schedulers, filed among the heuristics"
-    ),
     ("hetsched.workloads.gen_hwang", "hetsched.heuristics.fairness.corunner"): (
         "the generator annotates Hwang et al.'s tasks with the co-runner model (CorunnerModel) "
         "that the two-level scheduler also reads; the model belongs below both (a class moved "
