@@ -71,14 +71,7 @@ NOT_CLI = {
 }
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
-ALLOWED: dict[tuple[str, str], str] = {
-    ("hetsched.workloads.gen_hwang", "hetsched.heuristics.fairness.corunner"): (
-        "the generator annotates Hwang et al.'s tasks with the co-runner model (CorunnerModel) "
-        "that the two-level scheduler also reads; the model belongs below both (a class moved "
-        "between modules, left out here). Its tables are in workloads/hwang_tables.py, so the "
-        "model no longer imports the generator"
-    ),
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 """Known imports against the layers, each with its reason: (importer, imported)."""
 
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hetsched import options as ranges
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import (
     TwoLevelFairness,
@@ -52,6 +51,7 @@ from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads import gen_hwang
 from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.corunner import CorunnerModel
 
 if TYPE_CHECKING:
     from hetsched.schedulers.adapter import HetschedScheduler
