@@ -81,11 +81,9 @@ LAZY_MARKERS = ("# lazy: start-up time", "# lazy: optional dependency")
 """The trailing comments that say why an import of the package is inside a function."""
 
 UNMARKED_FOR_NOW = (
-    # Rewritten on other branches now (family metrics as plug-ins, one Study protocol); their
-    # function-local imports are to be moved or marked there.
-    "hetsched.metrics.fairness",
+    # Rewritten on another branch now; its function-local imports are to be moved or marked
+    # there.
     "hetsched.running.run",
-    "hetsched.studies",
 )
 """Modules (or packages) whose function-local imports are not checked yet."""
 

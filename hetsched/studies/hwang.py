@@ -155,8 +155,8 @@ def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> 
 def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
     """Run ``run`` on the engine in ``folder``; its row and the scheduler (driver state)."""
     # pybatsim is imported by the commands that run a scheduler only (hetsched.dependencies)
-    from hetsched.engine.simulation import simulate
-    from hetsched.schedulers.adapter import HetschedScheduler
+    from hetsched.engine.simulation import simulate  # lazy: optional dependency
+    from hetsched.schedulers.adapter import HetschedScheduler  # lazy: optional dependency
 
     platform, platform_xml, workload_json, document = scenario_inputs(
         run.scenario, run.seed, scale, run.interarrival, folder)

@@ -597,7 +597,7 @@ def _fig7(rows: Sequence[dict]) -> list[tuple[str, tuple[list, list, list]]]:
 
 def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     """Figures 3-7 (module docstring) as PNG files in ``out``."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     rows = [r for r in with_efficiency(rows) if r["interarrival"] == ""]
     written = []

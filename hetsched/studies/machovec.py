@@ -554,7 +554,7 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
     """Fig. 9/10 (a) % of maximum utility and (b) energy with 95 % CIs, one bar per
     configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps. Titles
     name the ``scale`` the study ran at (the paper's system at 1) and the trials."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     sweep_labels = {c.label for c in SWEEPS}
     written = []
