@@ -55,8 +55,8 @@ from benchmarks.bench_engine import REFERENCE_DIR, Timing, run, unpack_inputs
 from hetsched import cache
 from hetsched.engine.platform import load_platform
 from hetsched.engine.workload import load_workload
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.platforms.simgrid_xml import read_platform
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_hwang import corunner_annotation
 
 

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import FIRST_LEVEL_POLICIES
 from hetsched.heuristics.fairness.second_level import (
     AllCore,
@@ -37,6 +36,7 @@ from hetsched.heuristics.fairness.second_level import (
 )
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.platforms.presets import HWANG_TABLE5
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_6_TASKS
 
 SECOND_LEVELS: dict[str, tuple[type[SecondLevelPolicy], dict[str, object]]] = {

@@ -58,7 +58,9 @@ from hetsched.heuristics.common import (
     start_or,
     startable_cluster,
 )
-from hetsched.heuristics.conformance import (
+from hetsched.heuristics.energy_budget import EnergyLedger, keep_within_budget
+from hetsched.heuristics.minmin import MinMin, Objective, Options
+from hetsched.schedulers.conformance import (
     RULES,
     ConformanceError,
     Failure,
@@ -66,8 +68,6 @@ from hetsched.heuristics.conformance import (
     check,
     check_heuristic,
 )
-from hetsched.heuristics.energy_budget import EnergyLedger, keep_within_budget
-from hetsched.heuristics.minmin import MinMin, Objective, Options
 
 __all__ = [
     "RULES",

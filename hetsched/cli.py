@@ -21,7 +21,7 @@ COMMAND_GROUPS = {
     "hetsched.platforms.platform_cli": ("platform",),
     "hetsched.workloads.workload_cli": ("workload",),
     "hetsched.schedulers.serve_cli": ("serve", "list"),
-    "hetsched.heuristics.check_cli": ("check",),
+    "hetsched.schedulers.check_cli": ("check",),
     "hetsched.running.run_cli": ("run",),
     "hetsched.studies.compare_cli": ("compare",),
     "hetsched.studies.experiment_cli": ("experiment",),

@@ -1,6 +1,6 @@
 """``hetsched.api``, the public extension API: its names are pinned (removing or renaming one
 needs a deprecation first), each is documented once in docs/api.md, and the page's table of
-conformance rules is :data:`~hetsched.heuristics.conformance.RULES` word for word."""
+conformance rules is :data:`~hetsched.schedulers.conformance.RULES` word for word."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hetsched import api
 from hetsched.core.mapping import Heuristic
-from hetsched.heuristics import conformance
+from hetsched.schedulers import conformance
 
 PUBLIC = (
     # what a heuristic receives

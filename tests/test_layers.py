@@ -53,7 +53,7 @@ extension API, which re-exports from every layer below it and which nothing insi
 
 CLI_MODULES = (
     "hetsched.cli",
-    "hetsched.heuristics.check_cli",
+    "hetsched.schedulers.check_cli",
     "hetsched.platforms.platform_cli",
     "hetsched.workloads.workload_cli",
     "hetsched.schedulers.serve_cli",
@@ -71,47 +71,19 @@ NOT_CLI = {
 }
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
-ALLOWED: dict[tuple[str, str], str] = {
-    # The engine is being split by Batsim's actors (another branch); its import from above
-    # goes with that split.
-    ("hetsched.engine.export", "hetsched.metrics.output_files"): (
-        "the engine writes Batsim's output files with the column lists the metrics read them "
-        "by; the lists belong in the engine (or below it), the metrics reading them from there"
-    ),
-    # conformance.py is edited on another branch; moving it is a whole-module move.
-    ("hetsched.heuristics.conformance", "hetsched.schedulers.adapter"): (
-        "the conformance suite runs every registered heuristic through the pybatsim adapter on "
-        "the engine: it is a test kit above the schedulers, filed among the heuristics"
-    ),
-    ("hetsched.workloads.gen_hwang", "hetsched.heuristics.fairness.corunner"): (
-        "the generator annotates Hwang et al.'s tasks with the co-runner model (CorunnerModel) "
-        "that the two-level scheduler also reads; the model belongs below both (a class moved "
-        "between modules, left out here). Its tables are in workloads/hwang_tables.py, so the "
-        "model no longer imports the generator"
-    ),
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 """Known imports against the layers, each with its reason: (importer, imported)."""
 
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    ("platforms", "workloads"): (
-        "one layer, two packages that import each other: platforms/power_levels.py writes a "
-        "platform's power levels from a workload's tasks (workloads.batsim_workload), and the "
-        "generators draw their paper's platform preset when given no clusters "
-        "(workloads.generators -> platforms.presets); the cure is a whole-module move, "
-        "power_levels.py beside the workload tools"
-    ),
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 """Known cycles between units (the units, sorted), each with its reason."""
 
 LAZY_MARKERS = ("# lazy: start-up time", "# lazy: optional dependency")
 """The trailing comments that say why an import of the package is inside a function."""
 
 UNMARKED_FOR_NOW = (
-    # Rewritten on other branches now (family metrics as plug-ins, one Study protocol); their
-    # function-local imports are to be moved or marked there.
-    "hetsched.metrics.fairness",
+    # Rewritten on another branch now; its function-local imports are to be moved or marked
+    # there.
     "hetsched.running.run",
-    "hetsched.studies",
 )
 """Modules (or packages) whose function-local imports are not checked yet."""
 

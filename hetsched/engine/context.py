@@ -18,7 +18,7 @@ from typing import Any
 from hetsched.engine.energy_queries import EnergyQueries
 from hetsched.engine.errors import ProtocolError
 from hetsched.engine.events import EventList
-from hetsched.engine.export import PSTATE_HEADER, EnergyTracer, JobRecord, JobsTracer, SpooledLines
+from hetsched.engine.export import PSTATE_COLUMNS, EnergyTracer, JobRecord, JobsTracer, SpooledLines
 from hetsched.engine.host_energy import LONG_DOUBLE, EnergyModel
 from hetsched.engine.jobs import Job, Workload
 from hetsched.engine.kernel import Kernel
@@ -108,7 +108,7 @@ class BatsimContext:
         # outputs and figures
         self.jobs_tracer = JobsTracer()
         self.energy_tracer = EnergyTracer()
-        self.pstate_tracer = SpooledLines(PSTATE_HEADER)
+        self.pstate_tracer = SpooledLines(",".join(PSTATE_COLUMNS))
         self.energy_first_submission: Any = LONG_DOUBLE(-1)
         self.energy_last_completion: Any = LONG_DOUBLE(-1)
         self.nb_machine_switches = 0

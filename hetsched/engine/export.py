@@ -32,11 +32,37 @@ from typing import Any
 import numpy as np
 
 from hetsched.engine.host_energy import LONG_DOUBLE, long_double_sum
-from hetsched.metrics.output_files import JOBS_COLUMNS
 
 MACHINE_STATE_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
-ENERGY_HEADER = "time,energy,event_type,wattmin,epower"
-PSTATE_HEADER = "time,machine_id,new_pstate"
+
+JOBS_COLUMNS = (
+    "job_id",
+    "workload_name",
+    "profile",
+    "submission_time",
+    "requested_number_of_resources",
+    "requested_time",
+    "success",
+    "final_state",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "allocated_resources",
+    "consumed_energy",
+    "metadata",
+)
+"""Columns of ``out_jobs.csv``, in Batsim 4.2.1's order (``src/export.cpp``); the readers of
+:mod:`hetsched.metrics.output_files` read the files by these lists."""
+
+ENERGY_COLUMNS = ("time", "energy", "event_type", "wattmin", "epower")
+"""Columns of ``out_consumed_energy.csv`` (``src/export.cpp``, EnergyConsumptionTracer)."""
+
+PSTATE_COLUMNS = ("time", "machine_id", "new_pstate")
+"""Columns of ``out_pstate_changes.csv`` (``src/export.cpp``, PStateChangeTracer)."""
+
 MACHINE_STATES = ("sleeping", "idle", "computing", "switching_on", "switching_off", "unavailable")
 
 
@@ -246,7 +272,7 @@ class EnergyTracer:
     """``PREFIX_consumed_energy.csv`` (``EnergyConsumptionTracer::add_entry``, ``long double``)."""
 
     def __init__(self) -> None:
-        self.rows = SpooledLines(ENERGY_HEADER)
+        self.rows = SpooledLines(",".join(ENERGY_COLUMNS))
         self._last_date = LONG_DOUBLE(0)
         self._last_energy = LONG_DOUBLE(0)
 

@@ -228,9 +228,9 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):
         return None
-    # lazy: start-up time (0.05-0.1 s that every run's command would pay for Hwang's runs only)
-    from hetsched.core.runner import ModelTimeRunner
-    from hetsched.heuristics.fairness.two_level_fairness import TwoLevelFairness
+    # imported here: 0.05-0.1 s that every run's command would pay for Hwang's runs only
+    from hetsched.core.runner import ModelTimeRunner  # lazy: start-up time
+    from hetsched.heuristics.fairness import two_level_fairness  # lazy: start-up time
 
     resources = load_platform(Path(platform_path)).compute_resources()
     clusters = clusters_from_compute_resources(resources)
@@ -263,8 +263,8 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
                                       np.array(solo).reshape(len(users), len(clusters)),
                                       sum(len(c.resource_ids) for c in clusters),
                                       np.array(submission, dtype=float))
-    baseline = ModelTimeRunner(clusters, TwoLevelFairness("fairness", second_level="allcore"),
-                               tasks, actual=actual).run()
+    simple_allcore = two_level_fairness.TwoLevelFairness("fairness", second_level="allcore")
+    baseline = ModelTimeRunner(clusters, simple_allcore, tasks, actual=actual).run()
     baseline_makespan = makespan([r.task.arrival for r in baseline],
                                  [r.ended or 0.0 for r in baseline])
     del baseline, tasks, actual

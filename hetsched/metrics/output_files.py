@@ -3,7 +3,9 @@
 Batsim writes ``<prefix>_jobs.csv`` (one row per job, rejected jobs included with
 empty times) and, with ``-E``, ``<prefix>_consumed_energy.csv`` (the platform's
 cumulative energy at every job start, job end and P-state change). The embedded
-engine writes the same files with the same columns. These readers validate every
+engine writes the same files with the same columns (:mod:`hetsched.engine.export`, whose
+column lists these readers read them by) and the same final states
+(:class:`hetsched.engine.jobs.JobState`). These readers validate every
 field and name the file, line and column of anything malformed.
 """
 
@@ -16,49 +18,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hetsched.engine.export import ENERGY_COLUMNS, JOBS_COLUMNS, PSTATE_COLUMNS
+from hetsched.engine.jobs import FINISHED_STATES, JobState
 from hetsched.errors import OutputFileError
 
-JOBS_COLUMNS = (
-    "job_id",
-    "workload_name",
-    "profile",
-    "submission_time",
-    "requested_number_of_resources",
-    "requested_time",
-    "success",
-    "final_state",
-    "starting_time",
-    "execution_time",
-    "finish_time",
-    "waiting_time",
-    "turnaround_time",
-    "stretch",
-    "allocated_resources",
-    "consumed_energy",
-    "metadata",
-)
-"""Columns of ``out_jobs.csv``, in Batsim 4.2.1's order (``src/export.cpp``)."""
-
-ENERGY_COLUMNS = ("time", "energy", "event_type", "wattmin", "epower")
-"""Columns of ``out_consumed_energy.csv`` (``src/export.cpp``, EnergyConsumptionTracer)."""
-
-PSTATE_COLUMNS = ("time", "machine_id", "new_pstate")
-"""Columns of ``out_pstate_changes.csv`` (``src/export.cpp``, PStateChangeTracer)."""
-
-EXECUTED_STATES = frozenset(
-    {
-        "COMPLETED_SUCCESSFULLY",
-        "COMPLETED_FAILED",
-        "COMPLETED_WALLTIME_REACHED",
-        "COMPLETED_KILLED",
-    }
-)
-"""Final states of a job that ran (``docs/output-jobs.rst``)."""
+EXECUTED_STATES = frozenset(state.value for state in FINISHED_STATES - {JobState.REJECTED})
+"""Final states of a job that ran (``docs/output-jobs.rst``): Batsim's completed ones."""
 
 _TIME_NOISE = 2e-6
 """Seconds: three times printed with 6 decimals each may disagree by up to 1.5e-6."""
 
-REJECTED = "REJECTED"
+REJECTED = JobState.REJECTED.value
 FINAL_STATES = EXECUTED_STATES | {REJECTED}
 """Every final state a job may legally have in ``out_jobs.csv``."""
 

@@ -48,11 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
+from hetsched.engine.export import JOBS_COLUMNS
 from hetsched.errors import OutputFileError
 from hetsched.files import write_atomically
 from hetsched.metrics.outcomes import Outcome, TaskOutcome, starts_before
 from hetsched.metrics.output_files import (
-    JOBS_COLUMNS,
     REJECTED,
     PStateChange,
     csv_rows,

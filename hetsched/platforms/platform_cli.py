@@ -25,6 +25,7 @@ from hetsched.platforms.presets import PRESETS, generate
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.platforms.spec import load_spec
 from hetsched.platforms.view import DEFAULT_MASTER_HOST
+from hetsched.workloads.batsim_workload import load_workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -129,7 +130,7 @@ def run_generate(args: argparse.Namespace) -> int:
         platform = generate(args.preset, seed, **options)
         origin = f"preset {args.preset}, seed {seed}"
     if args.workload is not None:
-        platform = with_power_levels(platform, args.workload)
+        platform = with_power_levels(platform, load_workload(args.workload), args.workload)
         levels = sum(len(c.power_levels) for c in platform.clusters)
         origin += f", {levels} power levels from {args.workload}"
     path = write_platform(platform, args.output, force=args.force)

@@ -14,7 +14,8 @@ type it can run (docs/platforms.md, "Machovec: per-task-type power (APC)").
 The levels come from the workload's annotations: a job's ``power[c]`` is the watts of all the
 task's nodes on cluster ``c`` per P-state, its nodes there ``ceil(cores / cores per node)``;
 every job of a type must agree. The platform is therefore written after the workload
-(``hetsched platform generate --preset machovec --workload W.json``).
+(``hetsched platform generate --preset machovec --workload W.json``), from the workload as its
+reader returns it: platforms read no workload file.
 """
 
 from __future__ import annotations
@@ -22,11 +23,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from pathlib import Path
 
 from hetsched.errors import WorkloadError
 from hetsched.platforms.model import PlatformSpec, PowerLevel, SpecError
-from hetsched.workloads.batsim_workload import load_workload
 
 
 def levels_of_workload(
@@ -77,12 +76,11 @@ def levels_of_workload(
     return levels
 
 
-def with_power_levels(platform: PlatformSpec, workload: str | Path) -> PlatformSpec:
-    """``platform`` with the power levels of ``workload``'s task types on each cluster (types
-    in name order); :class:`WorkloadError` when the workload has no ``power`` annotation or a
-    level would be below its P-state's idle watts (naming the file, cluster and type)."""
-    filename = str(workload)
-    document = load_workload(workload)
+def with_power_levels(platform: PlatformSpec, document: Mapping, filename: str) -> PlatformSpec:
+    """``platform`` with the power levels of the task types of the workload ``document`` (read
+    from ``filename``, :func:`hetsched.workloads.batsim_workload.load_workload`) on each cluster
+    (types in name order); :class:`WorkloadError` when the workload has no ``power`` annotation
+    or a level would be below its P-state's idle watts (naming the file, cluster and type)."""
     levels = levels_of_workload(platform, document, filename)
     if not any(levels.values()):
         raise WorkloadError(f"{filename}: no job has a 'power' annotation (per-task-type power,"

@@ -95,6 +95,7 @@ from hetsched.metrics.makespan_goals import read_goal_outcomes
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.platforms.simgrid_xml import write_platform
 from hetsched.running.progress import ProgressBar
+from hetsched.running.run import OUTPUT_PREFIX, run_heuristic
 from hetsched.studies import hansen_bound
 from hetsched.studies.cells import CellExecutor, run_tasks
 from hetsched.studies.hansen_scenarios import (
@@ -317,8 +318,6 @@ def realised_on_engine(
     ``engine``, check its schedule, and read from its output files whether each application
     (in the order of ``expected``: job id -> (cluster, processors) of the allocation computed
     in model) met the makespan goal. RuntimeError when the engine's allocation differs."""
-    from hetsched.running.run import OUTPUT_PREFIX, run_heuristic  # loads pybatsim: here
-
 
     outdir = platform_xml.parent / name
     run_heuristic(name, platform_xml, workload_json, outdir, engine=engine, options=options,
@@ -756,7 +755,7 @@ def plot_fig4(trials: Sequence[Trial], outdir: Path) -> Path | None:
         return None
     members = groups[scenario]
     heuristics = [r.heuristic for r in members[0].results]
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     path = outdir / "fig4.png"
     with study_figure(path, (8.0, 4.8)) as (_, ax):
@@ -799,7 +798,7 @@ def plot_fig5(
     )
     if not chosen or heuristic not in [r.heuristic for r in trials[0].results]:
         return None
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     path = outdir / "fig5.png"
     with study_figure(path, (7.5, 4.6)) as (_, ax):
@@ -850,7 +849,7 @@ def plot_calibration(trials: Sequence[Trial], outdir: Path, bins: int = 10) -> P
     if predicted.size == 0:
         return None
     which = np.minimum((predicted * bins).astype(int), bins - 1)
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     path = outdir / "calibration.png"
     with study_figure(path, (5.2, 5.0)) as (_, ax):

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hetsched import options as ranges
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
 from hetsched.heuristics.fairness.two_level_fairness import (
     TwoLevelFairness,
@@ -52,6 +51,7 @@ from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.study import Study, Tables, progress
 from hetsched.workloads import gen_hwang
 from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.corunner import CorunnerModel
 
 if TYPE_CHECKING:
     from hetsched.schedulers.adapter import HetschedScheduler
@@ -155,8 +155,8 @@ def pilot_simulation(platform: PlatformSpec, document: dict, run: EngineRun) -> 
 def engine_run(run: EngineRun, scale: float, folder: Path) -> tuple[dict, HetschedScheduler]:
     """Run ``run`` on the engine in ``folder``; its row and the scheduler (driver state)."""
     # pybatsim is imported by the commands that run a scheduler only (hetsched.dependencies)
-    from hetsched.engine.simulation import simulate
-    from hetsched.schedulers.adapter import HetschedScheduler
+    from hetsched.engine.simulation import simulate  # lazy: optional dependency
+    from hetsched.schedulers.adapter import HetschedScheduler  # lazy: optional dependency
 
     platform, platform_xml, workload_json, document = scenario_inputs(
         run.scenario, run.seed, scale, run.interarrival, folder)

@@ -2,7 +2,7 @@
 
 Every policy combination on Table 8's 23 scenarios at the paper's size, run by
 :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` (no Batsim, no SimGrid; the
-run times come from :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`, the model
+run times come from :class:`~hetsched.workloads.corunner.CorunnerModel`, the model
 ``gen_hwang`` writes into the workloads; the engine gives the same schedule, checked on sampled
 cells by ``tests/heuristics/fairness/test_two_level_fairness.py``). The cells of one scenario,
 seed and gap run together, sharing the stretches of their runs between the invocations where
@@ -69,7 +69,6 @@ from pathlib import Path
 import numpy as np
 
 from hetsched import options as ranges
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import FirstLevelPolicy
 from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
 from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler
@@ -81,6 +80,7 @@ from hetsched.studies.hwang_pilot_jobs import Application, SimulationResult, sha
 from hetsched.studies.hwang_policies import POLICIES_HELP, policy_list
 from hetsched.studies.statistics import confidence_half_width
 from hetsched.studies.study import Study, Tables, progress
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_hwang import (
     APPLICATIONS,
     SCENARIOS,
@@ -597,7 +597,7 @@ def _fig7(rows: Sequence[dict]) -> list[tuple[str, tuple[list, list, list]]]:
 
 def plot(rows: Sequence[dict], out: Path) -> list[Path]:
     """Figures 3-7 (module docstring) as PNG files in ``out``."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     rows = [r for r in with_efficiency(rows) if r["interarrival"] == ""]
     written = []

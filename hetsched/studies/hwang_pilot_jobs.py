@@ -8,7 +8,7 @@ nodes; every core then runs a *pilot job* of its user that keeps fetching that u
 from the user's queue until the queue is empty. Redistribution is non-preemptive: a core
 given to another user finishes its running task first, then fetches the new user's tasks.
 A task's run time is set when it starts, by its platform and the co-runners its node runs
-at that instant (:class:`~hetsched.heuristics.fairness.corunner.CorunnerModel`).
+at that instant (:class:`~hetsched.workloads.corunner.CorunnerModel`).
 
 This is a small event loop (each core's next task end and the submissions to come,
 :meth:`PilotJobSimulation.step`, :meth:`PilotJobSimulation.run`) on Python lists and numpy
@@ -36,7 +36,7 @@ Choices where the paper is silent (tested in ``tests/studies/test_hwang_pilot_jo
   are fetched in order, the ones started at one instant in the order of (platform, core), as
   :class:`~hetsched.heuristics.fairness.two_level_fairness.TwoLevelFairness` takes its queue.
 
->>> from hetsched.heuristics.fairness.corunner import CorunnerModel
+>>> from hetsched.workloads.corunner import CorunnerModel
 >>> from hetsched.heuristics.fairness.first_level import SimpleFairness
 >>> from hetsched.heuristics.fairness.second_level import AllCore
 >>> from hetsched.heuristics.fairness.two_level import Platform, TwoLevelScheduler

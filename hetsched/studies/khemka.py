@@ -46,7 +46,11 @@ from pathlib import Path
 import numpy as np
 
 from hetsched import options as ranges
+from hetsched.core.system import Cluster
+from hetsched.heuristics.baselines.multiqueue import average_resources
+from hetsched.metrics.latency import read_mapping_events
 from hetsched.metrics.summary import RunSummary
+from hetsched.platforms.simgrid_xml import read_platform
 from hetsched.running.run import check_scheduler
 from hetsched.studies.cells import Cell, CellExecutor, ScenarioCells, run_groups
 from hetsched.studies.compare import HeuristicSpec
@@ -58,6 +62,8 @@ from hetsched.studies.statistics import (
     interval_says_something,
 )
 from hetsched.studies.study import Study, Tables, progress
+from hetsched.workloads.batsim_workload import load_workload
+from hetsched.workloads.job_tasks import task_from_job
 from hetsched.workloads.selection import trace_day
 from hetsched.workloads.swf import MISSING, read_swf
 from hetsched.workloads.traces import resolve_trace
@@ -464,7 +470,7 @@ FIGURES = {
 
 def plot_figures(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     """Grouped bar charts like the paper's Fig. 4 and 5, for the environments that were run."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     by_key = {(a.environment, a.heuristic): a for a in aggregates}
     heuristics = list(dict.fromkeys(a.heuristic for a in aggregates))
@@ -547,13 +553,6 @@ class CmqDiagnostic:
 
 def cmq_diagnostics(runs: Sequence[StudyRun], heuristic: str = "cmq") -> list[CmqDiagnostic]:
     """One :class:`CmqDiagnostic` per run of ``heuristic`` that exported mapping events."""
-    from hetsched.core.system import Cluster
-    from hetsched.heuristics.baselines.multiqueue import average_resources
-    from hetsched.metrics.latency import read_mapping_events
-    from hetsched.platforms.simgrid_xml import read_platform
-    from hetsched.workloads.batsim_workload import load_workload
-    from hetsched.workloads.job_tasks import task_from_job
-
     result = []
     for run in runs:
         events_path = Path(run.summary.outdir) / "out_mapping_events.csv"

@@ -78,7 +78,7 @@ from hetsched.studies.statistics import (
     interval_says_something,
 )
 from hetsched.studies.study import Study, Tables, progress
-from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.gen_machovec import DOWNEY_PROCESSORS
 from hetsched.workloads.generators import generate as generate_workload
 
@@ -218,7 +218,8 @@ class Trial:
             document["hetsched"]["energy_budget"] = self.energy_budget
         write_workload(document, workload_path, force=True)
         if self.power_levels:
-            write_platform(with_power_levels(platform, workload_path), platform_path, force=True)
+            levels = with_power_levels(platform, load_workload(workload_path), str(workload_path))
+            write_platform(levels, platform_path, force=True)
         marker.write_text(wanted + "\n")
         return platform_path, workload_path
 
@@ -553,7 +554,7 @@ def plot_figures(aggregates: Sequence[Aggregate], outdir: Path,
     """Fig. 9/10 (a) % of maximum utility and (b) energy with 95 % CIs, one bar per
     configuration under the constraint (the budget as a line); Fig. 7/8 the sweeps. Titles
     name the ``scale`` the study ran at (the paper's system at 1) and the trials."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     sweep_labels = {c.label for c in SWEEPS}
     written = []

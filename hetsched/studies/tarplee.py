@@ -360,7 +360,7 @@ def write_summary(aggregates: Sequence[Aggregate], outdir: Path) -> Path:
 def plot(aggregates: Sequence[Aggregate], outdir: Path) -> list[Path]:
     """``ratio.png`` (makespan / MS_LB against tasks; its excess over 1, log-log) and
     ``runtime.png`` (run time against tasks, log-log, with slope-1 and slope-2 guides)."""
-    from hetsched.running.plots import study_figure  # matplotlib only when drawing
+    from hetsched.running.plots import study_figure  # lazy: start-up time
 
     mappers = list(dict.fromkeys(a.mapper for a in aggregates))
     series = {

@@ -38,7 +38,7 @@ What the paper leaves open, and our choice (tested in tests/workloads/test_gener
   co-runner run times from its own OneCore run time, sec. 6.1). The half-width ``h``
   (:data:`TASK_RUNTIME_SPREAD`, option ``runtime_spread``, 0: every task takes the mean) is the
   one the paper's x3.28 fixes: the slowest task of the combination with the largest mean
-  slowdown (x2.48, Montage AllCore on cheetah, :mod:`hetsched.heuristics.fairness.corunner`)
+  slowdown (x2.48, Montage AllCore on cheetah, :mod:`hetsched.workloads.corunner`)
   takes x3.28 its application's mean OneCore run time, ``h = 3.28 / 2.482 - 1``. The draws come
   in antithetic pairs ``1 +- x`` (a last task alone takes the mean), shuffled, so each
   application's mean is Table 3's exactly; they are seeded per application by ``(seed,
@@ -57,7 +57,7 @@ Extra job annotations, with ``cores``, ``etc``, ``application``, ``user``:
   {cluster: %}}``: Table 4 as printed;
 * ``corunner_model`` ``{"pressure": {cluster: p}, "sensitivity": {cluster: sigma},
   "pair_pressure": {cluster: {application: q}}}``: the co-runner run-time model of the
-  application on each shared-node cluster (:mod:`hetsched.heuristics.fairness.corunner`:
+  application on each shared-node cluster (:mod:`hetsched.workloads.corunner`:
   ``p = d / 100`` from Table 4's normalised difference, ``q`` the extra pressure of a named bad
   co-runner (``PAPER_PAIRS``; only the clusters and co-runners that have one), ``sigma``
   calibrated on the paper's five applications so that Table 4 comes back on the cluster's
@@ -74,8 +74,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.workloads.clusters import ClusterLike
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_common import (
     Option,
     TaskRecord,
@@ -362,7 +362,7 @@ def corunner_annotation(
     sensitivity on each shared-node cluster of ``models``, and the pair terms it feels there
     (``pair_pressure``, only where it has some).
 
-    >>> from hetsched.heuristics.fairness.corunner import CorunnerModel
+    >>> from hetsched.workloads.corunner import CorunnerModel
     >>> sorted(corunner_annotation({"gene": CorunnerModel.paper("gene")}, "Blast"))
     ['pair_pressure', 'pressure', 'sensitivity']
     """
@@ -428,7 +428,7 @@ def validate_corunner_affinity(value: object, location: str) -> None:
 
 def validate_corunner_model(value: object, location: str) -> None:
     """``corunner_model``: ``{"pressure": {cluster: p >= 0}, "sensitivity": {cluster:
-    sigma >= 0}}`` (the model of :mod:`hetsched.heuristics.fairness.corunner`), both over the
+    sigma >= 0}}`` (the model of :mod:`hetsched.workloads.corunner`), both over the
     same clusters, and optionally ``"pair_pressure": {cluster: {application: q >= 0}}`` on
     some of them.
 

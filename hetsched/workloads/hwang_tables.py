@@ -4,7 +4,7 @@ workload, as printed.
 
 The data of the paper's experiments, read by the workload generator
 (:mod:`hetsched.workloads.gen_hwang`) and by the co-runner model of the two-level scheduler
-(:mod:`hetsched.heuristics.fairness.corunner`), which are thus independent of each other. The
+(:mod:`hetsched.workloads.corunner`), which are thus independent of each other. The
 platforms' nodes and cores (Table 5) are a platform preset:
 :data:`hetsched.platforms.presets.HWANG_TABLE5`.
 """

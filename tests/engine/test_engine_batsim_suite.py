@@ -23,8 +23,8 @@ from schedulers.easyBackfill import EasyBackfill
 
 from hetsched.engine import batsim_cli, protocol
 from hetsched.engine.errors import ProtocolError, UnsupportedFeature
+from hetsched.engine.export import JOBS_COLUMNS
 from hetsched.engine.simulation import SimulationResult, simulate
-from hetsched.metrics.output_files import JOBS_COLUMNS
 
 BATSIM_REPO = Path(os.environ.get("HETSCHED_BATSIM_REPO") or "/work/batsim-v4.2.1")
 """Batsim's repository at tag v4.2.1 (its ``platforms/``, ``workloads/``, ``events/``)."""

@@ -28,11 +28,11 @@ from hetsched.engine.errors import (
     UnsupportedFeature,
     WorkloadError,
 )
+from hetsched.engine.export import JOBS_COLUMNS
 from hetsched.engine.inputs import read_inputs
 from hetsched.engine.simulation import SimulationResult, simulate
 from hetsched.engine.task_execution import ParallelTask
 from hetsched.engine.transport import InProcessTransport
-from hetsched.metrics.output_files import JOBS_COLUMNS
 
 HOST = (
     '<host id="{name}" speed="100Mf, 50Mf" core="{cores}" coordinates="0 0 0">'

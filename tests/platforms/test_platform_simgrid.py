@@ -29,7 +29,7 @@ from hetsched.platforms.properties import (
     host_properties,
 )
 from hetsched.platforms.simgrid_xml import write_platform
-from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.generators import generate as generate_workload
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -212,7 +212,7 @@ def test_simgrid_loads_power_levels_and_charges_the_last_one(tmp_path: Path) -> 
     workload = tmp_path / "w.json"
     write_workload(generate_workload("machovec", 3, spec.clusters, tasks_per_day=40.0),
                    workload)
-    platform = with_power_levels(spec, workload)
+    platform = with_power_levels(spec, load_workload(workload), str(workload))
     assert all(cluster.power_levels for cluster in platform.clusters)
     path = write_platform(platform, tmp_path / "apc.xml")
     check_against_simgrid(platform, simgrid_report(path))

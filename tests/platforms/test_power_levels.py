@@ -37,7 +37,7 @@ from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.simgrid_xml import read_platform, write_platform
 from hetsched.schedulers.adapter import HetschedScheduler
 from hetsched.validation.preflight import preflight
-from hetsched.workloads.batsim_workload import write_workload
+from hetsched.workloads.batsim_workload import load_workload, write_workload
 from hetsched.workloads.gen_common import TaskRecord, build_workload
 from hetsched.workloads.gen_machovec import (
     POWER_SCALING_FACTORS,
@@ -77,7 +77,7 @@ def hand_case(folder: Path) -> tuple[Path, Path]:
     workload = folder / "workload.json"
     write_workload(build_workload(tasks, HAND.clusters, {"generator": "hand"}), workload)
     platform = folder / "platform.xml"
-    write_platform(with_power_levels(HAND, workload), platform)
+    write_platform(with_power_levels(HAND, load_workload(workload), str(workload)), platform)
     return platform, workload
 
 
@@ -142,7 +142,7 @@ def generated_day(folder: Path, budget: float | None = None) -> tuple[Path, Path
     workload = folder / "workload.json"
     write_workload(document, workload)
     platform = folder / "platform.xml"
-    write_platform(with_power_levels(spec, workload), platform)
+    write_platform(with_power_levels(spec, load_workload(workload), str(workload)), platform)
     return platform, workload, document
 
 
@@ -262,15 +262,17 @@ def test_workloads_the_levels_cannot_come_from_are_refused(tmp_path: Path) -> No
     _, workload = hand_case(tmp_path)
     document = json.loads(workload.read_text())
     document["jobs"][2]["power"]["a"] = [130.0, 100.0]
-    write_workload(document, tmp_path / "disagree.json")
+    disagree = tmp_path / "disagree.json"
+    write_workload(document, disagree)
     with pytest.raises(WorkloadError, match=r"job '2' .*'power'\['a'\]: \[130.0, 100.0\] W per"
                        r" node, job '0' of the same task type 'g00' has \[120.0, 100.0\]"):
-        with_power_levels(HAND, tmp_path / "disagree.json")
+        with_power_levels(HAND, load_workload(disagree), str(disagree))
     for job in document["jobs"]:
         del job["power"]
-    write_workload(document, tmp_path / "none.json")
+    none = tmp_path / "none.json"
+    write_workload(document, none)
     with pytest.raises(WorkloadError, match="no job has a 'power' annotation"):
-        with_power_levels(HAND, tmp_path / "none.json")
+        with_power_levels(HAND, load_workload(none), str(none))
     with pytest.raises(SpecError, match=r"power_levels\[0\].watts: task type 'g00': 1"
                        r" wattage\(s\) for 2 P-state\(s\)"):
         ClusterSpec("a", 1, 8, HAND.clusters[0].pstates,

@@ -13,7 +13,6 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import (
     FIRST_LEVEL_POLICIES,
     FirstLevelPolicy,
@@ -28,6 +27,7 @@ from hetsched.studies.hwang_pilot_jobs import (
     SimulationResult,
     shared_runs,
 )
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_hwang import APPLICATIONS, TABLE_6_TASKS
 
 MODEL = CorunnerModel("p", 2, ("a", "b"), np.array([10.0, 20.0]), np.array([0.5, 0.0]),

@@ -48,6 +48,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hetsched.workloads.corunner import (
+    MEASURED_SIZES,
+    CorunnerModel,
+    combination_corunners,
+    combinations,
+)
+
 PLATFORM_AFFINITY_METRICS = ("throughput", "epa", "rpa")
 """Table 7, first level: Throughput, EPA, RPA."""
 CORUNNER_AFFINITY_METRICS = ("raw", "normalized")
@@ -209,6 +216,27 @@ class CombinationTable:
             self.runtime[keep],
             self.solo,
         )
+
+
+def combination_table(model: CorunnerModel,
+                      sizes: Sequence[int] = MEASURED_SIZES) -> CombinationTable:
+    """Run times under ``model`` of every combination of ``sizes`` (the paper's ``comb``, the
+    input of the second level).
+
+    >>> t = combination_table(CorunnerModel.paper("gene"))
+    >>> len(t.combinations), t.cores_per_node
+    (15, 2)
+    """
+    size = len(model.applications)
+    combos = combinations(size, model.cores_per_node, sizes)
+    runtime = np.full((len(combos), size), np.nan)
+    for c, combination in enumerate(combos):
+        corunners = combination_corunners(combination, size, model.cores_per_node)
+        for member in combination:
+            others = corunners.copy()
+            others[member] -= 1
+            runtime[c, member] = model.runtime(member, others)
+    return CombinationTable(model.cores_per_node, combos, runtime, model.solo)
 
 
 def corunner_affinity(

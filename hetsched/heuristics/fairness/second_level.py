@@ -212,8 +212,9 @@ class SecondLevelPolicy(Policy, ABC):
 class AllCore(SecondLevelPolicy):
     """AllCore (section 6.1): "assigns the tasks of the same application to a node".
 
-    >>> from hetsched.heuristics.fairness.corunner import CorunnerModel
-    >>> table = CorunnerModel.paper("gene").table()
+    >>> from hetsched.heuristics.fairness.affinity import combination_table
+    >>> from hetsched.workloads.corunner import CorunnerModel
+    >>> table = combination_table(CorunnerModel.paper("gene"))
     >>> AllCore().map(np.array([3, 2, 0, 0, 1]), np.arange(5), 3, table).tolist()
     [[0, 0], [1, 1], [0, 4]]
     """

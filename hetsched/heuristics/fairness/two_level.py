@@ -16,7 +16,7 @@ on the cores running its tasks, giving idle cores to new pilots before busy ones
 does not say where a combination goes; the co-runner effect depends only on which users share
 a node).
 
->>> from hetsched.heuristics.fairness.corunner import CorunnerModel
+>>> from hetsched.workloads.corunner import CorunnerModel
 >>> from hetsched.heuristics.fairness.first_level import PlatformAffinityRoundRobin
 >>> from hetsched.heuristics.fairness.second_level import MostAffectedFirst
 >>> platforms = [Platform("gene", 2, CorunnerModel.paper("gene")),
@@ -39,10 +39,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsched.heuristics.fairness.affinity import CombinationTable
-from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.affinity import CombinationTable, combination_table
 from hetsched.heuristics.fairness.first_level import FirstLevelPolicy
 from hetsched.heuristics.fairness.second_level import SecondLevelPolicy
+from hetsched.workloads.corunner import CorunnerModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,7 +58,7 @@ class Platform:
     def __post_init__(self) -> None:
         if self.nodes < 1:
             raise ValueError(f"platform {self.name}: nodes must be >= 1, got {self.nodes}")
-        object.__setattr__(self, "table", self.model.table())
+        object.__setattr__(self, "table", combination_table(self.model))
 
     @property
     def cores_per_node(self) -> int:

@@ -17,7 +17,7 @@ A shared-node cluster has one resource per core (``Cluster.node_of`` groups them
    (sec. 6.1), exactly as :class:`~hetsched.studies.hwang_pilot_jobs.PilotJobSimulation` draws.
 3. *Run time given co-runners* (how co-runner slowdown reaches Batsim, our choice): the
    decision's end is ``start + ETC(task, cluster) x slowdown``, the slowdown of
-   :class:`~hetsched.heuristics.fairness.corunner.CorunnerModel` for the co-runners its node runs
+   :class:`~hetsched.workloads.corunner.CorunnerModel` for the co-runners its node runs
    once every start of this instant is made. The adapter runs every twin for ``end - start``
    (docs/architecture.md, execution twins), so SimGrid executes each task for its co-runner
    run time. The plan *is* the run-time model: the paper's scheduler reads the same run-time
@@ -33,7 +33,7 @@ the same way whatever the order of submission. The scheduler plans from the work
 (one source of truth): the first task seen of an application gives the application's OneCore
 run time on every cluster (its ETC there) and, on every shared-node cluster, its co-runner
 model (the job annotation ``corunner_model``: pressure, sensitivity and pair terms,
-:mod:`~hetsched.heuristics.fairness.corunner`; ``workloads/gen_hwang.py`` writes it from Tables
+:mod:`~hetsched.workloads.corunner`; ``workloads/gen_hwang.py`` writes it from Tables
 3 and 4). A changed workload thus changes the platform affinities, the shares and the run
 times; a task without ``corunner_model`` for a shared-node cluster is a
 :class:`~hetsched.errors.WorkloadError` naming the task, the annotation and the cluster. A
@@ -73,7 +73,6 @@ from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.errors import WorkloadError
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import (
     ApplicationAffinityFirst,
     FirstLevelPolicy,
@@ -93,6 +92,7 @@ from hetsched.heuristics.fairness.two_level import (
     TwoLevelScheduler,
     served_requests,
 )
+from hetsched.workloads.corunner import CorunnerModel
 
 FirstLevelName = Literal["fairness", "paf", "aaf", "pa-rr"]
 SecondLevelName = Literal["allcore", "random", "maf", "ca-rr"]

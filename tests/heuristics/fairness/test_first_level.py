@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from hetsched.heuristics.fairness.affinity import platform_affinity, reciprocal_platform_affinity
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import (
     FIRST_LEVEL_POLICIES,
     ApplicationAffinityFirst,
@@ -27,6 +26,7 @@ from hetsched.heuristics.fairness.first_level import (
     SimpleFairness,
     fair_shares,
 )
+from hetsched.workloads.corunner import CorunnerModel
 from hetsched.workloads.gen_hwang import APPLICATIONS, PLATFORMS, TABLE_6_TASKS
 
 SOLO = np.array([[100.0, 50.0], [60.0, 40.0], [80.0, 120.0]])

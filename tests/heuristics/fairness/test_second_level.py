@@ -17,8 +17,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hetsched.heuristics.fairness.affinity import CombinationTable
-from hetsched.heuristics.fairness.corunner import CorunnerModel
+from hetsched.heuristics.fairness.affinity import CombinationTable, combination_table
 from hetsched.heuristics.fairness.second_level import (
     SECOND_LEVEL_POLICIES,
     AllCore,
@@ -26,6 +25,7 @@ from hetsched.heuristics.fairness.second_level import (
     MostAffectedFirst,
     RandomCombination,
 )
+from hetsched.workloads.corunner import CorunnerModel
 
 NAN = np.nan
 COMBINATIONS = ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2))
@@ -134,7 +134,7 @@ def test_pairwise_simplification() -> None:
     # Four applications on 4-core nodes: FourApp exists; max_users=2 never uses it.
     model = CorunnerModel.calibrate("p", 4, ("a", "b", "c", "d"), [100.0] * 4,
                                     [40.0, 1.0, 1.0, 1.0])
-    table = model.table()
+    table = combination_table(model)
     assert (0, 1, 2, 3) in table.combinations
     shares = np.array([1, 1, 1, 1])
     # u0 (most affected) runs fastest beside the three gentle users: FourApp.
@@ -150,7 +150,7 @@ def test_pairwise_simplification() -> None:
 def test_every_policy_maps_every_share_on_the_paper_platforms(name: str) -> None:
     rng = np.random.default_rng(3)
     for platform, nodes in (("gene", 30), ("cheetah", 8), ("lcloud", 5)):
-        table = CorunnerModel.paper(platform).table()
+        table = combination_table(CorunnerModel.paper(platform))
         cores = nodes * table.cores_per_node
         for _ in range(10):
             users = int(rng.integers(1, 9))
@@ -165,7 +165,7 @@ def test_every_policy_maps_every_share_on_the_paper_platforms(name: str) -> None
 def test_maf_picks_the_combination_of_the_most_affected_on_gene() -> None:
     # PA-based RR's default-scenario shares on gene: AutoDock, Blast, CacheBench 100 each.
     # CacheBench suffers most on gene; beside Blast it slows down least (x1.014): 100 nodes.
-    table = CorunnerModel.paper("gene").table()
+    table = combination_table(CorunnerModel.paper("gene"))
     layout = MostAffectedFirst().map(np.array([100, 100, 100, 0, 0]), np.arange(5), 150, table)
     pairs = Counter(tuple(sorted(row)) for row in layout.tolist())
     assert pairs[(1, 2)] == 100

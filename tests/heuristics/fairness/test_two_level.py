@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hetsched.heuristics.fairness.corunner import CorunnerModel
 from hetsched.heuristics.fairness.first_level import PlatformAffinityRoundRobin, SimpleFairness
 from hetsched.heuristics.fairness.second_level import (
     AllCore,
@@ -20,6 +19,7 @@ from hetsched.heuristics.fairness.two_level import (
     served_requests,
 )
 from hetsched.platforms.presets import HWANG_TABLE5
+from hetsched.workloads.corunner import CorunnerModel
 
 
 def paper_platforms() -> list[Platform]:

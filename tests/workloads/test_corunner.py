@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hetsched.heuristics.fairness.affinity import corunner_affinity
-from hetsched.heuristics.fairness.corunner import (
+from hetsched.heuristics.fairness.affinity import combination_table, corunner_affinity
+from hetsched.workloads.corunner import (
     MEASURED_SIZES,
     PAIRWISE_SIZES,
     CorunnerModel,
@@ -48,7 +48,7 @@ def test_averages_over_the_combinations_give_table_4_back(platform: str) -> None
     # of (C - S) / S x 100 (normalised), here over the model's run-time table.
     p = PLATFORMS.index(platform)
     model = CorunnerModel.paper(platform)
-    table = model.table()
+    table = combination_table(model)
     normalized = corunner_affinity(table, "normalized")
     raw = corunner_affinity(table, "raw")
     for app, a in A.items():
@@ -99,7 +99,7 @@ def test_idle_cores_press_on_nothing() -> None:
 
 def test_what_the_model_reproduces_of_the_papers_statements() -> None:
     gene = CorunnerModel.paper("gene")
-    gene_table = gene.table()
+    gene_table = combination_table(gene)
     slowdown = gene_table.runtime / gene_table.solo
     # Sec. 6.3: with AllCore, CacheBench on gene shows the worst performance.
     allcore = [slowdown[gene_table.combinations.index((a,)), a] for a in range(5)]
@@ -123,8 +123,8 @@ def test_what_the_model_reproduces_of_the_papers_statements() -> None:
     # x2.48 (the paper's single-task maximum, x3.28, comes with the run-time spread:
     # tests/workloads/test_generators_hwang.py).
     worst = max(
-        float(np.nanmax(CorunnerModel.paper(p).table().runtime / CorunnerModel.paper(p).solo))
-        for p in PLATFORMS
+        float(np.nanmax(combination_table(model).runtime / model.solo))
+        for model in (CorunnerModel.paper(p) for p in PLATFORMS)
     )
     assert worst == pytest.approx(2.482, abs=1e-3)
 

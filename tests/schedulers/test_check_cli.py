@@ -1,4 +1,4 @@
-"""``hetsched check`` (heuristics/check_cli.py): one line per broken rule, exit status 0 when
+"""``hetsched check`` (schedulers/check_cli.py): one line per broken rule, exit status 0 when
 every rule holds, 1 when one is broken, 2 when the name does not load."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hetsched.cli import main
-from hetsched.heuristics.conformance import RULE_NAMES
+from hetsched.schedulers.conformance import RULE_NAMES
 
 BROKEN = '''
 from hetsched.heuristics.baselines.backfilling import Fcfs

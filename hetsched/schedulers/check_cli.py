@@ -3,7 +3,7 @@
 ``NAME`` is a built-in or installed heuristic (``hetsched list``), or a reference to a class,
 ``path/to/file.py:ClassName`` or ``package.module:ClassName``
 (:func:`hetsched.heuristics.registry.find`). The class is built with no arguments and
-checked against every rule of :data:`hetsched.heuristics.conformance.RULES` (or those of
+checked against every rule of :data:`hetsched.schedulers.conformance.RULES` (or those of
 ``--rules``); each broken rule is one line, ``RULE: what happened; fix: how``. Exit status 0
 when every rule holds, 1 when one is broken, 2 when the name cannot be loaded.
 """
@@ -20,7 +20,7 @@ from hetsched.heuristics import registry
 def _check(args: argparse.Namespace) -> int:
     """Load, check, print (the suite, with the model-time runner it drives, is imported here:
     ``hetsched --help`` and the other commands do without it)."""
-    from hetsched.heuristics import conformance  # lazy: start-up time
+    from hetsched.schedulers import conformance  # lazy: start-up time
 
     unknown = sorted(set(args.rules or ()) - set(conformance.RULE_NAMES))
     if unknown:

@@ -1,6 +1,6 @@
-"""The conformance suite (heuristics/conformance.py) over every registered heuristic, and
+"""The conformance suite (schedulers/conformance.py) over every registered heuristic, and
 deliberately broken heuristics, each failing with its rule named (the code ``hetsched check``
-runs: tests/heuristics/test_check_cli.py)."""
+runs: tests/schedulers/test_check_cli.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hetsched import api
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.heuristics.baselines.backfilling import Fcfs
-from hetsched.heuristics.conformance import (
+from hetsched.heuristics.registry import HEURISTICS, create
+from hetsched.schedulers.conformance import (
     RULE_NAMES,
     RULES,
     ConformanceError,
@@ -20,7 +21,6 @@ from hetsched.heuristics.conformance import (
     check_class,
     check_heuristic,
 )
-from hetsched.heuristics.registry import HEURISTICS, create
 
 
 @pytest.mark.parametrize("name", list(HEURISTICS))

@@ -38,7 +38,7 @@ FourApp; gene's 2-core nodes allow AllCore and TwoApp only), each combination we
 same ("we then compute the average over all the combinations on P", section 4.2). The
 normalised differences of Table 4 therefore come back exactly, and the raw differences,
 ``S_K d_K / 100``, within Table 4's rounding (Table 4's two halves agree with each other
-within it: ``tests/heuristics/fairness/test_corunner.py``).
+within it: ``tests/workloads/test_corunner.py``).
 
 Pair terms: the co-runner pairs the paper names
 -----------------------------------------------
@@ -95,7 +95,6 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.heuristics.fairness.affinity import CombinationTable
 from hetsched.platforms.presets import HWANG_TABLE5
 from hetsched.workloads import hwang_tables
 from hetsched.workloads.gen_common import seconds
@@ -345,24 +344,6 @@ class CorunnerModel:
         """Run time (s) of tasks of ``application`` whose nodes run ``corunners`` (counts
         per application of the *other* busy cores; one row per task when vectorised)."""
         return self.solo[application] * self.slowdown(application, corunners)
-
-    def table(self, sizes: Sequence[int] = MEASURED_SIZES) -> CombinationTable:
-        """Run times of every combination of ``sizes`` (the input of the second level).
-
-        >>> t = CorunnerModel.paper("gene").table()
-        >>> len(t.combinations), t.cores_per_node
-        (15, 2)
-        """
-        size = len(self.applications)
-        combos = combinations(size, self.cores_per_node, sizes)
-        runtime = np.full((len(combos), size), np.nan)
-        for c, combination in enumerate(combos):
-            corunners = combination_corunners(combination, size, self.cores_per_node)
-            for member in combination:
-                others = corunners.copy()
-                others[member] -= 1
-                runtime[c, member] = self.runtime(member, others)
-        return CombinationTable(self.cores_per_node, combos, runtime, self.solo)
 
 
 def _pressure(corunners: np.ndarray, pressure: np.ndarray, cores_per_node: int) -> np.ndarray:
