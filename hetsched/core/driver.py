@@ -48,10 +48,11 @@ Choices where the papers leave details open:
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from operator import gt
 from typing import overload
 
@@ -73,14 +74,16 @@ class MappingError(ValueError):
 
 @dataclass(frozen=True)
 class MappingEventRecord:
-    """One heuristic call: event time, mappable tasks, decisions returned, wall-clock seconds.
+    """One heuristic call: event time, mappable tasks, decisions returned, wall-clock seconds;
+    a row of ``<prefix>_mapping_events.csv`` (:data:`MAPPING_EVENTS_COLUMNS`), which the
+    adapter writes and :mod:`hetsched.metrics.latency` reads.
 
     >>> MappingEventRecord(time=60.0, nb_mappable=3, nb_decisions=2, seconds=0.004).nb_mappable
     3
     >>> MappingEventRecord(time=60.0, nb_mappable=3, nb_decisions=2, seconds=-1.0)
     Traceback (most recent call last):
     ...
-    ValueError: mapping event at 60.0: seconds must be >= 0, got -1.0
+    ValueError: mapping event at 60.0: seconds must be a finite number >= 0, got -1.0
     """
 
     time: float
@@ -90,11 +93,17 @@ class MappingEventRecord:
 
     def __post_init__(self) -> None:
         for name in ("nb_mappable", "nb_decisions", "seconds"):
-            if getattr(self, name) < 0:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
                 raise ValueError(
-                    f"mapping event at {self.time}: {name} must be >= 0,"
-                    f" got {getattr(self, name)}"
+                    f"mapping event at {self.time}: {name} must be a finite number >= 0,"
+                    f" got {value}"
                 )
+
+
+MAPPING_EVENTS_COLUMNS = tuple(item.name for item in fields(MappingEventRecord))
+"""The columns of ``<prefix>_mapping_events.csv``, one per field of
+:class:`MappingEventRecord`."""
 
 
 def _overlap(a_start: float, a_end: float, b_start: float, b_end: float) -> bool:

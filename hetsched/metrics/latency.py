@@ -14,43 +14,15 @@ Percentiles use linear interpolation between order statistics (numpy's default
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hetsched.core.driver import MAPPING_EVENTS_COLUMNS, MappingEventRecord
 from hetsched.errors import OutputFileError
 from hetsched.metrics.output_files import csv_rows
-
-MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
-
-
-@dataclass(frozen=True)
-class MappingEventRecord:
-    """One mapping event as the adapter recorded it.
-
-    >>> MappingEventRecord(60.0, 3, 2, 0.004).seconds
-    0.004
-    >>> MappingEventRecord(60.0, 3, 2, -1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: mapping event at 60.0: seconds -1.0 must be a finite number >= 0
-    """
-
-    time: float
-    nb_mappable: int
-    nb_decisions: int
-    seconds: float
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.seconds) and self.seconds >= 0):
-            raise ValueError(
-                f"mapping event at {self.time}: seconds {self.seconds} must be a finite number >= 0"
-            )
-        if self.nb_mappable < 0 or self.nb_decisions < 0:
-            raise ValueError(f"mapping event at {self.time}: negative count")
 
 
 def read_mapping_events(path: str | Path) -> list[MappingEventRecord]:

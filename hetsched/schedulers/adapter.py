@@ -89,7 +89,7 @@ from procset import ProcSet
 
 from hetsched.core.actual import ActualRunTime
 from hetsched.core.decisions import Action, Decision
-from hetsched.core.driver import EPSILON, MappingDriver, MappingError
+from hetsched.core.driver import EPSILON, MAPPING_EVENTS_COLUMNS, MappingDriver, MappingError
 from hetsched.core.energy_meter import (
     ENERGY_BUDGET_RULE,
     MEASURE_WINDOW_RULE,
@@ -189,7 +189,6 @@ ADAPTER_OPTIONS = tuple(field.name for field in fields(AdapterOptions))
 """Options read by the adapter (:class:`AdapterOptions`); every other option is a parameter
 of the heuristic."""
 
-MAPPING_EVENTS_COLUMNS = ("time", "nb_mappable", "nb_decisions", "seconds")
 TASKS_COLUMNS = (
     "task_id", "state", "cluster", "nodes", "pstate", "planned_start", "planned_end",
     "start", "end", "reason",
