@@ -346,7 +346,7 @@ def test_a_heuristic_whose_inputs_lack_what_it_needs_is_refused_before_the_run(
     assert not Path("out").exists() and not Path("cmp").exists()
 
 
-def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_refuses_with_the_preflight_message() -> None:
     """The pybatsim classes (``hetsched serve``) check the same needs at JOB_SUBMITTED, with
     the preflight's message; the workload is the file SIMULATION_BEGINS names, the platform,
     which Batsim does not name, PLATFORM.xml."""
@@ -355,7 +355,7 @@ def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatc
 
     from hetsched.schedulers.adapter import HetschedScheduler
 
-    session = Session(monkeypatch, HetschedScheduler({"heuristic": "max-value"}))
+    session = Session(HetschedScheduler({"heuristic": "max-value"}))
     with pytest.raises(WorkloadError) as error:
         session.send(0.0, adapter_submitted(0.0, "w0!1"))
     assert str(error.value) == MAX_VALUE_REFUSAL.format(workload="/nonexistent/w0.json",
