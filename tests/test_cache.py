@@ -21,15 +21,26 @@ from hetsched import cache
 from hetsched.cli import main
 from hetsched.engine.platform import load_platform
 from hetsched.engine.workload import load_workload
+from hetsched.metrics import resources
 
 TIMED = ("out_schedule.csv", "out_mapping_events.csv")
 """Run outputs that hold the run's own timings (Batsim's ``simulation_time``, the heuristic's
 latency)."""
 
 
+def new_process() -> None:
+    """Forget what this process keeps of the inputs it read, as a new ``hetsched`` command
+    starts: the metrics' reading of a platform, kept by path and content
+    (:mod:`hetsched.metrics.resources`; the tests read the same tiny platform as
+    ``platform.xml``), which would otherwise never ask the cache folder again."""
+    resources._table_of.cache_clear()
+
+
 @pytest.fixture
 def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh cache folder; the cache enabled."""
+    """A fresh cache folder; the cache enabled; nothing kept in memory either
+    (:func:`new_process`)."""
+    new_process()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(cache.NO_CACHE, raising=False)
     return tmp_path / "xdg" / "hetsched"
@@ -250,6 +261,7 @@ def test_run_warns_on_one_line_about_a_damaged_entry(
     for entry in damaged:
         entry.write_bytes(entry.read_bytes()[:-1])
     capsys.readouterr()
+    new_process()
     run_outputs([*run, "second"])
     lines = [line for line in capsys.readouterr().err.splitlines()
              if not line.startswith("hetsched run: note: ")]  # out_schedule.csv's notes

@@ -10,8 +10,8 @@ imports from ``hetsched.heuristics``).
 
 Each module belongs to one layer (:func:`layer_of`). The test fails on an import of a higher
 layer, on a cycle between two packages (any two units of :func:`unit_of`, within a layer
-too), and on an entry of :data:`ALLOWED` that no longer happens, so that the list of known
-violations only shrinks.
+too) and on a cycle of modules importing each other when they run. There are no exceptions:
+what breaks the layers moves.
 
 An import of the package inside a function is allowed only when it is lazy for a reason, said
 by a trailing comment on its first line (:data:`LAZY_MARKERS`): ``# lazy: start-up time``
@@ -71,21 +71,8 @@ NOT_CLI = {
 }
 """Modules named like command-line modules that are not in the layer ``cli``, and why."""
 
-ALLOWED: dict[tuple[str, str], str] = {}
-"""Known imports against the layers, each with its reason: (importer, imported)."""
-
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
-"""Known cycles between units (the units, sorted), each with its reason."""
-
 LAZY_MARKERS = ("# lazy: start-up time", "# lazy: optional dependency")
 """The trailing comments that say why an import of the package is inside a function."""
-
-UNMARKED_FOR_NOW = (
-    # Rewritten on another branch now; its function-local imports are to be moved or marked
-    # there.
-    "hetsched.running.run",
-)
-"""Modules (or packages) whose function-local imports are not checked yet."""
 
 
 def module_name(path: Path) -> str:
@@ -264,14 +251,13 @@ def upward_imports() -> set[tuple[str, str]]:
 
 
 def unit_cycles() -> dict[tuple[str, ...], list[tuple[str, str]]]:
-    """The cycles between units, leaving out the known imports of :data:`ALLOWED` (each is a
-    failure of its own there): each set of units that all reach each other (a strongly
+    """The cycles between units: each set of units that all reach each other (a strongly
     connected component of more than one unit), sorted, with the imports between them."""
     edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for importer, targets in graph().items():
         for imported in targets:
             pair = (unit_of(importer), unit_of(imported))
-            if pair[0] != pair[1] and (importer, imported) not in ALLOWED:
+            if pair[0] != pair[1]:
                 edges.setdefault(pair, []).append((importer, imported))
     units = sorted({unit for pair in edges for unit in pair})
     reach = {unit: {b for (a, b) in edges if a == unit} for unit in units}
@@ -300,25 +286,17 @@ def test_every_unit_has_a_layer() -> None:
 
 
 def test_no_import_against_the_layers() -> None:
-    new = sorted(upward_imports() - set(ALLOWED))
+    new = sorted(upward_imports())
     assert not new, "imports of a higher layer (docs/architecture.md, Layers):\n" + "\n".join(
         f"{importer} -> {imported}" for importer, imported in new
     )
 
 
-def test_the_allowed_imports_still_happen() -> None:
-    gone = sorted(set(ALLOWED) - upward_imports())
-    assert not gone, f"remove these from ALLOWED, they no longer happen: {gone}"
-
-
 def test_no_cycle_between_packages() -> None:
     cycles = unit_cycles()
-    new = {pair: imports for pair, imports in cycles.items() if pair not in ALLOWED_CYCLES}
-    assert not new, "cycles between packages:\n" + "\n".join(
-        f"{' <-> '.join(units)}: {imports}" for units, imports in new.items()
+    assert not cycles, "cycles between packages:\n" + "\n".join(
+        f"{' <-> '.join(units)}: {imports}" for units, imports in cycles.items()
     )
-    gone = sorted(set(ALLOWED_CYCLES) - set(cycles))
-    assert not gone, f"remove these from ALLOWED_CYCLES, they no longer happen: {gone}"
 
 
 def test_no_cycle_between_modules() -> None:
@@ -341,29 +319,19 @@ def test_the_graph_sees_local_and_runtime_imports() -> None:
     assert "hetsched.heuristics" in edges["hetsched.heuristics.registry"]  # an f-string's head
 
 
-def _unmarked_for_now(name: str) -> bool:
-    return any(name == prefix or name.startswith(f"{prefix}.") for prefix in UNMARKED_FOR_NOW)
-
-
 def test_function_local_imports_say_why() -> None:
     """Every import of the package inside a function carries one of :data:`LAZY_MARKERS`
-    (module docstring); an entry of :data:`UNMARKED_FOR_NOW` that has no unmarked import left
-    must go."""
+    (module docstring)."""
     unmarked = {
         name: unmarked_local_imports(name, path.read_text(encoding="utf-8"))
         for name, path in modules().items()
     }
-    new = [line for name, lines in unmarked.items() if not _unmarked_for_now(name)
-           for line in lines]  # fmt: skip
+    new = [line for lines in unmarked.values() for line in lines]
     assert not new, (
         "imports inside functions without '# lazy: start-up time' or '# lazy: optional"
         " dependency' (move them to the module's top; the layers must allow them):\n"
         + "\n".join(new)
     )
-    gone = [prefix for prefix in UNMARKED_FOR_NOW
-            if not any(lines for name, lines in unmarked.items()
-                       if name == prefix or name.startswith(f"{prefix}."))]  # fmt: skip
-    assert not gone, f"remove these from UNMARKED_FOR_NOW, their imports are marked: {gone}"
 
 
 @pytest.mark.parametrize(

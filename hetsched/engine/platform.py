@@ -338,20 +338,6 @@ def load_platform(
                       relocate=_relocate)  # fmt: skip
 
 
-def load_compute_resources(
-    path: str | Path, *, master_host: str = DEFAULT_MASTER_HOST
-) -> list[dict[str, object]]:
-    """:meth:`Platform.compute_resources` of ``path`` read without energy (what the validation
-    before a run needs), cached by itself: Curie's 9,369 hosts load in 0.06 s from the cache
-    where the whole platform takes 0.13-0.17 s, and take half the disk."""
-    return cache.load(path, _parse_compute_resources, master_host, version=CACHE_VERSION)
-
-
-def _parse_compute_resources(path: Path, master_host: str) -> list[dict[str, object]]:
-    """:func:`load_compute_resources` without the cache."""
-    return _parse_platform(path, False, master_host).compute_resources()
-
-
 def _relocate(platform: Platform, path: Path) -> Platform:
     """A cached platform read for another file of the same bytes names ``path``."""
     platform.path = platform._reader.path = path

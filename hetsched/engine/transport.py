@@ -3,15 +3,16 @@
 Either way the engine sends Batsim's JSON text and reads the scheduler's JSON text, so the
 scheduler sees exactly what it would see from Batsim.
 
-* :class:`InProcessTransport` drives an unchanged pybatsim ``batsim.batsim.Batsim`` object
-  built around a loopback network handler: ``Batsim.__init__`` reads SIMULATION_BEGINS from
-  its network in its constructor, then each message is handed over with ``do_next_event()``.
-  Nothing runs in another thread; the run is deterministic.
+* :class:`InProcessTransport` drives pybatsim's ``Batsim`` object through a
+  :class:`LoopbackBatsim`, whose network is a :class:`LoopbackNetwork` instead of a socket:
+  the constructor reads SIMULATION_BEGINS from it, then each message is handed over with
+  ``do_next_event()``. Nothing runs in another thread; the run is deterministic.
 * :class:`ZmqTransport` acts as Batsim does (``src/batsim.cpp``, ``src/network.cpp``): a ZMQ
   ``REQ`` socket *connected* to the endpoint where the scheduler's ``REP`` socket is bound
   (pybatsim binds ``tcp://*:28000`` by default). Given a scheduler object, it serves it in a
   background thread with pybatsim's own ``Batsim``/``NetworkHandler``; otherwise the scheduler
-  runs elsewhere (e.g. ``pybatsim scheduler.py -s tcp://*:PORT``).
+  runs elsewhere (e.g. ``pybatsim scheduler.py -s tcp://*:PORT``, or batsched), and a
+  :class:`SchedulerPeer` given to it says when that program stopped.
 
 >>> connect_endpoint("tcp://*:28000"), bind_endpoint("tcp://localhost:28000")
 ('tcp://127.0.0.1:28000', 'tcp://127.0.0.1:28000')
@@ -25,13 +26,16 @@ import time
 from typing import Any, Protocol
 
 import batsim.batsim
+import batsim.network
 import zmq
 
 from hetsched.engine.errors import SimulationError
 
-_PATCH_LOCK = threading.Lock()
 _SCHEDULER_TIMEOUT_MS = 600_000
 """pybatsim's wait for Batsim's next message when the engine serves a scheduler in a thread."""
+
+_THREAD_EXIT_GRACE = 5.0
+"""Seconds the served scheduler's thread may take to end once its socket closed."""
 
 
 class Transport(Protocol):
@@ -52,71 +56,110 @@ def bind_endpoint(endpoint: str) -> str:
     return endpoint.replace("://localhost:", "://127.0.0.1:")
 
 
+class LoopbackNetwork:
+    """pybatsim's ``NetworkHandler`` interface without a socket: the message Batsim sent in
+    ``inbox``, the scheduler's reply in ``outbox``."""
+
+    def __init__(self) -> None:
+        self.inbox: str | None = None
+        self.outbox: str | None = None
+
+    def bind(self) -> None:
+        pass
+
+    def connect(self) -> None:
+        pass
+
+    def recv(self, blocking: bool = False) -> Any:
+        text = self.recv_string(blocking)
+        return None if text is None else json.loads(text)
+
+    def recv_string(self, blocking: bool = False) -> str | None:
+        text, self.inbox = self.inbox, None
+        return text
+
+    def send(self, msg: Any) -> None:
+        self.send_string(json.dumps(msg))
+
+    def send_string(self, msg: str) -> None:
+        self.outbox = msg
+
+    def close(self) -> None:
+        pass
+
+
+class LoopbackBatsim(batsim.batsim.Batsim):
+    """pybatsim 3.2.1's ``Batsim`` whose network is ``network`` (e.g. a :class:`LoopbackNetwork`).
+
+    pybatsim offers no seam for its network: ``Batsim.__init__`` takes no handler, builds a
+    ``NetworkHandler`` (a ZeroMQ REP socket) from its module's global of that name, binds it
+    and reads SIMULATION_BEGINS from it before it returns; ``do_next_event`` and the reply go
+    through the same object. The one name all of them read it by is the public attribute
+    ``network``, so this subclass makes that attribute a property, the narrowest override
+    there is (no private method, no module global): the ``NetworkHandler`` the constructor
+    assigns is put aside unbound (its ZeroMQ context terminated, it never made a socket) and
+    ``network`` stands in its place, whereas anything else assigned later is kept as given
+    (hetsched's adapter wraps the network in its
+    :class:`~hetsched.schedulers.message_checks.ProtocolGuard`). The constructor returns once
+    the scheduler answered the SIMULATION_BEGINS that must be in ``network`` already.
+    """
+
+    def __init__(self, scheduler: batsim.batsim.BatsimScheduler, network: Any) -> None:
+        self._loopback = network
+        super().__init__(scheduler, "inprocess://hetsched", None)
+
+    @property
+    def network(self) -> Any:
+        """The network pybatsim reads Batsim's messages from and sends the replies to."""
+        return self._loopback
+
+    @network.setter
+    def network(self, handler: Any) -> None:
+        if isinstance(handler, batsim.network.NetworkHandler):  # the constructor's own
+            handler.context.term()
+        else:
+            self._loopback = handler
+
+
 class InProcessTransport:
-    """Hands messages to a pybatsim ``Batsim`` object in this thread."""
+    """Hands messages to a pybatsim ``Batsim`` object (:class:`LoopbackBatsim`) in this thread."""
 
     def __init__(self, scheduler: batsim.batsim.BatsimScheduler) -> None:
         self.scheduler = scheduler
         self.bs: batsim.batsim.Batsim | None = None
-        self._inbox: str | None = None
-        self._outbox: str | None = None
-
-    def _loopback(self) -> type:
-        transport = self
-
-        class LoopbackNetwork:
-            """pybatsim's ``NetworkHandler`` interface, without a socket."""
-
-            def __init__(self, socket_endpoint: str, timeout: Any = None, type: Any = None):
-                self.socket_endpoint = socket_endpoint
-
-            def bind(self) -> None:
-                pass
-
-            def connect(self) -> None:
-                pass
-
-            def recv(self, blocking: bool = False) -> Any:
-                text = self.recv_string(blocking)
-                return None if text is None else json.loads(text)
-
-            def recv_string(self, blocking: bool = False) -> str | None:
-                text, transport._inbox = transport._inbox, None
-                return text
-
-            def send(self, msg: Any) -> None:
-                self.send_string(json.dumps(msg))
-
-            def send_string(self, msg: str) -> None:
-                transport._outbox = msg
-
-            def close(self) -> None:
-                pass
-
-        return LoopbackNetwork
+        self.network = LoopbackNetwork()
 
     def exchange(self, message: str) -> str:
-        self._inbox, self._outbox = message, None
+        network = self.network
+        network.inbox, network.outbox = message, None
         if self.bs is None:
-            with _PATCH_LOCK:
-                original = batsim.batsim.NetworkHandler
-                batsim.batsim.NetworkHandler = self._loopback()
-                try:
-                    self.bs = batsim.batsim.Batsim(self.scheduler, "inprocess://hetsched", None)
-                finally:
-                    batsim.batsim.NetworkHandler = original
+            self.bs = LoopbackBatsim(self.scheduler, network)
         else:
             self.bs.do_next_event()
-        if self._outbox is None:
+        if network.outbox is None:
             raise SimulationError("the scheduler did not reply to Batsim's message")
-        return self._outbox
+        return network.outbox
 
     def close(self, check: bool = True) -> None:
         self.bs = None
 
 
+class SchedulerPeer(Protocol):
+    """What runs the scheduler behind :class:`ZmqTransport`'s socket (a thread of this process,
+    a program such as batsched), watched while a reply is due: Batsim would wait for it
+    forever, the engine reports that it stopped."""
+
+    def exited(self) -> bool:
+        """The scheduler's socket closed: wait the time it may take to exit; whether it did."""
+
+    def check(self, message: int) -> None:
+        """Raise if the scheduler stopped while Batsim's message number ``message`` (counted
+        from 1) waits for its reply."""
+
+
 class _SchedulerThread(threading.Thread):
-    """Serves a pybatsim scheduler on a bound REP socket, as the ``pybatsim`` launcher does."""
+    """Serves a pybatsim scheduler on a bound REP socket, as the ``pybatsim`` launcher does;
+    the :class:`SchedulerPeer` of the transport that started it."""
 
     def __init__(self, scheduler: batsim.batsim.BatsimScheduler, endpoint: str) -> None:
         super().__init__(name="pybatsim-scheduler", daemon=True)
@@ -125,13 +168,12 @@ class _SchedulerThread(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
+        # made before it is initialised, so that its network is at hand below even when
+        # Batsim.__init__ fails (e.g. the endpoint is taken); the constructor returns once
+        # SIMULATION_BEGINS, which the engine sends at once, is in
         bs = batsim.batsim.Batsim.__new__(batsim.batsim.Batsim)
         try:
-            # Batsim.__init__ reads the module's NetworkHandler: hold the lock so that an
-            # in-process simulation in another thread cannot swap it meanwhile. The
-            # constructor returns once SIMULATION_BEGINS, which the engine sends at once, is in.
-            with _PATCH_LOCK:
-                bs.__init__(self.scheduler, self.endpoint, _SCHEDULER_TIMEOUT_MS)
+            bs.__init__(self.scheduler, bind_endpoint(self.endpoint), _SCHEDULER_TIMEOUT_MS)
             bs.start()
         except BaseException as error:
             self.error = error
@@ -145,13 +187,26 @@ class _SchedulerThread(threading.Thread):
                     network.connection = None
                 network.context.term()
 
+    def exited(self) -> bool:
+        self.join(timeout=_THREAD_EXIT_GRACE)  # it closed its socket: report why it stopped
+        return not self.is_alive()
+
+    def check(self, message: int) -> None:
+        if not self.is_alive():
+            raise SimulationError(
+                f"the scheduler served on {self.endpoint} stopped without replying: "
+                f"{self.error!r}"
+            ) from self.error
+
 
 class ZmqTransport:
     """Batsim's side of the socket: a REQ socket connected to the scheduler's endpoint.
 
     Batsim waits for each reply forever. The engine does too unless given a ``timeout``, but
     it watches the connection (a ZeroMQ socket monitor): once the scheduler was connected, its
-    socket closing while a reply is due is an error (Batsim would wait forever).
+    socket closing while a reply is due is an error (Batsim would wait forever), unless the
+    scheduler's ``peer`` exits meanwhile, which the peer then reports. The peer is the thread
+    serving ``scheduler`` when one is given, else ``peer`` (none: the socket alone is watched).
     """
 
     def __init__(
@@ -159,13 +214,18 @@ class ZmqTransport:
         endpoint: str,
         scheduler: batsim.batsim.BatsimScheduler | None = None,
         timeout: float | None = None,
+        *,
+        peer: SchedulerPeer | None = None,
     ) -> None:
+        if scheduler is not None and peer is not None:
+            raise ValueError("ZmqTransport: give a scheduler to serve or a peer, not both")
         self.endpoint = endpoint
         self.timeout = timeout
         self.thread: _SchedulerThread | None = None
         if scheduler is not None:
-            self.thread = _SchedulerThread(scheduler, bind_endpoint(endpoint))
+            self.thread = _SchedulerThread(scheduler, endpoint)
             self.thread.start()
+        self.peer = self.thread or peer
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -207,16 +267,10 @@ class ZmqTransport:
             try:
                 self._watch_connection()
             except SimulationError:
-                if self.thread is None:
+                if self.peer is None or not self.peer.exited():
                     raise
-                self.thread.join(timeout=5)  # it closed its socket: report why it stopped
-                if self.thread.is_alive():
-                    raise
-            if self.thread is not None and not self.thread.is_alive():
-                raise SimulationError(
-                    f"the scheduler served on {self.endpoint} stopped without replying: "
-                    f"{self.thread.error!r}"
-                ) from self.thread.error
+            if self.peer is not None:
+                self.peer.check(self.nb_exchanges)
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 raise SimulationError(
                     f"no reply from the scheduler on {self.endpoint} to Batsim's message "

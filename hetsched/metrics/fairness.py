@@ -43,13 +43,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.engine.platform import load_platform
 from hetsched.errors import WorkloadError
 from hetsched.heuristics.fairness.first_level import fair_shares
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import Outcome
 from hetsched.metrics.run_files import RunFiles
-from hetsched.platforms.properties import clusters_from_compute_resources
+from hetsched.platforms.view import platform_clusters
 from hetsched.workloads.gen_hwang import submission_order
 from hetsched.workloads.job_tasks import actual_from_job, task_from_job
 
@@ -232,8 +231,7 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     from hetsched.core.runner import ModelTimeRunner  # lazy: start-up time
     from hetsched.heuristics.fairness import two_level_fairness  # lazy: start-up time
 
-    resources = load_platform(Path(platform_path)).compute_resources()
-    clusters = clusters_from_compute_resources(resources)
+    clusters = platform_clusters(platform_path)
     profiles = document.get("profiles", {})
     tasks = []
     actual = {}

@@ -13,8 +13,12 @@ its innermost ``<zone>`` that has one (Batsim's ``zone_properties``), else
 forwards none, so no scheduler could know them. White space before the XML declaration is
 accepted, as SimGrid accepts it.
 
-This reader is deliberately independent of the platform generator and of the
-embedded engine: the schedule checker must not share code with what it checks. One parse of a
+This reader is deliberately independent of the platform generator, of the embedded engine
+and of the platform view the schedulers see (:mod:`hetsched.platforms.view`): the schedule
+checker must not share code with what it checks. What measures and shows a run reads the
+platform here too, for the same reason and so that they agree with the checker: the summary
+(one-core power and hosts of unknown speed, :mod:`hetsched.metrics.summary`), the task table
+and the plots (each resource's cluster, :mod:`hetsched.running.plots`). One parse of a
 file gives its three readings (:class:`ResourceTable`), kept for the process while the file's
 content is the same (a run's checker, summary and task table each ask), read in one streaming
 pass of the XML parser, which builds no tree (Curie's 9,369 hosts: 0.25 s, against 0.7 s for

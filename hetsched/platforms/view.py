@@ -26,6 +26,7 @@ column of a comparison without energy, would pass for a measurement.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
@@ -179,7 +180,9 @@ def _read(path: Path, master_host: str) -> list[Host]:
     try:
         parser.Parse(stripped, True)
     except expat.ExpatError as error:
-        raise PlatformError(f"{path}: invalid XML: {error} (+{lines_skipped} lines)") from None
+        raise PlatformError(f"{path}:{error.lineno + lines_skipped}: invalid XML:"
+                            f" {expat.ErrorString(error.code)} (column {error.offset + 1})"
+                            ) from None
     return _compute_hosts(path, hosts, master_host)
 
 
@@ -233,7 +236,7 @@ def platform_clusters(path: str | Path, master_host: str = DEFAULT_MASTER_HOST) 
     """The clusters a hetsched scheduler sees on the platform at ``path`` (module docstring),
     with the defaults of :func:`~hetsched.platforms.properties.clusters_from_compute_resources`
     where the file has no hetsched host properties; ValueError naming the file and the host
-    on a bad property.
+    on a bad property (:func:`clusters_of`).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.xml"
@@ -245,12 +248,22 @@ def platform_clusters(path: str | Path, master_host: str = DEFAULT_MASTER_HOST) 
     ... </zone></platform>''')
     >>> [(c.name, c.resource_ids, c.speed) for c in platform_clusters(path)]
     [('fast', (0, 1), 2000000000.0), ('compute', (2,), None)]
+    >>> _ = path.write_text(path.read_text().replace('value="2e9"', 'value="fast"'))
+    >>> platform_clusters(path)
+    Traceback (most recent call last):
+    ...
+    hetsched.errors.PlatformError: ...p.xml: host 'a0' (resource 0): ...'fast' is not a number
     """
+    return clusters_of(path, compute_resources(forwarded_hosts(path, master_host)))
+
+
+def clusters_of(path: str | Path, resources: Sequence[Mapping[str, object]]) -> list[Cluster]:
+    """The clusters of ``resources``, the compute resources of the platform file ``path`` as
+    Batsim forwards them (:func:`compute_resources`, or the embedded engine's reading of the
+    file): :func:`~hetsched.platforms.properties.clusters_from_compute_resources`, a bad
+    hetsched host property being a :class:`~hetsched.errors.PlatformError` naming the file."""
     try:
-        return clusters_from_compute_resources(compute_resources(forwarded_hosts(
-            path, master_host)))
-    except PlatformError:
-        raise
+        return clusters_from_compute_resources(list(resources))
     except ValueError as error:
         raise PlatformError(f"{path}: {error}") from None
 

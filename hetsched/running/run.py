@@ -75,6 +75,7 @@ from hetsched.metrics.summary import RunSummary, summarize_files
 from hetsched.metrics.task_table import task_table_of, task_table_path, write_task_table
 from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
+from hetsched.running.docker_engine import DockerBatsim
 from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.progress import ProgressBar
 from hetsched.validation.preflight import preflight, preflight_run
@@ -146,10 +147,7 @@ class ExternalTools:
     def launcher(self, engine: str) -> BatsimLauncher:
         """How real Batsim starts for ``engine`` (``batsim`` or ``docker``)."""
         if engine == "docker":
-            docker_engine = require("hetsched.running.docker_engine")
-            return docker_engine.DockerBatsim(
-                self.batsim_image, self.docker_network, self.docker_client
-            )
+            return DockerBatsim(self.batsim_image, self.docker_network, self.docker_client)
         return LocalBatsim()
 
 
@@ -251,7 +249,9 @@ def make_scheduler(
     reserved = sorted(set(options) & set(RESERVED_OPTIONS))
     if reserved:
         raise ValueError(f"option(s) {', '.join(reserved)} are set by hetsched run itself")
-    adapter = require("hetsched.schedulers.adapter")
+    require("batsim")  # pybatsim: the install hint if missing
+    from hetsched.schedulers import adapter  # lazy: optional dependency
+
     own, parameters = adapter.AdapterOptions.split(options)
     own = dataclasses.replace(own, heuristic=name, export_prefix=str(export_prefix))
     return adapter.HetschedScheduler(own, parameters=parameters)
@@ -341,61 +341,64 @@ def _run_embedded(
 ) -> None:
     """Run ``scheduler`` (or batsched) in the embedded engine, on ``inputs`` when the preflight
     read them (:func:`~hetsched.validation.preflight.preflight_run`)."""
-    simulation = require("hetsched.engine.simulation")
+    require("batsim")  # pybatsim: the install hint if missing
+    from hetsched.engine.simulation import simulate  # lazy: optional dependency
+    from hetsched.engine.transport import ZmqTransport  # lazy: optional dependency
 
     def progress(now: float, done: int, total: int) -> None:
         assert bar is not None
         bar.update(done, total, f"jobs  t={now:.0f} s")
 
-    arguments = {
-        "energy": energy,
-        "dynamic_jobs": dynamic_jobs,
-        "progress": progress if bar is not None else None,
-        "inputs": inputs,
-    }
+    run = functools.partial(
+        simulate,
+        platform,
+        [workload],
+        energy=energy,
+        dynamic_jobs=dynamic_jobs,
+        progress=progress if bar is not None else None,
+        inputs=inputs,
+    )
     if not isinstance(scheduler, Batsched):
-        simulation.simulate(platform, [workload], scheduler, str(prefix), **arguments)
+        run(scheduler, str(prefix))
         return
     port = _free_port()
     log = prefix.parent / "scheduler.log"
     with scheduler.started(f"tcp://*:{port}", log) as process:
-        transport = _watched_transport(f"tcp://127.0.0.1:{port}", process, log)
+        transport = ZmqTransport(f"tcp://127.0.0.1:{port}", peer=_BatschedPeer(process, log))
         try:
-            simulation.simulate(platform, [workload], None, str(prefix), transport=transport,
-                                **arguments)  # fmt: skip
+            run(None, str(prefix), transport=transport)
         except ValueError as error:  # the engine's errors wrap the transport's
             if isinstance(error.__cause__, BatschedError):
                 raise error.__cause__ from None
             raise
 
 
-def _watched_transport(endpoint: str, process: subprocess.Popen[bytes], log: Path) -> Any:
-    """The engine's ZeroMQ transport to batsched, stopping the run if batsched exits early.
+class _BatschedPeer:
+    """batsched's process, watched by the engine's ZeroMQ transport
+    (:class:`~hetsched.engine.transport.SchedulerPeer`) while a reply is due.
 
     Batsim (and the engine) would wait for a reply forever; batsched exiting before the end
     (a bad variant, a crash) ends the run with :class:`BatschedError` and its log's tail.
     """
-    require("hetsched.engine.transport")  # it needs pybatsim: the install hint if missing
-    from hetsched.engine.transport import ZmqTransport
 
-    class WatchedTransport(ZmqTransport):
-        def _watch_connection(self) -> None:
-            try:
-                super()._watch_connection()
-            except ValueError:  # its socket closed: batsched is exiting, report how
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(timeout=BATSIM_EXIT_GRACE)
-                if process.poll() is None:
-                    raise
-            code = process.poll()
-            if code is not None:
-                raise BatschedError(
-                    f"batsched exited with code {code} while Batsim's message"
-                    f" #{self.nb_exchanges} waited for its reply; last lines of {log}:\n"
-                    f"{_log_tail(log)}"
-                )
+    def __init__(self, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.process = process
+        self.log = log
 
-    return WatchedTransport(endpoint)
+    def exited(self) -> bool:
+        """Its socket closed: batsched is exiting; whether it exited within the grace."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=BATSIM_EXIT_GRACE)
+        return self.process.poll() is not None
+
+    def check(self, message: int) -> None:
+        code = self.process.poll()
+        if code is not None:
+            raise BatschedError(
+                f"batsched exited with code {code} while Batsim's message"
+                f" #{message} waited for its reply; last lines of {self.log}:\n"
+                f"{_log_tail(self.log)}"
+            )
 
 
 def _free_port() -> int:

@@ -43,11 +43,16 @@ from pathlib import Path
 from hetsched.core.mapping import Heuristic
 from hetsched.core.system import Cluster
 from hetsched.engine.inputs import ParsedInputs, read_inputs
-from hetsched.engine.platform import Platform, load_compute_resources
+from hetsched.engine.platform import Platform
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
 from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
-from hetsched.platforms.view import require_power_model
+from hetsched.platforms.view import (
+    clusters_of,
+    compute_resources,
+    forwarded_hosts,
+    require_power_model,
+)
 from hetsched.workloads.batsim_workload import load_workload
 from hetsched.workloads.job_tasks import (
     NoRunTime,
@@ -215,25 +220,32 @@ class PlatformView:
     @classmethod
     def from_compute_resources(cls, name: str, resources: Sequence[Mapping]) -> PlatformView:
         """From SIMULATION_BEGINS' ``compute_resources`` (what a scheduler sees)."""
-        hetsched = any("cluster" in (r.get("properties") or {}) for r in resources)
         clusters = None
-        if hetsched:
+        if _annotated(resources):
             clusters = {c.name: c for c in clusters_from_compute_resources(list(resources))}
         return cls(name, len(resources), clusters)
 
     @classmethod
     def read(cls, path: str | Path) -> PlatformView:
-        """From a SimGrid platform file, read as Batsim 4.2.1 reads it."""
-        return cls.of_resources(path, load_compute_resources(path))
+        """From a SimGrid platform file, read as Batsim 4.2.1 forwards it to a scheduler
+        (:func:`~hetsched.platforms.view.forwarded_hosts`, whatever the routing, storage hosts
+        or SimGrid configuration: a file for real Batsim only is read too)."""
+        return cls.of_resources(path, compute_resources(forwarded_hosts(path)))
 
     @classmethod
     def of_resources(cls, path: str | Path, resources: Sequence[Mapping]) -> PlatformView:
         """From the compute resources read from platform file ``path``; a bad hetsched host
-        property is a :class:`PlatformError` naming the file."""
-        try:
-            return cls.from_compute_resources(str(path), resources)
-        except ValueError as error:
-            raise PlatformError(f"{path}: {error}") from None
+        property is a :class:`PlatformError` naming the file
+        (:func:`~hetsched.platforms.view.clusters_of`)."""
+        clusters = None
+        if _annotated(resources):
+            clusters = {c.name: c for c in clusters_of(path, resources)}
+        return cls(str(path), len(resources), clusters)
+
+
+def _annotated(resources: Sequence[Mapping]) -> bool:
+    """Whether ``resources`` are a hetsched platform's (a host with the ``cluster`` property)."""
+    return any("cluster" in (r.get("properties") or {}) for r in resources)
 
 
 @dataclass(frozen=True)

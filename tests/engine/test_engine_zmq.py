@@ -20,6 +20,7 @@ from test_engine_simulation import JOBS, PROFILES, TwinScheduler, platform, rows
 
 from hetsched.engine.errors import SimulationError
 from hetsched.engine.simulation import simulate
+from hetsched.engine.transport import ZmqTransport
 
 
 def free_endpoint() -> str:
@@ -126,3 +127,29 @@ def test_failing_scheduler_thread_is_reported(tmp_path: Path) -> None:
             socket_endpoint=free_endpoint(),
             socket_timeout=30,
         )
+
+
+class Gone:
+    """A :class:`~hetsched.engine.transport.SchedulerPeer` whose program has exited."""
+
+    def exited(self) -> bool:
+        return True
+
+    def check(self, message: int) -> None:
+        raise RuntimeError(f"the program left while message #{message} waited")
+
+
+def test_a_peer_that_stopped_ends_the_wait_for_a_reply(tmp_path: Path) -> None:
+    """Nothing listens on the endpoint: the peer's own error ends the first exchange."""
+    jobs = [{"id": "1", "subtime": 0, "res": 1, "profile": "d10"}]
+    transport = ZmqTransport(free_endpoint(), peer=Gone())
+    with pytest.raises(SimulationError) as caught:
+        simulate(platform(tmp_path), [workload(tmp_path, jobs, PROFILES)], None,
+                 tmp_path / "gone", transport=transport)
+    assert repr(caught.value.__cause__) == (
+        "RuntimeError('the program left while message #1 waited')")
+
+
+def test_a_served_scheduler_and_a_peer_are_one_or_the_other() -> None:
+    with pytest.raises(ValueError, match="a scheduler to serve or a peer, not both"):
+        ZmqTransport(free_endpoint(), FillerSched({}), peer=Gone())

@@ -283,7 +283,7 @@ def test_platforms_for_real_batsim_only_are_annotated_too(tmp_path: Path) -> Non
          r"Batsim needs one master host .* found 'master_host', 'h'"),
         ('<cluster id="h" prefix="n" suffix="" radical="0-x" speed="1Gf" bw="1Gbps" lat="0"/>',
          r"p\.xml:4: <cluster id='h'>: attribute radical='0-x'"),
-        ('<host id="h" speed="1Gf">', r"p\.xml: invalid XML"),
+        ('<host id="h" speed="1Gf">', r"p\.xml:5: invalid XML: mismatched tag \(column 3\)"),
     ],
 )
 def test_refusals_name_file_line_element_and_attribute(

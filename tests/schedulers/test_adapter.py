@@ -1,8 +1,9 @@
 """The pybatsim adapter (schedulers/adapter.py) driven by pybatsim's real ``Batsim`` object.
 
-pybatsim's ``NetworkHandler`` is replaced, while the ``Batsim`` object is
-built, by a loopback that hands it hand-written Batsim 4.2.1 messages and
-keeps its replies; the tests assert the exact events the scheduler replies.
+The ``Batsim`` object's network is a loopback (the embedded engine's
+:class:`~hetsched.engine.transport.LoopbackBatsim`) that hands it hand-written
+Batsim 4.2.1 messages and keeps its replies; the tests assert the exact events
+the scheduler replies.
 
 Platform of every test: cluster ``fast`` = resources 0-1 (4 cores per node,
 P-states 2e9 and 1e9 flop/s per core), cluster ``slow`` = resources 2-4
@@ -17,10 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import batsim.batsim
 import numpy as np
 import pytest
-from batsim.batsim import Batsim
 from procset import ProcSet
 from twin_messages import twin_events
 
@@ -28,6 +27,7 @@ from hetsched.core.decisions import Action, Decision
 from hetsched.core.driver import MappingError
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.engine.protocol import format_intervals
+from hetsched.engine.transport import LoopbackBatsim
 from hetsched.heuristics import registry
 from hetsched.schedulers.adapter import AdapterOptions, BatsimSetupError, HetschedScheduler
 from hetsched.schedulers.message_checks import BatsimProtocolError
@@ -142,14 +142,12 @@ class Session:
     """A real pybatsim ``Batsim`` object around a scheduler, fed by a loopback."""
 
     def __init__(
-        self, monkeypatch: pytest.MonkeyPatch, scheduler: HetschedScheduler,
-        workloads: dict[str, str] | None = None, **config: bool,
+        self, scheduler: HetschedScheduler, workloads: dict[str, str] | None = None,
+        **config: bool,
     ) -> None:
         self.net = Loopback()
         self.net.inbox.append(begins(workloads, **config))
-        with monkeypatch.context() as patch:
-            patch.setattr(batsim.batsim, "NetworkHandler", lambda *args, **kwargs: self.net)
-            self.bs = Batsim(scheduler, "tcp://loopback:0", 0)
+        self.bs = LoopbackBatsim(scheduler, self.net)
         self.scheduler = scheduler
 
     def send(self, now: float, *events: dict[str, Any]) -> list[dict[str, Any]]:
@@ -173,18 +171,18 @@ def start(task_id: str, cluster: str, nodes: tuple[int, ...], begin: float, end:
     return Decision(Action.START, task_id, cluster, nodes, begin, end, pstate)
 
 
-def test_simulation_begins_gets_an_empty_reply(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(monkeypatch, scripted())
+def test_simulation_begins_gets_an_empty_reply() -> None:
+    session = Session(scripted())
     assert session.net.sent == [{"now": 0.0, "events": []}]
     assert [c.name for c in session.scheduler.driver.clusters] == ["fast", "slow"]
 
 
-def test_start_is_one_reply_of_execution_twin_events(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_start_is_one_reply_of_execution_twin_events() -> None:
     """w0!1 starts on fast nodes 0-1 at P-state 1 during [0, 10).
 
     cpu = 10 s x 1e9 flop/s (speed of P-state 1) = 1e10 flops per node.
     """
-    session = Session(monkeypatch, scripted([start("w0!1", "fast", (0, 1), 0.0, 10.0, 1)]))
+    session = Session(scripted([start("w0!1", "fast", (0, 1), 0.0, 10.0, 1)]))
     reply = session.send(0.0, submitted(0.0, "w0!1"))
     assert reply == [
         {"timestamp": 0.0, "type": "SET_RESOURCE_STATE",
@@ -193,11 +191,11 @@ def test_start_is_one_reply_of_execution_twin_events(monkeypatch: pytest.MonkeyP
     ]
 
 
-def test_pstate_is_set_only_when_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pstate_is_set_only_when_it_changes() -> None:
     """w0!1 at P-state 1 on node 0 [0, 10), then w0!2 at P-state 1 on nodes 0-1 [10, 30):
     only node 1 changes P-state. w0!3 at P-state 0 on slow node 2 [10, 40): no change
     (cpu = 30 s x 1e9 = 3e10). The twin of w0!2 has cpu = 20 s x 1e9 = 2e10."""
-    session = Session(monkeypatch, scripted(
+    session = Session(scripted(
         [start("w0!1", "fast", (0,), 0.0, 10.0, 1)],
         [start("w0!2", "fast", (0, 1), 10.0, 30.0, 1), start("w0!3", "slow", (2,), 10.0, 40.0)],
     ))
@@ -218,23 +216,21 @@ def test_pstate_is_set_only_when_it_changes(monkeypatch: pytest.MonkeyPatch) -> 
     ]
 
 
-def test_drop_rejects_the_original(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(monkeypatch, scripted([Decision(Action.DROP, "w0!1")]))
+def test_drop_rejects_the_original() -> None:
+    session = Session(scripted([Decision(Action.DROP, "w0!1")]))
     assert session.send(3.0, submitted(3.0, "w0!1")) == [
         {"timestamp": 3.0, "type": "REJECT_JOB", "data": {"job_id": "w0!1"}}
     ]
 
 
-def test_reservation_asks_to_be_called_and_starts_on_the_call(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_reservation_asks_to_be_called_and_starts_on_the_call() -> None:
     """w0!1 runs on slow node 2 [0, 30); w0!2 is reserved on nodes 2-3 [30, 60).
 
     The reply asks for a call at 30. At 30 the twin of w0!1 completes and the
     requested call arrives in one message: w0!2 starts (cpu = 30 s x 1e9 = 3e10).
     A second submission at 5 must not ask again for a call at 30.
     """
-    session = Session(monkeypatch, scripted(
+    session = Session(scripted(
         [start("w0!1", "slow", (2,), 0.0, 30.0),
          Decision(Action.RESERVE, "w0!2", "slow", (2, 3), 30.0, 60.0)],
         [Decision(Action.DROP, "w0!3")],
@@ -256,13 +252,11 @@ def test_reservation_asks_to_be_called_and_starts_on_the_call(
     assert set(session.bs.jobs) == {"hetsched!w0.2"}
 
 
-def test_registration_finished_once_nothing_waits_nor_is_reserved(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_registration_finished_once_nothing_waits_nor_is_reserved() -> None:
     """No more static jobs at 0 while w0!2 is reserved for 10: no NOTIFY yet. At 10 w0!2
     starts and NOTIFY registration_finished follows its twin events (w0!1 still runs:
     registration_finished only forbids new registrations). It is never sent again."""
-    session = Session(monkeypatch, scripted(
+    session = Session(scripted(
         [start("w0!1", "fast", (0,), 0.0, 20.0),
          Decision(Action.RESERVE, "w0!2", "slow", (2,), 10.0, 40.0)],
     ))
@@ -286,10 +280,10 @@ def test_registration_finished_once_nothing_waits_nor_is_reserved(
     assert bs.nb_jobs_submitted == bs.nb_jobs_scheduled + bs.nb_jobs_rejected == 4
 
 
-def test_periodic_mapping_events_use_call_me_later(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_periodic_mapping_events_use_call_me_later() -> None:
     """period 60 (Machovec III.A): a task submitted at 5 is mapped at 60, not before."""
     heuristic_script = [start("w0!1", "slow", (4,), 60.0, 90.0)]
-    session = Session(monkeypatch, scripted(heuristic_script, period=60))
+    session = Session(scripted(heuristic_script, period=60))
     assert session.send(5.0, submitted(5.0, "w0!1")) == [
         {"timestamp": 5.0, "type": "CALL_ME_LATER", "data": {"timestamp": 60.0}}
     ]
@@ -300,10 +294,10 @@ def test_periodic_mapping_events_use_call_me_later(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")
-def test_acknowledged_registrations_are_not_new_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_acknowledged_registrations_are_not_new_tasks() -> None:
     """With --acknowledge-dynamic-jobs Batsim answers REGISTER_JOB by JOB_SUBMITTED of the twin."""
     session = Session(
-        monkeypatch, scripted([start("w0!1", "slow", (2,), 0.0, 30.0)]),
+        scripted([start("w0!1", "slow", (2,), 0.0, 30.0)]),
         dynamic_jobs_acknowledged=True,
     )
     session.send(0.0, submitted(0.0, "w0!1"))
@@ -315,12 +309,10 @@ def test_acknowledged_registrations_are_not_new_tasks(monkeypatch: pytest.Monkey
     assert session.scheduler.driver.waiting == ()
 
 
-def test_job_without_annotations_gets_its_delay_on_every_cluster(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_job_without_annotations_gets_its_delay_on_every_cluster() -> None:
     """A plain Batsim job (res 2, delay profile of 10 s): cores = 2 nodes x 4 cores of the
     reference cluster fast (lowest resource id) = 8; ETC 10 s on fast and on slow."""
-    session = Session(monkeypatch, scripted([]))
+    session = Session(scripted([]))
     job = {"id": "w0!7", "subtime": 1.0, "walltime": 50.0, "res": 2, "profile": "d10"}
     session.send(1.0, {"timestamp": 1.0, "type": "JOB_SUBMITTED",
                        "data": {"job_id": "w0!7", "job": job}})
@@ -328,20 +320,20 @@ def test_job_without_annotations_gets_its_delay_on_every_cluster(
     assert (task.cores, dict(task.etc), task.arrival) == (8, {"fast": 10.0, "slow": 10.0}, 1.0)
 
 
-def test_heuristic_that_strands_tasks_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_heuristic_that_strands_tasks_is_an_error() -> None:
     """Event-driven: nothing runs, nothing is reserved, no task will arrive, and the
     heuristic only places a place-holder: no mapping event can ever happen again."""
     hold = Decision(Action.PLACEHOLDER, "w0!1", "slow", (2,), 50.0, 80.0)
-    session = Session(monkeypatch, scripted([hold]))
+    session = Session(scripted([hold]))
     with pytest.raises(MappingError, match=r"heuristic scripted left task\(s\) w0!1 waiting"):
         session.send(0.0, submitted(0.0, "w0!1"), notify(0.0, "no_more_static_job_to_submit"))
 
 
 def test_mapping_events_csv_is_written_at_the_end(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     prefix = tmp_path / "run"
-    session = Session(monkeypatch, scripted(
+    session = Session(scripted(
         [Decision(Action.DROP, "w0!1")], [Decision(Action.DROP, "w0!2")],
         export_prefix=str(prefix),
     ))
@@ -355,14 +347,14 @@ def test_mapping_events_csv_is_written_at_the_end(
 
 
 def test_tasks_csv_holds_planned_and_actual_times(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     """w0!1 is planned on slow node 2 during [0, 30) but the job carries an actual run time
     of 45 s on slow (actual etc 45 over planned 30: ratio 1.5): its twin computes
     45 s x 1e9 flop/s = 4.5e10 flops, and the tasks file keeps both the plan and the run,
     and the reason w0!2 was dropped."""
     prefix = tmp_path / "run"
-    session = Session(monkeypatch, scripted(
+    session = Session(scripted(
         [start("w0!1", "slow", (2,), 0.0, 30.0)],
         [Decision(Action.DROP, "w0!2", reason="too late, even now")],
         export_prefix=str(prefix),
@@ -380,9 +372,7 @@ def test_tasks_csv_holds_planned_and_actual_times(
     ]
 
 
-def test_the_end_of_the_workload_triggers_a_mapping_event_for_batch_heuristics(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_end_of_the_workload_triggers_a_mapping_event_for_batch_heuristics() -> None:
     """Batsim's NOTIFY no_more_static_job_to_submit, alone in its message, still brings a
     mapping event, where the view says no task will come any more."""
     def whole_bag(event: MappingEvent) -> list[Decision]:
@@ -390,39 +380,37 @@ def test_the_end_of_the_workload_triggers_a_mapping_event_for_batch_heuristics(
             return []
         return [start("w0!1", "fast", (0,), 3.0, 13.0), start("w0!2", "fast", (1,), 3.0, 13.0)]
 
-    session = Session(monkeypatch, scripted(lambda event: [], whole_bag))
+    session = Session(scripted(lambda event: [], whole_bag))
     assert session.send(0.0, submitted(0.0, "w0!1"), submitted(0.0, "w0!2")) == []
     reply = session.send(3.0, notify(3.0, "no_more_static_job_to_submit"))
     assert [e["type"] for e in reply] == ["REGISTER_PROFILE", "REGISTER_JOB", "EXECUTE_JOB",
                                           "REJECT_JOB"] * 2 + ["NOTIFY"]
 
 
-def test_energy_budget_and_window_reach_the_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(monkeypatch, scripted(energy_budget=5e6, measure_window=[10, 100]))
+def test_energy_budget_and_window_reach_the_view() -> None:
+    session = Session(scripted(energy_budget=5e6, measure_window=[10, 100]))
     system = session.scheduler.driver.system
     assert (system.energy_budget, system.measure_window) == (5e6, (10.0, 100.0))
 
 
 def test_energy_budget_and_window_come_from_the_workload_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     """SIMULATION_BEGINS names the workload files; the adapter reads their hetsched object."""
     workload = tmp_path / "w0.json"
     workload.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {}, "hetsched": {
         "schema_version": 1, "energy_budget": 1234.5, "measure_window": [0, 50]}}))
-    session = Session(monkeypatch, scripted(), workloads={"w0": str(workload)})
+    session = Session(scripted(), workloads={"w0": str(workload)})
     system = session.scheduler.driver.system
     assert (system.energy_budget, system.measure_window) == (1234.5, (0.0, 50.0))
 
 
-def test_a_workload_read_by_the_caller_is_not_read_again(
-    monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_workload_read_by_the_caller_is_not_read_again() -> None:
     """workload_meta (hetsched run: the preflight's reading) in place of the files that
     SIMULATION_BEGINS names (here none exists); an option still replaces it."""
     scheduler = scripted(energy_budget=99.0)
     scheduler.workload_meta = {"energy_budget": 1234.5, "measure_window": [0, 50]}
-    system = Session(monkeypatch, scheduler).scheduler.driver.system
+    system = Session(scheduler).scheduler.driver.system
     assert (system.energy_budget, system.measure_window) == (99.0, (0.0, 50.0))
 
 
@@ -444,27 +432,27 @@ def test_adapter_options_apart_from_the_parameters() -> None:
 
 
 def test_existing_mapping_events_csv_is_refused_at_start(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tmp_path: Path
 ) -> None:
     (tmp_path / "run_mapping_events.csv").write_text("keep me\n")
     with pytest.raises(FileExistsError, match=r"run_mapping_events\.csv exists"):
-        Session(monkeypatch, scripted(export_prefix=str(tmp_path / "run")))
+        Session(scripted(export_prefix=str(tmp_path / "run")))
     assert (tmp_path / "run_mapping_events.csv").read_text() == "keep me\n"
 
 
-def test_batsim_without_dynamic_jobs_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batsim_without_dynamic_jobs_is_refused() -> None:
     with pytest.raises(BatsimSetupError, match="pass --enable-dynamic-jobs to Batsim"):
-        Session(monkeypatch, scripted(), dynamic_jobs_enabled=False)
+        Session(scripted(), dynamic_jobs_enabled=False)
 
 
-def test_silent_batsim_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(monkeypatch, scripted())
+def test_silent_batsim_is_reported() -> None:
+    session = Session(scripted())
     with pytest.raises(BatsimProtocolError, match="Batsim sent nothing within the timeout"):
         session.bs.do_next_event()
 
 
-def test_unsupported_callbacks_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(monkeypatch, scripted())
+def test_unsupported_callbacks_say_so() -> None:
+    session = Session(scripted())
     event = {"timestamp": 1.0, "type": "NOTIFY",
              "data": {"type": "event_machine_unavailable", "resources": "2"}}
     with pytest.raises(ValueError, match="does not support machine failures"):

@@ -14,6 +14,7 @@ from test_message_checks import begins, submitted
 from test_run import tiny  # noqa: F401 (fixture)
 
 from hetsched.cli import main
+from hetsched.engine.errors import UnsupportedFeature
 from hetsched.errors import InputWarning, WorkloadError
 from hetsched.schedulers.message_checks import BatsimProtocolError, ProtocolGuard
 from hetsched.validation.preflight import PlatformView, preflight, preflight_run
@@ -346,7 +347,7 @@ def test_a_heuristic_whose_inputs_lack_what_it_needs_is_refused_before_the_run(
     assert not Path("out").exists() and not Path("cmp").exists()
 
 
-def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_refuses_with_the_preflight_message() -> None:
     """The pybatsim classes (``hetsched serve``) check the same needs at JOB_SUBMITTED, with
     the preflight's message; the workload is the file SIMULATION_BEGINS names, the platform,
     which Batsim does not name, PLATFORM.xml."""
@@ -355,7 +356,7 @@ def test_serve_refuses_with_the_preflight_message(monkeypatch: pytest.MonkeyPatc
 
     from hetsched.schedulers.adapter import HetschedScheduler
 
-    session = Session(monkeypatch, HetschedScheduler({"heuristic": "max-value"}))
+    session = Session(HetschedScheduler({"heuristic": "max-value"}))
     with pytest.raises(WorkloadError) as error:
         session.send(0.0, adapter_submitted(0.0, "w0!1"))
     assert str(error.value) == MAX_VALUE_REFUSAL.format(workload="/nonexistent/w0.json",
@@ -418,3 +419,22 @@ def test_the_run_preflight_warns_naming_its_caller() -> None:
     with pytest.warns(InputWarning, match="nb_res 99 exceeds") as caught:
         preflight_run("workload.json", "platform.xml", energy=False)
     assert [Path(w.filename).name for w in caught] == ["test_preflight.py"]
+
+
+@pytest.mark.usefixtures("tiny")
+def test_a_platform_for_real_batsim_only_is_read_as_batsim_forwards_it() -> None:
+    """preflight (before a run on real Batsim, and before a comparison) reads the platform as
+    Batsim forwards it to the scheduler: a storage host, which only real Batsim runs, leaves
+    the compute hosts and clusters as they are; the run on the embedded engine still refuses
+    it, in its preflight, with the engine's message."""
+    before = PlatformView.read("platform.xml")
+    path = Path("platform.xml")
+    path.write_text(path.read_text().replace(
+        "</zone>",
+        '  <host id="pfs" speed="1e9f" coordinates="1 1 1"><prop id="role" value="storage"/>'
+        "</host>\n</zone>"))
+    assert PlatformView.read("platform.xml") == before and before.nb_hosts == 4
+    assert sorted(before.clusters or ()) == ["fast", "slow"]
+    assert preflight("workload.json", "platform.xml").jobs == 2
+    with pytest.raises(UnsupportedFeature, match="host 'pfs': storage resources"):
+        preflight_run("workload.json", "platform.xml", energy=True)
