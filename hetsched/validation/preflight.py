@@ -46,7 +46,6 @@ from hetsched.core.system import Cluster
 from hetsched.engine.inputs import ParsedInputs, read_inputs
 from hetsched.engine.platform import Platform, load_compute_resources
 from hetsched.errors import InputWarning, PlatformError, WorkloadError
-from hetsched.heuristics.robust.robustness import MoldableBatch
 from hetsched.platforms.properties import clusters_from_compute_resources
 from hetsched.platforms.view import require_power_model
 from hetsched.workloads.batsim_workload import load_workload
@@ -399,6 +398,9 @@ def check_batch_models(document: Mapping, filename: str) -> None:
     types = set.intersection(*(set(job["etc"]) for job in jobs))
     if not types:
         return  # no processor type for the whole batch: the heuristics drop it, unmapped
+    # (8 ms that every run's command paid for a Hansen batch's only)
+    from hetsched.heuristics.robust.robustness import MoldableBatch  # lazy: start-up time
+
     try:
         MoldableBatch.from_jobs(jobs, {name: len(jobs) for name in sorted(types)})
     except ValueError as error:
