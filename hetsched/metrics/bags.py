@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsched.errors import WorkloadError
-from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks
-from hetsched.heuristics.bags.lp_makespan import makespan_lower_bound
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import makespan
 from hetsched.metrics.run_files import RunFiles
@@ -74,6 +72,10 @@ def bag_lower_bound(
                 f" {key!r}"
             )
         task_types.append(index.setdefault(key, len(index)))
+    # (7 ms that every run's command paid for a bag's only)
+    from hetsched.heuristics.bags.bag_of_tasks import BagOfTasks  # lazy: start-up time
+    from hetsched.heuristics.bags.lp_makespan import makespan_lower_bound  # lazy: start-up time
+
     bag = BagOfTasks(list(rows.values()), task_types, [machines[name] for name in names])
     return makespan_lower_bound(bag).ms_lb
 

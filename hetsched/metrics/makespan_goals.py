@@ -45,11 +45,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.errors import OutputFileError
-from hetsched.heuristics.robust.robustness import (
-    AllocationProblem,
-    MoldableBatch,
-    batch_completion_probability,
-)
 from hetsched.metrics.annotations import WorkloadInfo
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import TIME_TOLERANCE, Outcome, TaskOutcome
@@ -210,6 +205,12 @@ def predict_batch(
     if any(count > processors[name] for name, count in used.items()):
         return None  # processors reused one after another: not an allocation of sec. II.A
     visible = [{k: v for k, v in job.items() if k != "actual"} for job in batch_jobs]
+    from hetsched.heuristics.robust.robustness import (  # lazy: start-up time
+        AllocationProblem,
+        MoldableBatch,
+        batch_completion_probability,
+    )  # (8 ms that every run's command paid for a Hansen batch's only)
+
     batch = MoldableBatch.from_jobs(visible, dict(processors))
     allocation = AllocationProblem.from_batch(batch).allocation(
         [batch.processor_types.index(str(goal.cluster)) for goal in goals.values()],

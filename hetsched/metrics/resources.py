@@ -96,37 +96,33 @@ def _elements(data: bytes, path: Path) -> list[_Element]:
     parser = expat.ParserCreate()
     found: list[_Element] = []
     # per open element: its kind (root, zone, leaf, skipped), own properties, zones around
-    kinds: list[str] = []
-    owners: list[dict[str, str] | None] = []
-    chains: list[tuple[dict[str, str], ...]] = []
+    stack: list[tuple[str, dict[str, str] | None, tuple[dict[str, str], ...]]] = []
+    push, pop = stack.append, stack.pop
+    skipped = ("skipped", None, ())  # what is inside a skipped element is skipped too
 
-    def start(tag: str, attributes: dict[str, str]) -> None:
-        parent = kinds[-1] if kinds else None
-        chain = chains[-1] if chains else ()
-        own: dict[str, str] | None = None
-        if parent is None:
-            kind = "root"
-        elif tag == "prop":
-            kind = "skipped"
-            properties = owners[-1]
+    def start(tag: str, attributes: dict[str, str]) -> None:  # Curie: 84,000 calls
+        if not stack:
+            push(("root", None, ()))
+            return
+        kind, properties, chain = stack[-1]
+        if tag == "prop":
             if properties is not None:
                 properties[attributes.get("id", "")] = attributes.get("value", "")
-        elif parent in ("root", "zone") and tag in ("zone", "AS"):
-            kind, own = "zone", {}
-            chain = (*chain, own)
-        elif parent in ("root", "zone") and tag in ("host", "cluster"):
-            kind, own = "leaf", {}
+            push(skipped)
+        elif kind not in ("root", "zone"):
+            push(skipped)
+        elif tag in ("zone", "AS"):
+            own: dict[str, str] = {}
+            push(("zone", own, (*chain, own)))
+        elif tag in ("host", "cluster"):
+            own = {}
             found.append(_Element(tag, attributes, own, chain))
+            push(("leaf", own, chain))
         else:
-            kind = "skipped"
-        kinds.append(kind)
-        owners.append(own)
-        chains.append(chain)
+            push(skipped)
 
     def end(tag: str) -> None:
-        kinds.pop()
-        owners.pop()
-        chains.pop()
+        pop()
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
