@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "hetsched"
 
 LAYERS = (
-    ("shared", ("shared", "errors", "files", "options", "cache", "dependencies", "parser")),
+    ("shared", ("shared", "errors", "files", "options", "cache", "dependencies", "parser",
+                "memory")),
     ("core", ("core",)),
     ("inputs", ("platforms", "workloads")),
     ("engine", ("engine",)),

@@ -9,29 +9,17 @@ does: the preflight of ``hetsched workload validate`` runs without it.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hetsched.engine.platform import DEFAULT_MASTER_HOST, Platform, load_platform
 from hetsched.engine.workload import WorkloadFile, load_workload
+from hetsched.memory import collector_paused
 
 __all__ = ["ParsedInputs", "read_inputs"]
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No collection while inputs are read: Curie's platform creates some 200,000 objects,
-    which live as long as the run, and whose reading makes no cyclic garbage to speak of."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class ParsedInputs:
@@ -89,7 +77,7 @@ def read_inputs(
     reads them, with its errors. ``between(platform)`` is called once the platform is read,
     before the workloads are (out of ``read_seconds``): the preflight's checks, whose
     messages then come before the engine's reading of the workloads."""
-    with _collector_paused():
+    with collector_paused():
         began = time.perf_counter()
         loaded = load_platform(platform, energy=energy, master_host=master_host)
         seconds = time.perf_counter() - began

@@ -222,7 +222,7 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     run's outputs are read. At the paper's size (500,000 tasks) the tasks and that run take
     about 70 s of CPU; the runner's driver and system view hold them in a cycle (about 10
     objects a task), collected here at once, so that they do not stay while the outputs are
-    read (a run's post-run phase keeps Python's collector paused, ``running/memory.py``).
+    read (a run's post-run phase keeps Python's collector paused, ``hetsched/memory.py``).
     """
     jobs = document.get("jobs", [])
     if not jobs or not all(isinstance(j, dict) and "corunner_model" in j for j in jobs):

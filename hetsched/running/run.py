@@ -68,6 +68,7 @@ from hetsched.heuristics.registry import (
     is_reference,
     names,
 )
+from hetsched.memory import collector_paused, release_freed_memory
 from hetsched.metrics.checker import BATSIM_RULES, VIOLATION_KINDS, check_files
 from hetsched.metrics.families import family_references
 from hetsched.metrics.run_files import RunFiles
@@ -76,7 +77,6 @@ from hetsched.metrics.task_table import task_table_of, task_table_path, write_ta
 from hetsched.platforms.view import require_power_model
 from hetsched.running.batsched import BATSCHED_PREFIX, Batsched, BatschedError, make_batsched
 from hetsched.running.docker_engine import DockerBatsim
-from hetsched.running.memory import collector_paused, release_freed_memory
 from hetsched.running.progress import ProgressBar
 from hetsched.validation.preflight import preflight, preflight_run
 
@@ -712,7 +712,7 @@ def run_heuristic(
     # options (adapter_options) replace the workload's in the checks and metrics, as they did
     # in the run.
     # Reading builds millions of objects and keeps them to the end: the collector waits
-    # (running/memory.py). The families' references are worked out from the workload and the
+    # (hetsched/memory.py). The families' references are worked out from the workload and the
     # platform first, and the workload's JSON let go, before any output is read (peak memory)
     budget = window = None
     if adapter_options is not None:

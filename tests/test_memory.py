@@ -1,4 +1,4 @@
-"""Returning freed memory to the system between the phases of a run (running/memory.py)."""
+"""Returning freed memory to the system between the phases of a run (hetsched/memory.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hetsched.running.memory import collector_paused, release_freed_memory
+from hetsched.memory import collector_paused, release_freed_memory
 
 
 def _rss_kib() -> int:
