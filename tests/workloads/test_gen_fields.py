@@ -23,7 +23,8 @@ def test_the_schema_registers_every_one() -> None:
 def test_reading_a_workload_does_not_import_the_generators() -> None:
     code = ("import sys, hetsched.workloads.batsim_workload\n"
             "print(sorted(m for m in sys.modules if m in {'hetsched.workloads.generators',"
-            " 'hetsched.workloads.gen_machovec', 'hetsched.workloads.gen_tarplee'}))")
+            " 'hetsched.workloads.gen_machovec', 'hetsched.workloads.gen_tarplee',"
+            " 'hetsched.workloads.gen_hwang', 'hetsched.platforms.presets'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, timeout=120)
     assert result.stdout.strip() == "[]"
