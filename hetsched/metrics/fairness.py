@@ -44,13 +44,9 @@ from pathlib import Path
 import numpy as np
 
 from hetsched.errors import WorkloadError
-from hetsched.heuristics.fairness.first_level import fair_shares
 from hetsched.metrics.family import FamilyRecord
 from hetsched.metrics.outcomes import Outcome
 from hetsched.metrics.run_files import RunFiles
-from hetsched.platforms.view import platform_clusters
-from hetsched.workloads.gen_hwang import submission_order
-from hetsched.workloads.job_tasks import actual_from_job, task_from_job
 
 
 def fastest_onecore_runtime(
@@ -104,6 +100,9 @@ def fastest_onecore_runtime(
     submission = np.asarray(submission, dtype=float)
     if submission.shape != tasks.shape or not np.all(np.isfinite(submission)):
         raise ValueError("submission needs one finite time per user")
+    # imported here: Hwang et al.'s shares, which a run of another family's workload never uses
+    from hetsched.heuristics.fairness.first_level import fair_shares  # lazy: start-up time
+
     overlap = np.eye(tasks.size, dtype=bool)  # overlap[u, v]: v counts in u's share
     while True:
         fastest = np.empty(tasks.size)
@@ -230,6 +229,9 @@ def fairness_reference(document: Mapping, platform_path: str | Path, where: str 
     # imported here: 0.05-0.1 s that every run's command would pay for Hwang's runs only
     from hetsched.core.runner import ModelTimeRunner  # lazy: start-up time
     from hetsched.heuristics.fairness import two_level_fairness  # lazy: start-up time
+    from hetsched.platforms.view import platform_clusters  # lazy: start-up time
+    from hetsched.workloads.gen_hwang import submission_order  # lazy: start-up time
+    from hetsched.workloads.job_tasks import actual_from_job, task_from_job  # lazy: start-up time
 
     clusters = platform_clusters(platform_path)
     profiles = document.get("profiles", {})

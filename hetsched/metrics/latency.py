@@ -17,16 +17,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hetsched.core.driver import MAPPING_EVENTS_COLUMNS, MappingEventRecord
 from hetsched.errors import OutputFileError
 from hetsched.metrics.output_files import csv_rows
+
+if TYPE_CHECKING:
+    from hetsched.core.driver import MappingEventRecord
 
 
 def read_mapping_events(path: str | Path) -> list[MappingEventRecord]:
     """Read ``<prefix>_mapping_events.csv``; errors name the file, line and column."""
+    # imported here: the mapping driver's module, which a run without the file never needs
+    from hetsched.core.driver import (  # lazy: start-up time
+        MAPPING_EVENTS_COLUMNS,
+        MappingEventRecord,
+    )
+
     records: list[MappingEventRecord] = []
     for where, values in csv_rows(Path(path), MAPPING_EVENTS_COLUMNS, "the mapping events'"):
         try:
@@ -47,6 +56,7 @@ def read_mapping_events(path: str | Path) -> list[MappingEventRecord]:
 class LatencyStats:
     """Count, median, 95th percentile and maximum of the mapping-event latencies (seconds).
 
+    >>> from hetsched.core.driver import MappingEventRecord
     >>> s = latency_stats([MappingEventRecord(t, 1, 1, x) for t, x in
     ...                    [(0.0, 0.1), (60.0, 0.2), (120.0, 0.3), (180.0, 0.4)]])
     >>> s.count, round(s.p50, 6), round(s.p95, 6), s.max

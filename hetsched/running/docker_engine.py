@@ -37,7 +37,6 @@ import contextlib
 import os
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -201,6 +200,8 @@ class DockerBatsim:
         self._ensure_image(client)
         arguments = self.run_arguments(command)
         log.write_text(f"$ docker run {self.image} {' '.join(command[1:])}\n")
+        import uuid  # lazy: start-up time (a run on the embedded engine never names a container)
+
         name = f"hetsched-batsim-{uuid.uuid4().hex[:12]}"
         container: Container | None = None
         try:

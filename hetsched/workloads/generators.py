@@ -30,6 +30,7 @@ from typing import Any
 from hetsched.platforms.presets import generate as generate_platform
 from hetsched.workloads import gen_hansen, gen_hwang, gen_machovec, gen_tarplee
 from hetsched.workloads.clusters import ClusterLike
+from hetsched.workloads.gen_fields import FIELD_VALIDATORS as FIELD_VALIDATORS
 
 _Generator = Callable[[str, int, Sequence[ClusterLike], Mapping[str, object]], dict[str, Any]]
 
@@ -46,14 +47,6 @@ _GENERATOR: dict[str, _Generator] = {
 _PLATFORM: dict[str, Callable[[str, Mapping[str, object]], tuple[str, dict[str, object]]]] = {
     name: module.platform_preset for module in _MODULES for name in module.PRESETS
 }
-
-FIELD_VALIDATORS: dict[str, Callable[[object, str], None]] = {
-    **gen_hansen.FIELD_VALIDATORS,
-    **gen_hwang.FIELD_VALIDATORS,
-}
-"""Validators of the job annotations the generators emit beyond schema v1's table: each takes
-the value and its location (e.g. ``"w.json: job 3"``) and raises ValueError naming it."""
-
 
 def platform_preset(preset: str, **options: object) -> tuple[str, dict[str, object]]:
     """The platform preset, and its options, a workload preset uses when no clusters are given.

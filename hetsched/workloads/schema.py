@@ -41,7 +41,7 @@ from hetsched.core.utility import UtilityFunction
 from hetsched.core.value import ValueFunction
 from hetsched.errors import WorkloadError
 from hetsched.workloads.gen_common import SCHEMA_VERSION
-from hetsched.workloads.generators import FIELD_VALIDATORS as GENERATOR_FIELD_VALIDATORS
+from hetsched.workloads.gen_fields import FIELD_VALIDATORS as GENERATOR_FIELD_VALIDATORS
 
 FieldValidator = Callable[[object, str], None]
 
