@@ -213,7 +213,7 @@ def _fewer_collections() -> Iterator[None]:
     A run holds hundreds of thousands of long-lived objects (hosts, jobs, actors), and each
     full collection walks them all: a tenth of the engine's time on Curie (9,369 hosts). The
     first generation's threshold is raised for the run and the inputs are read without any
-    collection (:func:`~hetsched.engine.inputs.reading_inputs`), then everything is restored.
+    collection (:func:`_reading_inputs`), then everything is restored.
     """
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])

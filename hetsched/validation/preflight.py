@@ -34,7 +34,6 @@ SimGrid charges them the cluster's node power instead of their APC, so that is o
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -445,7 +444,7 @@ def preflight_run(
 ) -> Preflight:
     """:func:`preflight` of a run on the embedded engine, which reads the platform and the
     workload once, as the engine reads them with ``energy`` (Batsim's ``-E``:
-    :func:`hetsched.engine.simulation.read_inputs`), for these checks and for the simulation
+    :func:`hetsched.engine.inputs.read_inputs`), for these checks and for the simulation
     (:attr:`Preflight.inputs`). An energy run on a platform whose compute hosts lack a power
     model is refused as :func:`~hetsched.platforms.view.require_power_model` refuses it."""
     document = _document(workload)
@@ -461,12 +460,6 @@ def preflight_run(
         if energy and not found:  # the message naming --no-energy, when that is what is wrong
             require_power_model(platform)
         raise
-    # What was read lives until the simulation takes it over and ends, as when the engine
-    # reads it itself: no collection need walk it (Curie: two collections before the run,
-    # 0.07 s), so into the collector's permanent generation with every object alive, as the
-    # engine does after its reading; the simulation's end unfreezes them all
-    # (:func:`hetsched.engine.simulation.simulate`).
-    gc.freeze()
     return dataclasses.replace(found[0], inputs=inputs)
 
 

@@ -30,6 +30,7 @@ x 100 s + slow 2 x (100 - 50) W x 50 s = 25000 J.
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -251,6 +252,17 @@ def test_outputs_are_not_overwritten_without_force(
     assert "runs/x holds a previous run" in capsys.readouterr().err
     assert_easy_backfill(run_json(capsys, "pybatsim:easyBackfill", "-o", "runs/x", "--force"))
     assert not (tiny / "runs/x/out_mapping_events.csv").exists()  # the easy run's file is gone
+
+
+def test_a_run_refused_before_the_simulation_leaves_nothing_frozen(
+    tiny: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The preflight's inputs go to the collector's permanent generation until the simulation
+    ends; a run that stops before it (a previous run's folder) gives them back."""
+    run_json(capsys, "easy", "-o", "runs/x")
+    assert gc.get_freeze_count() == 0
+    assert main(["run", "easy", "-p", "platform.xml", "-w", "workload.json", "-o", "runs/x"]) == 2
+    assert gc.get_freeze_count() == 0
 
 
 def test_missing_input_file(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
