@@ -135,6 +135,28 @@ class SystemSchedule:
         booking = Booking(task_id, cluster, tuple(nodes), float(start), float(end), kind, pstate)
         self._writable(cluster).book(booking)
 
+    def book_slot(self, task_id: str, cluster: str, nb_nodes: int, duration: float,
+                  start: float, not_before: float, kind: Action,
+                  pstate: int = 0) -> tuple[int, ...]:
+        """Choose the nodes of :meth:`slot_at` and :meth:`book` them for ``task_id``, in one
+        step (:meth:`ClusterTimeline.book_slot
+        <hetsched.core.timeline.ClusterTimeline.book_slot>`); return them.
+
+        >>> from hetsched.core.system import Cluster
+        >>> s = SystemSchedule([Cluster("a", 8, (0, 1, 2))])
+        >>> s.book("j1", "a", [0], start=0.0, end=100.0, kind=Action.START)
+        >>> s.book_slot("j2", "a", 2, 50.0, 10.0, 10.0, Action.RESERVE)
+        (1, 2)
+        >>> s.booking("j2").end, s.earliest_start("a", 3, 5.0, 10.0)
+        (60.0, 100.0)
+        """
+        self._timeline(cluster)
+        for name, timeline in self._timelines.items():
+            if task_id in timeline:
+                raise ValueError(f"task {task_id} is already booked (on cluster {name})")
+        return self._writable(cluster).book_slot(task_id, nb_nodes, duration, float(start),
+                                                  not_before, kind, pstate)
+
     def release(self, task_id: str) -> None:
         """Remove all the intervals of ``task_id`` (ValueError if it has none)."""
         for name, timeline in self._timelines.items():

@@ -387,6 +387,42 @@ class ClusterTimeline:
         self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
         return Slot(self.cluster.name, start, start + duration, nodes)
 
+    def book_slot(self, task_id: str, nb_nodes: int, duration: float, start: float,
+                  not_before: float, kind: Action, pstate: int = 0) -> tuple[int, ...]:
+        """Choose the nodes of the slot at ``start`` as :meth:`slot_at` does and book them as
+        :meth:`book` does, in one step; return them (Batsim resource ids, in the slot's
+        order). For the Min-Min loop of a mapping event (Khemka et al. sec. 3.3, Machovec et
+        al. sec. III.E), which books every slot it finds at once: the nodes come from the
+        idle nodes of this cluster, so neither the slot nor the booking is checked again.
+
+        The nodes of a START or a RESERVE are remembered (:meth:`_locals`): the driver books
+        the same tuple again; a place-holder's are not (it lives only in this copy).
+        """
+        if task_id in self:
+            raise ValueError(f"task {task_id} is already booked on {self.cluster.name}")
+        check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
+        groups = self._alike()
+        local, parts = groups.select(nb_nodes, duration, start, not_before)
+        end = start + duration
+        if local.size < nb_nodes:
+            raise ValueError(
+                f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
+                f" [{start}, {end}), {nb_nodes} needed"
+            )
+        nodes = tuple(self._rid_objects[local].tolist())
+        remember_distinct(nodes)  # select chooses a node once: the Booking need not check
+        booking = Booking(task_id, self.cluster.name, nodes, start, end, kind, pstate)
+        if kind is not Action.PLACEHOLDER:
+            self._remember(nodes, local)
+        if groups.book(parts, start, end, kind is Action.START):
+            self._pending[task_id] = booking
+            self.generation += 1
+        else:
+            self._flush()
+            self._groups = None
+            self._book_nodes(booking)
+        return nodes
+
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (``duration >= 0``).
 

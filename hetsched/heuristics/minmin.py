@@ -61,10 +61,8 @@ import numpy as np
 
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.slots import Slot
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
-from hetsched.heuristics.common import commit
 
 
 @dataclass(frozen=True)
@@ -123,8 +121,8 @@ Entry = tuple[float, float, int, int, int, float, int, int]
 cluster generation, option)``, the best first."""
 Admission = Callable[[int, float], bool]
 """``admit(option, start)``: whether the option may be booked at ``start``."""
-Booked = Callable[[int, Slot, Action], None]
-"""``booked(option, slot, kind)``: told of every booking."""
+Booked = Callable[[int, Decision], None]
+"""``booked(option, decision)``: told of every booking (a START, RESERVE or PLACEHOLDER)."""
 
 
 class MinMin:
@@ -164,6 +162,10 @@ class MinMin:
         self.waiting: list[dict[tuple[int, float], list[int]]] = [{} for _ in self.clusters]
         """Per cluster, the options found startable in the first pass, by (node count,
         duration)."""
+        self.generation: list[int] = [0] * len(self.clusters)
+        """Per cluster, how many bookings this loop made there: the loop alone books into
+        the schedule while it runs, so a cached answer about a cluster holds while its
+        count is the one it was found at."""
         self.memo: dict[tuple[int, int, float], tuple[int, float]] = {}
         """(cluster, node count, duration) -> (cluster generation, earliest start)."""
         self.nodes: list[int] = options.nodes.tolist()
@@ -178,8 +180,8 @@ class MinMin:
         now, options = self.now, self.options
         starts = np.empty(len(options))
         scores = np.empty(len(options))
-        generations = np.zeros(len(options), dtype=np.intp)
-        for j, cluster in enumerate(self.clusters):
+        generations = np.zeros(len(options), dtype=np.intp)  # no booking yet
+        for j in range(len(self.clusters)):
             rows = np.flatnonzero(options.cluster == j)
             if not rows.size:
                 continue
@@ -187,7 +189,6 @@ class MinMin:
             found = self._distinct_starts(j, nodes, durations)
             starts[rows] = found
             scores[rows] = self.objective.scores(rows, found + durations)
-            generations[rows] = self.schedule.generation(cluster.name)
             now_rows = rows[found == now]
             self.startable.update(now_rows.tolist())
             for o, k in zip(now_rows.tolist(), options.nodes[now_rows].tolist(), strict=True):
@@ -231,31 +232,31 @@ class MinMin:
         and state of the cluster (its generation: a booking there changes it). ``since`` is
         an earlier answer (the option's cached start): the loop only books, so the answer is
         at least that, and the latest answer known is the search's ``since``."""
-        name = self.clusters[j].name
-        generation = self.schedule.generation(name)
+        generation = self.generation[j]
         known = self.memo.get((j, nb_nodes, duration))
         if known is not None:
             if known[0] == generation:
                 return known[1]
             since = max(since, known[1])
-        start = self.schedule.earliest_start(name, nb_nodes, duration, self.now, since)
+        start = self.schedule.earliest_start(self.clusters[j].name, nb_nodes, duration,
+                                             self.now, since)
         self.memo[j, nb_nodes, duration] = (generation, start)
         return start
 
-    def _book(self, o: int, start: float) -> Decision:
-        options = self.options
-        i, j = int(options.task[o]), int(options.cluster[o])
-        slot = self.schedule.slot_at(
-            self.clusters[j].name, int(options.nodes[o]), float(options.duration[o]), start,
-            self.now,
-        )
+    def _book(self, o: int, i: int, j: int, p: int, start: float) -> Decision:
+        """Book option ``o`` (task ``i`` on cluster ``j`` at P-state ``p``) from ``start``, on
+        the nodes the tie-breaking rules choose (:meth:`SystemSchedule.book_slot`)."""
         if start == self.now:
             kind = Action.START
         else:
             kind = Action.PLACEHOLDER if self.placeholders else Action.RESERVE
-        decision = commit(self.schedule, self.tasks[i], slot, kind, int(options.pstate[o]))
+        task_id, cluster, duration = self.tasks[i].id, self.clusters[j].name, self.duration[o]
+        nodes = self.schedule.book_slot(task_id, cluster, self.nodes[o], duration, start,
+                                        self.now, kind, p)
+        self.generation[j] += 1
+        decision = Decision(kind, task_id, cluster, nodes, start, start + duration, p)
         if self.booked is not None:
-            self.booked(o, slot, kind)
+            self.booked(o, decision)
         return decision
 
     def _forget(self, i: int, j: int, start: float) -> None:
@@ -282,27 +283,27 @@ class MinMin:
 
     def run(self) -> list[Decision]:
         """The decisions of the loop, in booking order."""
-        schedule, now = self.schedule, self.now
+        now = self.now
         stop_early = self.placeholders
         if stop_early and not self.startable:
             return []
         decisions: list[Decision] = []
-        heap, own = self.heap, self.own
+        heap, own, counts = self.heap, self.own, self.generation
+        durations, nodes, score = self.duration, self.nodes, self.objective.score
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         while heap:
             # The best option left (taken out of the loop's heap below, on each way on)
             negative_score, _, i, j, p, start, generation, o = heap[0]
             entries = own[i]
-            heapq.heappop(entries)  # the same entry: the first of its task's heap
-            name = self.clusters[j].name
-            if schedule.generation(name) != generation:
-                duration = self.duration[o]
-                fresh = self._start(j, self.nodes[o], duration, start)
+            heappop(entries)  # the same entry: the first of its task's heap
+            if counts[j] != generation:
+                duration = durations[o]
+                fresh = self._start(j, nodes[o], duration, start)
                 if fresh != start:
                     completion = fresh + duration
-                    score = self.objective.score(o, completion)
-                    entry = (-score, completion, i, j, p, fresh, schedule.generation(name), o)
-                    heapq.heappush(entries, entry)
-                    heapq.heapreplace(heap, entries[0])
+                    entry = (-score(o, completion), completion, i, j, p, fresh, counts[j], o)
+                    heappush(entries, entry)
+                    heapreplace(heap, entries[0])
                     if stop_early and start == now:
                         self.startable.discard(o)
                         if not self.startable:
@@ -312,16 +313,16 @@ class MinMin:
                 break  # the best option left earns nothing (module docstring)
             if self.admit is not None and not self.admit(o, start):
                 if entries:
-                    heapq.heapreplace(heap, entries[0])
+                    heapreplace(heap, entries[0])
                 else:
-                    heapq.heappop(heap)
+                    heappop(heap)
                 if stop_early and start == now:
                     self.startable.discard(o)
                     if not self.startable:
                         break
                 continue  # given up for this event (module docstring)
-            heapq.heappop(heap)
-            decisions.append(self._book(o, start))
+            heappop(heap)
+            decisions.append(self._book(o, i, j, p, start))
             if stop_early:
                 self._forget(i, j, start)
                 if not self.startable:

@@ -160,3 +160,45 @@ def test_a_one_node_release_is_the_general_release(seed: int) -> None:
         for node in cluster.resource_ids:
             assert scalar.node_bookings(node) == general.node_bookings(node)
         assert scalar.earliest_slot(2, 5.0, 3.0) == general.earliest_slot(2, 5.0, 3.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_book_slot_is_slot_at_then_book(seed: int) -> None:
+    """Choosing and booking a slot in one step (the Min-Min loop's way) books the nodes
+    slot_at chooses, and leaves the timeline as slot_at then book did: the same bookings,
+    node chains, adjacencies and later slots, with running work, reservations and
+    place-holders mixed, before and after the bookings the node groups hold are flushed."""
+    cluster = Cluster("c", 1, tuple(range(30, 44)))
+    rng = np.random.default_rng(seed)
+    one_step, two_steps = ClusterTimeline(cluster), ClusterTimeline(cluster)
+    for number in range(40):
+        k, length = int(rng.integers(1, 7)), float(rng.integers(1, 20))
+        after = float(rng.integers(0, 60))
+        start = two_steps.earliest_start(k, length, after)
+        assert one_step.earliest_start(k, length, after) == start
+        kind = (Action.RESERVE, Action.PLACEHOLDER, Action.START)[number % 3]
+        if kind is Action.START:
+            after = start  # running work starts at its search's time
+        slot = two_steps.slot_at(k, length, start, after)
+        two_steps.book(Booking(f"t{number}", "c", slot.nodes, slot.start, slot.end, kind, 1))
+        nodes = one_step.book_slot(f"t{number}", k, length, start, after, kind, 1)
+        assert nodes == slot.nodes
+        assert one_step.booking(f"t{number}") == two_steps.booking(f"t{number}")
+        if number % 10 == 9:
+            assert _adjacencies(one_step) == _adjacencies(two_steps)
+            for node in cluster.resource_ids:
+                assert one_step.node_bookings(node) == two_steps.node_bookings(node)
+    assert list(one_step.bookings()) == list(two_steps.bookings())
+
+
+def test_book_slot_refuses_a_task_booked_or_too_few_idle_nodes() -> None:
+    tl = ClusterTimeline(Cluster("c", 1, (0, 1, 2)))
+    assert tl.book_slot("a", 2, 10.0, 0.0, 0.0, Action.START) == (0, 1)
+    for task, nodes, message in (("a", 1, "already booked"), ("b", 2, "only 1 node")):
+        try:
+            tl.book_slot(task, nodes, 5.0, 0.0, 0.0, Action.RESERVE)
+        except ValueError as error:
+            assert message in str(error)
+        else:
+            raise AssertionError(f"{task}: no error")

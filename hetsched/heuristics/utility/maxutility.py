@@ -54,7 +54,6 @@ import numpy as np
 from hetsched.core.decisions import Action, Decision
 from hetsched.core.mapping import Heuristic, MappingEvent
 from hetsched.core.schedule import SystemSchedule
-from hetsched.core.slots import Slot
 from hetsched.core.system import Cluster
 from hetsched.core.tasks import Task
 from hetsched.core.utility import UtilityTable
@@ -183,12 +182,12 @@ class MaxUtil(Heuristic):
             return ledger.affordable(cluster, int(options.nodes[o]), int(options.pstate[o]),
                                      start, end, tasks[int(options.task[o])].task_type)
 
-        def booked(o: int, slot: Slot, kind: Action) -> None:
+        def booked(o: int, decision: Decision) -> None:
             if ledger is not None:
-                ledger.charge(clusters[int(options.cluster[o])], len(slot.nodes),
-                              int(options.pstate[o]), slot.start, slot.end,
+                ledger.charge(clusters[int(options.cluster[o])], len(decision.nodes),
+                              decision.pstate, decision.start, decision.end,
                               tasks[int(options.task[o])].task_type)
-            if kind is not Action.PLACEHOLDER:
+            if decision.action is not Action.PLACEHOLDER:
                 self.mapped_ += 1
                 self.resources_ += float(objective.resources[o])
                 self.energy_ += float(objective.energy[o])
@@ -354,6 +353,12 @@ class _UtilityObjective:
         self.tasks = tasks
         self.table = table
         self.arrival = np.array([task.arrival for task in tasks])[options.task]
+        # What score() reads per option, as Python lists (a list item costs less than a
+        # numpy scalar; the floats are the same)
+        self._task_of: list[int] = options.task.tolist()
+        self._duration: list[float] = options.duration.tolist()
+        self._resources: list[float] = self.resources.tolist()
+        self._energy: list[float] = self.energy.tolist()
 
     def scores(self, rows: np.ndarray, completion: np.ndarray) -> np.ndarray:
         utility = self.table.values(self.options.task[rows], completion - self.arrival[rows])
@@ -361,11 +366,10 @@ class _UtilityObjective:
                                       self.resources[rows], self.energy[rows])
 
     def score(self, option: int, completion: float) -> float:
-        task = self.tasks[int(self.options.task[option])]
+        task = self.tasks[self._task_of[option]]
         utility = task.utility.utility(task.arrival, completion)  # type: ignore[union-attr]
-        return float(self.heuristic.measure(utility, float(self.options.duration[option]),
-                                            float(self.resources[option]),
-                                            float(self.energy[option])))
+        return float(self.heuristic.measure(utility, self._duration[option],
+                                            self._resources[option], self._energy[option]))
 
 
 class MaxUtilPh(MaxUtil):
