@@ -374,6 +374,17 @@ class ClusterTimeline:
 
         ``not_before`` is where the idle slots are seen from (see :mod:`hetsched.core.slots`).
         """
+        nodes, local, parts = self._choose(nb_nodes, duration, start, not_before)
+        self._remember(nodes, local)
+        self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
+        return Slot(self.cluster.name, start, start + duration, nodes)
+
+    def _choose(self, nb_nodes: int, duration: float, start: float, not_before: float
+                ) -> tuple[tuple[int, ...], np.ndarray, list[tuple[int, int]]]:
+        """The nodes chosen by the tie-breaking rules at a feasible ``start``: their resource
+        ids (in the slot's order), their local indices and how many of its lowest nodes each
+        group gives (:meth:`NodeGroups.select
+        <hetsched.core.node_groups.NodeGroups.select>`); ValueError when too few are idle."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
         local, parts = self._alike().select(nb_nodes, duration, start, not_before)
         if local.size < nb_nodes:
@@ -382,10 +393,8 @@ class ClusterTimeline:
                 f" [{start}, {start + duration}), {nb_nodes} needed"
             )
         nodes = tuple(self._rid_objects[local].tolist())
-        remember_distinct(nodes)  # select_nodes chooses a node once: the Slot need not check
-        self._remember(nodes, local)
-        self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
-        return Slot(self.cluster.name, start, start + duration, nodes)
+        remember_distinct(nodes)  # select chooses a node once: slots and bookings need not check
+        return nodes, local, parts
 
     def book_slot(self, task_id: str, nb_nodes: int, duration: float, start: float,
                   not_before: float, kind: Action, pstate: int = 0) -> tuple[int, ...]:
@@ -400,27 +409,12 @@ class ClusterTimeline:
         """
         if task_id in self:
             raise ValueError(f"task {task_id} is already booked on {self.cluster.name}")
-        check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        groups = self._alike()
-        local, parts = groups.select(nb_nodes, duration, start, not_before)
-        end = start + duration
-        if local.size < nb_nodes:
-            raise ValueError(
-                f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
-                f" [{start}, {end}), {nb_nodes} needed"
-            )
-        nodes = tuple(self._rid_objects[local].tolist())
-        remember_distinct(nodes)  # select chooses a node once: the Booking need not check
-        booking = Booking(task_id, self.cluster.name, nodes, start, end, kind, pstate)
+        nodes, local, parts = self._choose(nb_nodes, duration, start, not_before)
+        booking = Booking(task_id, self.cluster.name, nodes, start, start + duration, kind,
+                          pstate)
         if kind is not Action.PLACEHOLDER:
             self._remember(nodes, local)
-        if groups.book(parts, start, end, kind is Action.START):
-            self._pending[task_id] = booking
-            self.generation += 1
-        else:
-            self._flush()
-            self._groups = None
-            self._book_nodes(booking)
+        self._enter(booking, parts)
         return nodes
 
     def idle_count(self, start: float, duration: float) -> int:
@@ -547,17 +541,26 @@ class ClusterTimeline:
             )
         if booking.task_id in self:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
-        groups = self._groups
-        if groups is not None:
+        parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] | None = None
+        if self._groups is not None:
             known = self._slot_parts
             if known is not None and known[0] is booking.nodes and known[1] == self.generation:
-                parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] = known[2]
+                parts = known[2]
             else:
-                parts = groups.parts_of(self._locals(booking.nodes))
-            if groups.book(parts, booking.start, booking.end, booking.kind is Action.START):
-                self._pending[booking.task_id] = booking
-                self.generation += 1
-                return
+                parts = self._groups.parts_of(self._locals(booking.nodes))
+        self._enter(booking, parts)
+
+    def _enter(self, booking: Booking,
+               parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] | None) -> None:
+        """Enter ``booking`` (checked) into the node groups, ``parts`` the nodes it takes of
+        each group, when they can hold it; otherwise (or without groups, ``parts`` None) into
+        the per-node tables, the groups to be built again by the next query."""
+        groups = self._groups
+        if groups is not None and parts is not None and groups.book(
+                parts, booking.start, booking.end, booking.kind is Action.START):
+            self._pending[booking.task_id] = booking
+            self.generation += 1
+            return
         self._flush()
         self._groups = None
         self._book_nodes(booking)
