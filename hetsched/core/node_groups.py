@@ -80,7 +80,7 @@ def _after_booking(
     if free_from <= start:
         if free_from < start and (free_from > -INF or not runs):
             made = ((free_from, start),)
-            return end, gaps + made, None, made
+            return end, (*gaps, *made), None, made
         return end, gaps, None, ()
     for i, gap in enumerate(gaps):
         gap_start, gap_end = gap
@@ -190,11 +190,9 @@ class NodeGroups:
         return self._ff_sorted
 
     def _distinct_gaps(self) -> list[tuple[float, float, int]]:
-        """The distinct gaps ``(start, end)`` and how many nodes have each, in increasing
-        order (so that the gaps usable from a time come in the order of their begins)."""
+        """The distinct gaps ``(start, end)`` and how many nodes have each."""
         if self._gap_list is None:
-            self._gap_list = sorted(
-                [(start, end, n) for (start, end), n in self._gap_count.items()])
+            self._gap_list = [(start, end, n) for (start, end), n in self._gap_count.items()]
         return self._gap_list
 
     def _free_by(self, t: float) -> int:
@@ -238,12 +236,8 @@ class NodeGroups:
             return tail
         if since is not None and not_before <= since < tail:
             end = since + duration
-            held = 0
-            for begin, gap_end, count in usable:
-                if begin > since:
-                    break  # the usable gaps come in the order of their begins
-                if end <= gap_end:
-                    held += count
+            held = sum(count for begin, gap_end, count in usable
+                       if begin <= since and end <= gap_end)
             if self._free_by(since) + held >= nb_nodes:
                 return since
         candidates = {not_before}
@@ -257,6 +251,7 @@ class NodeGroups:
             if total > low and value > not_before:
                 candidates.add(value)
             below = total
+        usable.sort()
         free = i = held = u = 0
         last, nb_usable = len(values), len(usable)
         # The usable gaps begun by t that end at t + duration or later, by end, and their
@@ -392,7 +387,7 @@ class NodeGroups:
         merged = np.concatenate(arrays)
         merged.sort()  # groups share no node
         if merged.size <= limit:  # every node of the class: each group gives all of its own
-            takes.extend([(g, len(array)) for g, array in zip(groups, arrays, strict=True)])
+            takes.extend((g, array.size) for g, array in zip(groups, arrays, strict=True))
             return merged
         # The lowest ``limit`` nodes, and how many of them each group holds (by ``group_of``):
         # a prefix of its own, since each group's nodes are in increasing order.
