@@ -113,6 +113,13 @@ class SystemSchedule:
         return self._timeline(cluster).generation
 
     # ------------------------------------------------------------------ writing
+    def _check_new(self, task_id: str, cluster: str) -> None:
+        """ValueError if ``cluster`` is unknown or ``task_id`` is already booked."""
+        self._timeline(cluster)
+        for name, timeline in self._timelines.items():
+            if task_id in timeline:
+                raise ValueError(f"task {task_id} is already booked (on cluster {name})")
+
     def book(
         self,
         task_id: str,
@@ -128,10 +135,7 @@ class SystemSchedule:
         ValueError if the task is already booked, a node is not in the cluster,
         or a node is busy during part of ``[start, end)`` (naming task and node).
         """
-        self._timeline(cluster)
-        for name, timeline in self._timelines.items():
-            if task_id in timeline:
-                raise ValueError(f"task {task_id} is already booked (on cluster {name})")
+        self._check_new(task_id, cluster)
         booking = Booking(task_id, cluster, tuple(nodes), float(start), float(end), kind, pstate)
         self._writable(cluster).book(booking)
 
@@ -150,10 +154,7 @@ class SystemSchedule:
         >>> s.booking("j2").end, s.earliest_start("a", 3, 5.0, 10.0)
         (60.0, 100.0)
         """
-        self._timeline(cluster)
-        for name, timeline in self._timelines.items():
-            if task_id in timeline:
-                raise ValueError(f"task {task_id} is already booked (on cluster {name})")
+        self._check_new(task_id, cluster)
         return self._writable(cluster).book_slot(task_id, nb_nodes, duration, float(start),
                                                   not_before, kind, pstate)
 
