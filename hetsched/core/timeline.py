@@ -43,15 +43,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 from weakref import WeakSet
 
 import numpy as np
 
 from hetsched.core.decisions import Action, distinct_nodes, remember_distinct
 from hetsched.core.memo import IdentityMemo
-from hetsched.core.node_groups import NodeGroups
 from hetsched.core.slots import INF, Slot, check_request
 from hetsched.core.system import Cluster
+
+if TYPE_CHECKING:
+    from hetsched.core.node_groups import NodeGroups
 
 BOOKABLE = (Action.START, Action.RESERVE, Action.PLACEHOLDER)
 """The kinds of busy interval: running work, reservations, place-holders."""
@@ -227,7 +230,6 @@ class ClusterTimeline:
         "_records",
         "_rid_objects",
         "_rids",
-        "_slot_parts",
         "_touching",
         "cluster",
         "generation",
@@ -260,12 +262,11 @@ class ClusterTimeline:
         self._ff = np.full(n, -INF)  # per node: end of its last booking
         self._gaps = _Rows()
         self._touching = _Rows()
-        # The run-length form of the idle time (built by the first query, see _alike), the
-        # bookings it holds that the per-node tables do not yet (by task id, in booking
-        # order), and the last slot's nodes per group (see slot_at).
+        # The run-length form of the idle time (built by the first query, see _alike) and
+        # the bookings it holds that the per-node tables do not yet (by task id, in booking
+        # order).
         self._groups: NodeGroups | None = None
         self._pending: dict[str, Booking] = {}
-        self._slot_parts: tuple[tuple[int, ...], int, list[tuple[int, int]]] | None = None
         self.generation = 0
         self.holders: WeakSet[object] = WeakSet()
 
@@ -288,7 +289,6 @@ class ClusterTimeline:
         other._touching = self._touching.copy()
         other._groups = None if self._groups is None else self._groups.copy()
         other._pending = dict(self._pending)
-        other._slot_parts = self._slot_parts
         other.generation = self.generation
         other.holders = WeakSet()
         return other
@@ -336,6 +336,8 @@ class ClusterTimeline:
         """The nodes grouped by idle state (:mod:`hetsched.core.node_groups`), built from the
         per-node tables when no booking since the last change of them kept it up to date."""
         if self._groups is None:
+            # numba, which the groups' compiled loops need, costs 0.2 s to import
+            from hetsched.core.node_groups import NodeGroups  # lazy: start-up time
             self._groups = NodeGroups.build(self._ff, *self._gap_arrays())
         return self._groups
 
@@ -374,19 +376,17 @@ class ClusterTimeline:
 
         ``not_before`` is where the idle slots are seen from (see :mod:`hetsched.core.slots`).
         """
-        nodes, local, parts = self._choose(nb_nodes, duration, start, not_before)
+        nodes, local = self._choose(nb_nodes, duration, start, not_before)
         self._remember(nodes, local)
-        self._slot_parts = (nodes, self.generation, parts)  # book() of this slot reads it
         return Slot(self.cluster.name, start, start + duration, nodes)
 
     def _choose(self, nb_nodes: int, duration: float, start: float, not_before: float
-                ) -> tuple[tuple[int, ...], np.ndarray, list[tuple[int, int]]]:
+                ) -> tuple[tuple[int, ...], np.ndarray]:
         """The nodes chosen by the tie-breaking rules at a feasible ``start``: their resource
-        ids (in the slot's order), their local indices and how many of its lowest nodes each
-        group gives (:meth:`NodeGroups.select
+        ids (in the slot's order) and their local indices (:meth:`NodeGroups.select
         <hetsched.core.node_groups.NodeGroups.select>`); ValueError when too few are idle."""
         check_request(nb_nodes, duration, self.nb_nodes, self.cluster.name)
-        local, parts = self._alike().select(nb_nodes, duration, start, not_before)
+        local = self._alike().select(nb_nodes, duration, start, not_before)
         if local.size < nb_nodes:
             raise ValueError(
                 f"cluster {self.cluster.name}: only {local.size} node(s) idle over"
@@ -394,7 +394,7 @@ class ClusterTimeline:
             )
         nodes = tuple(self._rid_objects[local].tolist())
         remember_distinct(nodes)  # select chooses a node once: slots and bookings need not check
-        return nodes, local, parts
+        return nodes, local
 
     def book_slot(self, task_id: str, nb_nodes: int, duration: float, start: float,
                   not_before: float, kind: Action, pstate: int = 0) -> tuple[int, ...]:
@@ -409,12 +409,12 @@ class ClusterTimeline:
         """
         if task_id in self:
             raise ValueError(f"task {task_id} is already booked on {self.cluster.name}")
-        nodes, local, parts = self._choose(nb_nodes, duration, start, not_before)
+        nodes, local = self._choose(nb_nodes, duration, start, not_before)
         booking = Booking(task_id, self.cluster.name, nodes, start, start + duration, kind,
                           pstate)
         if kind is not Action.PLACEHOLDER:
             self._remember(nodes, local)
-        self._enter(booking, parts)
+        self._enter(booking, local)
         return nodes
 
     def idle_count(self, start: float, duration: float) -> int:
@@ -461,7 +461,7 @@ class ClusterTimeline:
     def _remember(self, nodes: tuple[int, ...], local: np.ndarray) -> None:
         """Record that resource ids ``nodes`` (a slot's tuple) are local nodes ``local`` (in
         the slot's order: sorted when looked up, since most slots, place-holders, are booked
-        through :attr:`_slot_parts` and never looked up)."""
+        by :meth:`book_slot` and never looked up)."""
         self._memo.put(nodes, local)
 
     def _locals(self, nodes: tuple[int, ...]) -> np.ndarray:
@@ -541,23 +541,16 @@ class ClusterTimeline:
             )
         if booking.task_id in self:
             raise ValueError(f"task {booking.task_id} is already booked on {self.cluster.name}")
-        parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] | None = None
-        if self._groups is not None:
-            known = self._slot_parts
-            if known is not None and known[0] is booking.nodes and known[1] == self.generation:
-                parts = known[2]
-            else:
-                parts = self._groups.parts_of(self._locals(booking.nodes))
-        self._enter(booking, parts)
+        local = None if self._groups is None else self._locals(booking.nodes)
+        self._enter(booking, local)
 
-    def _enter(self, booking: Booking,
-               parts: list[tuple[int, int]] | list[tuple[int, np.ndarray]] | None) -> None:
-        """Enter ``booking`` (checked) into the node groups, ``parts`` the nodes it takes of
-        each group, when they can hold it; otherwise (or without groups, ``parts`` None) into
-        the per-node tables, the groups to be built again by the next query."""
+    def _enter(self, booking: Booking, local: np.ndarray | None) -> None:
+        """Enter ``booking`` (checked) into the node groups, ``local`` its local nodes, when
+        they can hold it; otherwise (or without groups, ``local`` None) into the per-node
+        tables, the groups to be built again by the next query."""
         groups = self._groups
-        if groups is not None and parts is not None and groups.book(
-                parts, booking.start, booking.end, booking.kind is Action.START):
+        if groups is not None and local is not None and groups.book(
+                local, booking.start, booking.end, booking.kind is Action.START):
             self._pending[booking.task_id] = booking
             self.generation += 1
             return

@@ -205,3 +205,21 @@ def test_an_earlier_answer_that_still_holds_is_the_answer(seed: int) -> None:
             fresh = tl.earliest_start(*request, now)
             assert tl.earliest_start(*request, now, since=since) == fresh
             known[request] = fresh
+
+
+def test_a_full_row_of_gaps_is_widened_and_the_booking_made() -> None:
+    """Groups built without gaps have room for 4 gaps per group; the fifth, sixth and
+    seventh gap of a node widen every row (the booking reported -1 and is made again), and
+    each gap still is a start, as the per-node reference says."""
+    tl = ClusterTimeline(Cluster("c", 1, (0, 1)))
+    assert tl.earliest_start(1, 1.0, 0.0) == 0.0  # the groups exist: room for 4 gaps
+    room = tl._alike().gap_start.shape[1]
+    for number in range(7):  # node 0 busy over [3i + 2, 3i + 3): a gap of 2 s before each
+        start = 3.0 * number + 2.0
+        tl.book(Booking(f"t{number}", "c", (0,), start, start + 1.0, Action.PLACEHOLDER))
+    assert tl._alike().gap_start.shape[1] > room
+    reference = PerNode(tl)
+    for d in (0.5, 2.0, 2.5):
+        assert tl.earliest_start(2, d, 0.0) == reference.earliest_start(2, d, 0.0)
+        assert tl.earliest_start(1, d, 4.0) == reference.earliest_start(1, d, 4.0)
+    assert tl.idle_count(12.0, 2.0) == reference.idle_count(12.0, 2.0) == 2
