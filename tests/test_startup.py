@@ -131,3 +131,13 @@ def test_the_console_script_module_imports_no_numpy() -> None:
                             timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_numba_loads_only_when_a_schedule_is_searched(tiny: Path) -> None:  # noqa: F811
+    """numba (0.2 s to import) compiles the node groups' loops
+    (:mod:`hetsched.core.node_group_kernels`): ``--help`` and ``list`` do without it, a run
+    of a heuristic that searches its schedule (Max VPR-PH) loads it."""
+    for arguments in (["--help"], ["list"]):
+        assert heavy_modules_after(arguments, tiny, ("numba",))[:2] == (0, [])
+    run = ["run", "max-vpr-ph", "-p", "platform.xml", "-w", "workload.json", "-o", "out"]
+    assert heavy_modules_after(run, tiny, ("numba",))[:2] == (0, ["numba"])

@@ -5,14 +5,15 @@ cluster's node groups held in arrays.
 The arrays of one cluster of ``n`` nodes (room for ``n`` groups: groups are never empty):
 
 - ``ff[g]``: group ``g``'s free_from; ``size[g]``: its node count; ``group_of[i]``: node
-  ``i``'s group; ``meta[0]``: how many groups there are;
+  ``i``'s group;
 - ``gap_start[g, :gaps[g]]`` and ``gap_end[g, :gaps[g]]``: its finite gaps, in increasing
   order (``gaps[g]`` of them, in rows with room for ``gap_start.shape[1]``);
 
-and, worked out once per state by :func:`summary` for the searches and counts: the distinct
-free_from values (increasing) with how many nodes have each or less (``values``,
-``cumulative``), and the distinct gaps in ``(start, end)`` order with how many nodes have
-each (``starts``, ``ends``, ``counts``).
+and the *tables* the searches and counts read, kept up to date by :func:`book` (and made
+by :func:`summary` when the groups are built): the distinct free_from values, increasing,
+with how many nodes have each (``values``, ``nodes``), the distinct gaps in no order with
+how many nodes have each (``starts``, ``ends``, ``counts``, with room for ``n`` times a
+row's gaps), and ``meta``: how many groups, distinct values and distinct gaps there are.
 
 Every function does the floating-point operations of the definitions in
 :mod:`hetsched.core.node_groups` (there, per function) in the same order, so the answers
@@ -34,7 +35,7 @@ def summary(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np
             gaps: np.ndarray, nb_groups: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The distinct free_from values with cumulative node counts, and the distinct gaps
-    (sorted by start, then end) with their node counts."""
+    (sorted by start, then end) with their node counts: the tables of a new set of groups."""
     order = np.argsort(ff[:nb_groups], kind="mergesort")
     values = np.empty(nb_groups)
     cumulative = np.empty(nb_groups, dtype=np.int64)
@@ -93,11 +94,11 @@ def _free_by(values: np.ndarray, cumulative: np.ndarray, t: float) -> int:
 
 
 @njit(cache=True)
-def earliest_start(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
-                   ends: np.ndarray, counts: np.ndarray, nb_nodes: int, duration: float,
-                   not_before: float, since: float, has_since: bool) -> float:
+def _earliest_start(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
+                    ends: np.ndarray, counts: np.ndarray, nb_nodes: int, duration: float,
+                    not_before: float, since: float, has_since: bool) -> float:
     """:meth:`NodeGroups.earliest_start <hetsched.core.node_groups.NodeGroups.earliest_start>`
-    (``has_since``: ``since`` is given)."""
+    on the tables' distinct values (``has_since``: ``since`` is given)."""
     tail = values[np.searchsorted(cumulative, nb_nodes, side="left")]
     if tail <= not_before:
         return not_before
@@ -162,40 +163,65 @@ def earliest_start(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarra
 
 
 @njit(cache=True)
-def earliest_starts(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
-                    ends: np.ndarray, counts: np.ndarray, nb_nodes: np.ndarray,
-                    durations: np.ndarray, not_before: float) -> np.ndarray:
+def _cumulative(values: np.ndarray, nodes: np.ndarray, meta: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct free_from values and how many nodes have each or less."""
+    return values[:meta[1]], np.cumsum(nodes[:meta[1]])
+
+
+@njit(cache=True)
+def earliest_start(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
+                   ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, nb_nodes: int,
+                   duration: float, not_before: float, since: float, has_since: bool) -> float:
+    """:meth:`NodeGroups.earliest_start <hetsched.core.node_groups.NodeGroups.earliest_start>`
+    on the tables (``has_since``: ``since`` is given)."""
+    ff, cumulative = _cumulative(values, nodes, meta)
+    rows = meta[2]
+    return _earliest_start(ff, cumulative, starts[:rows], ends[:rows], counts[:rows],
+                           nb_nodes, duration, not_before, since, has_since)
+
+
+@njit(cache=True)
+def earliest_starts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
+                    ends: np.ndarray, counts: np.ndarray, meta: np.ndarray,
+                    nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
+                    ) -> np.ndarray:
     """:func:`earliest_start` of each request."""
+    ff, cumulative = _cumulative(values, nodes, meta)
+    rows = meta[2]
     found = np.empty(nb_nodes.size)
     for k in range(nb_nodes.size):
-        found[k] = earliest_start(values, cumulative, starts, ends, counts, nb_nodes[k],
-                                  durations[k], not_before, 0.0, False)
+        found[k] = _earliest_start(ff, cumulative, starts[:rows], ends[:rows], counts[:rows],
+                                   nb_nodes[k], durations[k], not_before, 0.0, False)
     return found
 
 
 @njit(cache=True)
-def idle_count(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
-               ends: np.ndarray, counts: np.ndarray, start: float, duration: float) -> int:
+def idle_count(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
+               ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, start: float,
+               duration: float) -> int:
     """:meth:`NodeGroups.idle_count <hetsched.core.node_groups.NodeGroups.idle_count>`."""
-    count = _free_by(values, cumulative, start)
+    ff, cumulative = _cumulative(values, nodes, meta)
+    count = _free_by(ff, cumulative, start)
     end = start + duration
-    for r in range(starts.size):
+    for r in range(meta[2]):
         if starts[r] <= start and (end <= ends[r] if end > start else start < ends[r]):
             count += counts[r]
     return count
 
 
 @njit(cache=True)
-def idle_counts(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
-                ends: np.ndarray, counts: np.ndarray, start: float,
+def idle_counts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
+                ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, start: float,
                 durations: np.ndarray) -> np.ndarray:
     """:meth:`NodeGroups.idle_counts <hetsched.core.node_groups.NodeGroups.idle_counts>`."""
-    free = _free_by(values, cumulative, start)
+    ff, cumulative = _cumulative(values, nodes, meta)
+    free = _free_by(ff, cumulative, start)
     found = np.empty(durations.size, dtype=np.int64)
     for k in range(durations.size):
         end = start + durations[k]
         count = free
-        for r in range(starts.size):
+        for r in range(meta[2]):
             if starts[r] <= start and end <= ends[r]:
                 count += counts[r]
         found[k] = count
@@ -303,15 +329,18 @@ def select(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.
 
 @njit(cache=True)
 def book(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
-         gaps: np.ndarray, group_of: np.ndarray, meta: np.ndarray, local: np.ndarray,
-         start: float, end: float, runs: bool) -> int:
+         gaps: np.ndarray, group_of: np.ndarray, meta: np.ndarray, values: np.ndarray,
+         nodes: np.ndarray, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray,
+         local: np.ndarray, start: float, end: float, runs: bool) -> int:
     """:meth:`NodeGroups.book <hetsched.core.node_groups.NodeGroups.book>` on local nodes
     ``local``: 1 when booked; 0, changing nothing, when some node is neither free by
     ``start`` nor idle over the interval in a gap; -1, changing nothing, when a group's row
     of gaps has no room for one more (the caller widens the rows and books again).
 
     A group whose nodes all take part changes in place; otherwise the nodes that take part
-    become a new group (the groups are visited in increasing order)."""
+    become a new group (the groups are visited in increasing order). The tables of distinct
+    free_from values and gaps follow: the nodes taken leave their free_from value and the
+    gap they went into, and count in their new free_from and the gaps the booking made."""
     nb_groups = meta[0]
     taken = np.zeros(nb_groups, dtype=np.int64)
     for i in local:
@@ -348,10 +377,76 @@ def book(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.nd
             gap_start[h, :gaps[g]] = gap_start[g, :gaps[g]]
             gap_end[h, :gaps[g]] = gap_end[g, :gaps[g]]
             target[g] = h
+        _count_change(values, nodes, starts, ends, counts, meta, ff[g], gap_start, gap_end,
+                      g, inside[g], taken[g], start, end, runs)
         _after_booking(ff, gap_start, gap_end, gaps, h, inside[g], start, end, runs)
     for i in local:
         group_of[i] = target[group_of[i]]
     return 1
+
+
+@njit(cache=True)
+def _count_change(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  counts: np.ndarray, meta: np.ndarray, free_from: float,
+                  gap_start: np.ndarray, gap_end: np.ndarray, g: int, inside: int,
+                  taken: int, start: float, end: float, runs: bool) -> None:
+    """The tables once ``taken`` nodes of group ``g`` (free_from ``free_from``) book
+    ``[start, end)`` at their end (``inside`` -1) or in their gap ``inside``: the changes
+    :func:`_after_booking` makes, counted."""
+    if inside < 0:
+        if end != free_from:
+            _count_value(values, nodes, meta, free_from, -taken)
+            _count_value(values, nodes, meta, end, taken)
+        if free_from < start and (free_from > -INF or not runs):
+            _count_gap(starts, ends, counts, meta, free_from, start, taken)
+        return
+    s = gap_start[g, inside]
+    e = gap_end[g, inside]
+    _count_gap(starts, ends, counts, meta, s, e, -taken)
+    if s < start and (s > -INF or not runs):
+        _count_gap(starts, ends, counts, meta, s, start, taken)
+    if end < e:
+        _count_gap(starts, ends, counts, meta, end, e, taken)
+
+
+@njit(cache=True)
+def _count_value(values: np.ndarray, nodes: np.ndarray, meta: np.ndarray, value: float,
+                 change: int) -> None:
+    """Count ``change`` more nodes with free_from ``value`` in the increasing table of
+    distinct values (``meta[1]`` of them); a value no node has any more leaves it."""
+    used = meta[1]
+    i = np.searchsorted(values[:used], value)
+    if i < used and values[i] == value:
+        nodes[i] += change
+        if not nodes[i]:
+            values[i:used - 1] = values[i + 1:used].copy()
+            nodes[i:used - 1] = nodes[i + 1:used].copy()
+            meta[1] = used - 1
+        return
+    values[i + 1:used + 1] = values[i:used].copy()
+    nodes[i + 1:used + 1] = nodes[i:used].copy()
+    values[i] = value
+    nodes[i] = change
+    meta[1] = used + 1
+
+
+@njit(cache=True)
+def _count_gap(starts: np.ndarray, ends: np.ndarray, counts: np.ndarray, meta: np.ndarray,
+               start: float, end: float, change: int) -> None:
+    """Count ``change`` more nodes with the gap ``[start, end)`` in the table of distinct
+    gaps (``meta[2]`` rows, in no order: the searches sort their candidates); a gap no node
+    has any more leaves it (the last row takes its place)."""
+    used = meta[2]
+    for r in range(used):
+        if starts[r] == start and ends[r] == end:
+            counts[r] += change
+            if not counts[r]:
+                last = used - 1
+                starts[r], ends[r], counts[r] = starts[last], ends[last], counts[last]
+                meta[2] = last
+            return
+    starts[used], ends[used], counts[used] = start, end, change
+    meta[2] = used + 1
 
 
 @njit(cache=True)
@@ -406,11 +501,13 @@ def warm() -> None:
     gap_start, gap_end = np.zeros((2, 4)), np.zeros((2, 4))
     gaps = np.zeros(2, dtype=np.int64)
     group_of = np.arange(2, dtype=np.int64)
-    meta = np.array([2], dtype=np.int64)
-    read = summary(ff, size, gap_start, gap_end, gaps, 2)
-    earliest_start(*read, 1, 1.0, 0.0, 0.0, True)
-    earliest_starts(*read, np.array([2], dtype=np.int64), np.array([1.0]), 0.0)
-    idle_count(*read, 0.0, 1.0)
-    idle_counts(*read, 0.0, np.array([1.0]))
+    summary(ff, size, gap_start, gap_end, gaps, 2)
+    tables = (ff.copy(), size.copy(), np.zeros(8), np.zeros(8), np.zeros(8, dtype=np.int64),
+              np.array([2, 2, 0], dtype=np.int64))
+    earliest_start(*tables, 1, 1.0, 0.0, 0.0, True)
+    earliest_starts(*tables, np.array([2], dtype=np.int64), np.array([1.0]), 0.0)
+    idle_count(*tables, 0.0, 1.0)
+    idle_counts(*tables, 0.0, np.array([1.0]))
     local = select(ff, size, gap_start, gap_end, gaps, group_of, 2, 1, 1.0, 0.0, 0.0)
-    book(ff, size, gap_start, gap_end, gaps, group_of, meta, local, 0.0, 1.0, False)
+    book(ff, size, gap_start, gap_end, gaps, group_of, tables[5], *tables[:5], local, 0.0,
+         1.0, False)

@@ -52,10 +52,10 @@ INF = np.inf
 Gaps = tuple[tuple[float, float], ...]
 """A node's finite gaps ``(start, end)``, in increasing order."""
 
-Summary = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""What the searches and counts read of one state (:func:`kernels.summary
-<hetsched.core.node_group_kernels.summary>`): the distinct free_from values, the nodes free
-by each, the distinct gaps' starts, ends and node counts."""
+Tables = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""What the searches and counts read, kept by the bookings (the layout of
+:mod:`hetsched.core.node_group_kernels`): the distinct free_from values (increasing) and
+their node counts, the distinct gaps' starts, ends and node counts, and ``meta``."""
 
 
 class NodeGroups:
@@ -63,24 +63,24 @@ class NodeGroups:
 
     Group ``g`` (``0 .. len(self) - 1``) has free_from ``ff[g]``, ``size[g]`` nodes and the
     gaps ``gap_start[g, :gaps[g]]``, ``gap_end[g, :gaps[g]]``; ``group_of[i]`` is node
-    ``i``'s group (the layout of :mod:`hetsched.core.node_group_kernels`). Groups are never
-    empty and never merged again (two groups may come to the same state: the answers do not
-    depend on how the nodes are grouped).
+    ``i``'s group; ``tables`` are what the searches read (:data:`Tables`; the layout of
+    :mod:`hetsched.core.node_group_kernels`). Groups are never empty and never merged again
+    (two groups may come to the same state: the answers do not depend on how the nodes are
+    grouped).
     """
 
-    __slots__ = ("_summary", "ff", "gap_end", "gap_start", "gaps", "group_of", "meta", "size")
+    __slots__ = ("ff", "gap_end", "gap_start", "gaps", "group_of", "size", "tables")
 
     def __init__(self, ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray,
                  gap_end: np.ndarray, gaps: np.ndarray, group_of: np.ndarray,
-                 meta: np.ndarray) -> None:
+                 tables: Tables) -> None:
         self.ff = ff
         self.size = size
         self.gap_start = gap_start
         self.gap_end = gap_end
         self.gaps = gaps
         self.group_of = group_of
-        self.meta = meta
-        self._summary: Summary | None = None
+        self.tables = tables
 
     @classmethod
     def build(cls, free_from: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
@@ -114,36 +114,36 @@ class NodeGroups:
             sizes.append(len(indices))
             gaps.append(group_gaps)
         room = 2 * max((len(row) for row in gaps), default=0) + 4
-        groups = cls(np.empty(n), np.zeros(n, dtype=np.int64), np.empty((n, room)),
-                     np.empty((n, room)), np.zeros(n, dtype=np.int64), group_of,
-                     np.array([len(ff)], dtype=np.int64))
-        groups.ff[:len(ff)] = ff
-        groups.size[:len(ff)] = sizes
+        state = (np.empty(n), np.zeros(n, dtype=np.int64), np.empty((n, room)),
+                 np.empty((n, room)), np.zeros(n, dtype=np.int64))
+        group_ff, group_size, group_start, group_end, row_counts = state
+        group_ff[:len(ff)] = ff
+        group_size[:len(ff)] = sizes
         for g, row in enumerate(gaps):
             if row:
-                groups.gaps[g] = len(row)
-                groups.gap_start[g, :len(row)] = [start for start, _ in row]
-                groups.gap_end[g, :len(row)] = [end for _, end in row]
-        return groups
+                row_counts[g] = len(row)
+                group_start[g, :len(row)] = [start for start, _ in row]
+                group_end[g, :len(row)] = [end for _, end in row]
+        values, cumulative, starts, ends, counts = kernels.summary(*state, len(ff))
+        tables = (np.empty(n), np.zeros(n, dtype=np.int64), np.empty(n * room),
+                  np.empty(n * room), np.zeros(n * room, dtype=np.int64),
+                  np.array([len(ff), values.size, starts.size], dtype=np.int64))
+        tables[0][:values.size] = values
+        tables[1][:values.size] = np.diff(cumulative, prepend=0)
+        tables[2][:starts.size], tables[3][:starts.size] = starts, ends
+        tables[4][:starts.size] = counts
+        return cls(*state, group_of, tables)
 
     def copy(self) -> NodeGroups:
         """An independent copy."""
-        other = NodeGroups(self.ff.copy(), self.size.copy(), self.gap_start.copy(),
-                           self.gap_end.copy(), self.gaps.copy(), self.group_of.copy(),
-                           self.meta.copy())
-        other._summary = self._summary
-        return other
+        tables = tuple(array.copy() for array in self.tables)
+        return NodeGroups(self.ff.copy(), self.size.copy(), self.gap_start.copy(),
+                          self.gap_end.copy(), self.gaps.copy(), self.group_of.copy(),
+                          tables)  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         """How many groups there are."""
-        return int(self.meta[0])
-
-    def _read(self) -> Summary:
-        """What the searches read of the current state, worked out once per change."""
-        if self._summary is None:
-            self._summary = kernels.summary(self.ff, self.size, self.gap_start, self.gap_end,
-                                            self.gaps, int(self.meta[0]))
-        return self._summary
+        return int(self.tables[5][0])
 
     # ------------------------------------------------------------------ queries
     def earliest_start(self, nb_nodes: int, duration: float, not_before: float,
@@ -164,7 +164,7 @@ class NodeGroups:
         free by it and those of the usable gaps begun by it that end at ``since +
         duration`` or later), it is the answer, and the candidates are not searched.
         """
-        return kernels.earliest_start(*self._read(), nb_nodes, duration, not_before,
+        return kernels.earliest_start(*self.tables, nb_nodes, duration, not_before,
                                       0.0 if since is None else since, since is not None)
 
     def earliest_starts(self, nb_nodes: np.ndarray, durations: np.ndarray,
@@ -180,23 +180,18 @@ class NodeGroups:
         ...                        3.0).tolist()
         [3.0, 5.0, 9.0, 3.0]
         """
-        summary = self._read()
-        if summary[2].size:
-            return kernels.earliest_starts(*summary, nb_nodes.astype(np.int64),
-                                           durations.astype(float), not_before)
-        values, cumulative = summary[0], summary[1]
-        tails = values[np.searchsorted(cumulative, nb_nodes, "left")]
-        return np.where(tails <= not_before, not_before, tails)
+        return kernels.earliest_starts(*self.tables, nb_nodes.astype(np.int64),
+                                       durations.astype(float), not_before)
 
     def idle_count(self, start: float, duration: float) -> int:
         """How many nodes are idle over ``[start, start + duration)`` (at the instant
         ``start`` when ``duration`` is 0)."""
-        return int(kernels.idle_count(*self._read(), start, duration))
+        return int(kernels.idle_count(*self.tables, start, duration))
 
     def idle_counts(self, start: float, durations: np.ndarray) -> np.ndarray:
         """:meth:`idle_count` for each of ``durations`` (all ``> 0``): the nodes free by ``start``
         plus those with a gap begun by ``start`` that ends at ``start + d`` or later."""
-        return kernels.idle_counts(*self._read(), start, durations.astype(float))
+        return kernels.idle_counts(*self.tables, start, durations.astype(float))
 
     def select(self, nb_nodes: int, duration: float, start: float,
                not_before: float) -> np.ndarray:
@@ -209,8 +204,8 @@ class NodeGroups:
         among them the latest slot begin first (rule 3, compared as begins). Their change is
         0 when their slot begins at ``start``, else +1."""
         return kernels.select(self.ff, self.size, self.gap_start, self.gap_end, self.gaps,
-                              self.group_of, int(self.meta[0]), nb_nodes, duration, start,
-                              not_before)
+                              self.group_of, int(self.tables[5][0]), nb_nodes, duration,
+                              start, not_before)
 
     # ------------------------------------------------------------------ writing
     def book(self, local: np.ndarray, start: float, end: float, runs: bool) -> bool:
@@ -219,13 +214,16 @@ class NodeGroups:
         over the interval in a gap (the rules of :func:`node_group_kernels.book
         <hetsched.core.node_group_kernels.book>`)."""
         while True:
+            values, nodes, starts, ends, counts, meta = self.tables
             done = kernels.book(self.ff, self.size, self.gap_start, self.gap_end, self.gaps,
-                                self.group_of, self.meta, local, start, end, runs)
+                                self.group_of, meta, values, nodes, starts, ends, counts,
+                                local, start, end, runs)
             if done >= 0:
-                break
-            room = self.gap_start.shape[1]  # a row of gaps is full: twice the room
+                return bool(done)
+            # A row of gaps is full: twice the room, and as much more for the distinct gaps
+            room = self.gap_start.shape[1]
             self.gap_start = np.pad(self.gap_start, ((0, 0), (0, room)))
             self.gap_end = np.pad(self.gap_end, ((0, 0), (0, room)))
-        if done:
-            self._summary = None
-        return bool(done)
+            extra = starts.size
+            self.tables = (values, nodes, np.pad(starts, (0, extra)), np.pad(ends, (0, extra)),
+                           np.pad(counts, (0, extra)), meta)
