@@ -454,7 +454,11 @@ def _after_booking(ff: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
                    gaps: np.ndarray, g: int, inside: int, start: float, end: float,
                    runs: bool) -> None:
     """Group ``g``'s idle state once ``[start, end)`` is booked there: at its end
-    (``inside`` -1) or in its gap ``inside`` (:func:`hetsched.core.node_groups._after_booking`)."""
+    (``inside`` -1: free_from becomes ``end``, the idle time from free_from to ``start`` a new
+    last gap) or in its gap ``inside`` (split into the idle time before ``start`` and after
+    ``end``, those not empty). As in :class:`~hetsched.core.timeline.ClusterTimeline`, idle
+    time before a node's first booking (from ``-inf``) is a gap only when that booking is not
+    running work (``runs``)."""
     if inside < 0:
         free_from = ff[g]
         if free_from < start and (free_from > -INF or not runs):
