@@ -225,6 +225,31 @@ def test_sigint_leaves_no_container(daemon: None, tiny: Path) -> None:  # noqa: 
     assert containers(label) == []
 
 
+KERNELS_PROBE = (
+    "from hetsched.core import node_group_kernels as k; k.warm(); stats = [f.stats for f in"
+    " vars(k).values() if hasattr(f, 'stats')];"
+    " print(sum(sum(s.cache_misses.values()) for s in stats),"
+    " sum(sum(s.cache_hits.values()) for s in stats))"
+)
+"""Compiles every kernel as the node groups call them; prints how many numba compiled anew
+and how many it loaded from its cache."""
+
+
+@pytest.mark.parametrize("image", [SCHEDULER_IMAGE, BATSIM_IMAGE])
+def test_the_images_hold_their_compiled_kernels(daemon: None, image: str) -> None:
+    """Each image compiled the node groups' kernels when it was built (into its
+    NUMBA_CACHE_DIR): a user who is not root loads all of them from the cache, none is
+    compiled again."""
+    user = f"{STAND_IN_USER[0]}:{STAND_IN_USER[1]}"
+    result = subprocess.run(
+        ["docker", "run", "--rm", "--user", user, "--entrypoint", "python", image, "-c",
+         KERNELS_PROBE], capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    compiled, loaded = map(int, result.stdout.split())
+    assert (compiled, loaded) == (0, 7)
+
+
 def test_missing_image_is_a_clear_error(
     daemon: None, tiny: Path, capsys: pytest.CaptureFixture[str]  # noqa: F811
 ) -> None:
