@@ -206,7 +206,7 @@ class ClusterTimeline:
     holds); ``holders`` are the schedules sharing it, kept by
     :class:`~hetsched.core.schedule.SystemSchedule` for copy-on-write.
 
-    Costs: a query, and a booking while the node groups exist, is Python work per group of
+    Costs: a query, and a booking while the node groups exist, is compiled work per group of
     nodes in the same idle state (:mod:`hetsched.core.node_groups`); otherwise a booking or
     a release is a few numpy passes over the nodes and the adjacency tables, plus Python
     work per *distinct* booking next to it (never per node); :meth:`clone` copies a few
