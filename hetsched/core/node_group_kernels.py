@@ -24,34 +24,14 @@ property tests of ``tests/core/test_node_groups.py`` check them against the defi
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
-from typing import TypeVar, cast
-
 import numpy as np
-from numba import njit
+
+from hetsched.core.compiled import compiled
 
 INF = np.inf
 
-_F = TypeVar("_F", bound=Callable[..., object])
 
-
-def _compiled(function: _F) -> _F:
-    """``function`` compiled by numba on its first call, the machine code kept in numba's
-    cache (beside this file, else in ``NUMBA_CACHE_DIR`` or the user's cache folder) for the
-    next processes. Where numba finds no folder it may write (a read-only installation run
-    by a user without a writable home), each process compiles again, about 15 s, and a
-    warning says how to keep the code."""
-    try:
-        return cast(_F, njit(cache=True)(function))
-    except RuntimeError as error:  # numba: "cannot cache function ...: no locator available"
-        warnings.warn(f"{error}: the node groups' loops are compiled again by every process;"
-                      " set NUMBA_CACHE_DIR to a folder you may write to keep them",
-                      RuntimeWarning, stacklevel=2)
-        return cast(_F, njit(function))
-
-
-@_compiled
+@compiled
 def summary(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
             gaps: np.ndarray, nb_groups: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -100,21 +80,21 @@ def summary(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np
             counts[:kept])
 
 
-@_compiled
+@compiled
 def _by_two(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The order of the rows by ``first``, then ``second`` (stable sorts)."""
     by = np.argsort(second, kind="mergesort")
     return by[np.argsort(first[by], kind="mergesort")]
 
 
-@_compiled
+@compiled
 def _free_by(values: np.ndarray, cumulative: np.ndarray, t: float) -> int:
     """How many nodes have free_from ``<= t``."""
     i = np.searchsorted(values, t, side="right")
     return cumulative[i - 1] if i else 0
 
 
-@_compiled
+@compiled
 def _earliest_start(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarray,
                     ends: np.ndarray, counts: np.ndarray, nb_nodes: int, duration: float,
                     not_before: float, since: float, has_since: bool) -> float:
@@ -183,14 +163,14 @@ def _earliest_start(values: np.ndarray, cumulative: np.ndarray, starts: np.ndarr
     return tail
 
 
-@_compiled
+@compiled
 def _cumulative(values: np.ndarray, nodes: np.ndarray, meta: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The distinct free_from values and how many nodes have each or less."""
     return values[:meta[1]], np.cumsum(nodes[:meta[1]])
 
 
-@_compiled
+@compiled
 def earliest_start(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
                    ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, nb_nodes: int,
                    duration: float, not_before: float, since: float, has_since: bool) -> float:
@@ -202,7 +182,7 @@ def earliest_start(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
                            nb_nodes, duration, not_before, since, has_since)
 
 
-@_compiled
+@compiled
 def earliest_starts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
                     ends: np.ndarray, counts: np.ndarray, meta: np.ndarray,
                     nb_nodes: np.ndarray, durations: np.ndarray, not_before: float
@@ -217,7 +197,7 @@ def earliest_starts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
     return found
 
 
-@_compiled
+@compiled
 def idle_count(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
                ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, start: float,
                duration: float) -> int:
@@ -231,7 +211,7 @@ def idle_count(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
     return count
 
 
-@_compiled
+@compiled
 def idle_counts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
                 ends: np.ndarray, counts: np.ndarray, meta: np.ndarray, start: float,
                 durations: np.ndarray) -> np.ndarray:
@@ -249,7 +229,7 @@ def idle_counts(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray,
     return found
 
 
-@_compiled
+@compiled
 def select(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
            gaps: np.ndarray, group_of: np.ndarray, nb_groups: int, nb_nodes: int,
            duration: float, start: float, not_before: float) -> np.ndarray:
@@ -348,7 +328,7 @@ def select(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.
     return ordered[:min(nb_nodes, ordered.size)]
 
 
-@_compiled
+@compiled
 def book(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
          gaps: np.ndarray, group_of: np.ndarray, meta: np.ndarray, values: np.ndarray,
          nodes: np.ndarray, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray,
@@ -406,7 +386,7 @@ def book(ff: np.ndarray, size: np.ndarray, gap_start: np.ndarray, gap_end: np.nd
     return 1
 
 
-@_compiled
+@compiled
 def _count_change(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
                   counts: np.ndarray, meta: np.ndarray, free_from: float,
                   gap_start: np.ndarray, gap_end: np.ndarray, g: int, inside: int,
@@ -430,7 +410,7 @@ def _count_change(values: np.ndarray, nodes: np.ndarray, starts: np.ndarray, end
         _count_gap(starts, ends, counts, meta, end, e, taken)
 
 
-@_compiled
+@compiled
 def _count_value(values: np.ndarray, nodes: np.ndarray, meta: np.ndarray, value: float,
                  change: int) -> None:
     """Count ``change`` more nodes with free_from ``value`` in the increasing table of
@@ -451,7 +431,7 @@ def _count_value(values: np.ndarray, nodes: np.ndarray, meta: np.ndarray, value:
     meta[1] = used + 1
 
 
-@_compiled
+@compiled
 def _count_gap(starts: np.ndarray, ends: np.ndarray, counts: np.ndarray, meta: np.ndarray,
                start: float, end: float, change: int) -> None:
     """Count ``change`` more nodes with the gap ``[start, end)`` in the table of distinct
@@ -470,7 +450,7 @@ def _count_gap(starts: np.ndarray, ends: np.ndarray, counts: np.ndarray, meta: n
     meta[2] = used + 1
 
 
-@_compiled
+@compiled
 def _after_booking(ff: np.ndarray, gap_start: np.ndarray, gap_end: np.ndarray,
                    gaps: np.ndarray, g: int, inside: int, start: float, end: float,
                    runs: bool) -> None:
