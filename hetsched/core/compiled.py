@@ -1,6 +1,6 @@
-"""The decorator of hetsched's compiled loops (numba, no Python objects): the node groups'
-searches and bookings (:mod:`hetsched.core.node_group_kernels`) and the Min-Min loop's lazy
-greedy search (:mod:`hetsched.heuristics.minmin_kernels`)."""
+"""The decorator of hetsched's compiled loops (numba, no Python objects), today the node
+groups' searches and bookings (:mod:`hetsched.core.node_group_kernels`): one place for how
+they are compiled and cached, for every module of compiled loops."""
 
 from __future__ import annotations
 

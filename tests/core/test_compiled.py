@@ -1,6 +1,6 @@
 """The decorator of the compiled loops (core/compiled.py): what happens where numba may not
 keep its machine code. The loops' answers are tested through the node groups
-(tests/core/test_node_groups.py) and the Min-Min loop (tests/heuristics/test_minmin.py)."""
+(tests/core/test_node_groups.py)."""
 
 from __future__ import annotations
 
